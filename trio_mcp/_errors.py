@@ -1,0 +1,84 @@
+"""Exceptions raised to users of trio_mcp (the session and high-level APIs)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .protocol import CancelOrigin, ErrorCode, ErrorObject
+
+
+class MCPError(Exception):
+    """Base class of trio_mcp's own exceptions."""
+
+
+class RPCError(MCPError):
+    """A JSON-RPC error.
+
+    Raised to a caller when the peer answered with an error response; raised by a
+    handler to answer with that error. ``code`` is a JSON-RPC/MCP error code.
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{message} (code {code})")
+        self.code = code
+        self.message = message
+        self.data = data
+
+    @classmethod
+    def from_error(cls, error: ErrorObject) -> RPCError:
+        return cls(error.code, error.message, error.data)
+
+    def to_error(self) -> ErrorObject:
+        return ErrorObject(self.code, self.message, self.data)
+
+
+class InvalidPeerResult(MCPError):
+    """The peer answered with a result that does not match the method's schema.
+
+    A local error (BP-27): the peer sent a success response, we could not use it.
+    ``errors`` lists what was wrong, path by path.
+    """
+
+    def __init__(self, message: str, errors: list[str]) -> None:
+        super().__init__(message + ": " + "; ".join(errors))
+        self.errors = errors
+
+
+class SessionClosed(MCPError):
+    """The session is closed (or closed while the call waited).
+
+    ``origin`` is SHUTDOWN when we closed it, TRANSPORT when the connection was
+    lost; ``reason`` says why. The original exception, if any, is ``__cause__``.
+    """
+
+    def __init__(self, reason: str, origin: CancelOrigin = CancelOrigin.TRANSPORT) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.origin = origin
+
+
+class RequestTimeout(MCPError):
+    """The request's own timeout fired (TO-01, TO-02).
+
+    Raised instead of :class:`trio.Cancelled`, so a timeout and a cancellation by
+    the caller's own scope can be told apart. ``idle`` is True when it fired
+    because no progress arrived within ``progress_idle_timeout``; False when the
+    hard ``max_duration`` cap fired (TO-05).
+    """
+
+    def __init__(self, method: str, seconds: float, *, idle: bool) -> None:
+        what = "without progress" if idle else "in total"
+        super().__init__(f"{method} timed out after {seconds:g}s {what}")
+        self.method = method
+        self.seconds = seconds
+        self.idle = idle
+
+
+__all__ = [
+    "ErrorCode",
+    "InvalidPeerResult",
+    "MCPError",
+    "RPCError",
+    "RequestTimeout",
+    "SessionClosed",
+]

@@ -1,0 +1,110 @@
+"""One inbound request's task: concurrency slot, handler, error boundary, reply.
+
+The request's cancel scope was made by the reader when the request arrived. If
+it is cancelled before a slot frees up, ``limiter.acquire()`` (a checkpoint)
+raises, the handler never starts, and the record goes QUEUED → CANCELLED.
+
+Error boundary (nothing a handler does can tear the session down):
+
+* ``Cancelled`` always propagates to the request's scope, which absorbs it;
+* :class:`RPCError` becomes that error response;
+* any other ``Exception`` becomes -32603 with a generic message; the traceback
+  goes to the log, never to the peer;
+* an exception group from the handler's own nursery is split: if it holds a
+  ``Cancelled``, the cancellation wins (the rest is logged); otherwise a group of
+  exactly one ``RPCError`` answers with it, anything else is -32603.
+
+The reply goes through :meth:`Protocol.respond` / ``respond_error`` /
+``cancel_inbound``, which return None whenever no reply may be sent (the peer
+cancelled: CN-05).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from ._errors import RPCError
+from .protocol import CancelOrigin, ErrorCode, ErrorObject, Message
+
+if TYPE_CHECKING:
+    from ._context import RequestContext
+    from ._session import Session
+
+logger = logging.getLogger("trio_mcp.session")
+
+_INTERNAL = ErrorObject(int(ErrorCode.INTERNAL_ERROR), "Internal error")
+
+
+async def run_inbound(
+    session: Session,
+    ctx: RequestContext,
+    scope: trio.CancelScope,
+    limiter: trio.CapacityLimiter | None,
+) -> None:
+    """Run one inbound request to its terminal state and queue its reply, if any.
+
+    Cancellation:
+        The request's own *scope* absorbs its cancellation; the record ends
+        CANCELLED with the origin noted by whoever cancelled it (the peer,
+        shutdown, the transport) or DEADLINE when it was the scope's own deadline.
+        If the session's nursery itself is being cancelled, the reply is not sent.
+    """
+    protocol = session.protocol
+    request_id = ctx.request_id
+    reply: Message | None = None
+    with scope:
+        if limiter is not None:
+            await limiter.acquire_on_behalf_of(ctx)
+        try:
+            if protocol.start_inbound(request_id):
+                reply = await _handle(session, ctx)
+        finally:
+            if limiter is not None:
+                limiter.release_on_behalf_of(ctx)
+    if scope.cancelled_caught:
+        entry = protocol.inbound_entry(request_id)
+        origin = entry.cancel_origin if entry and entry.cancel_origin else CancelOrigin.DEADLINE
+        reason = entry.cancel_reason if entry and entry.cancel_reason else "handler deadline"
+        reply = protocol.cancel_inbound(request_id, origin, reason)
+    if reply is not None:
+        await session._queue(reply)
+
+
+async def _handle(session: Session, ctx: RequestContext) -> Message | None:
+    protocol = session.protocol
+    request_id = ctx.request_id
+    try:
+        result = await session.dispatcher.handle_request(ctx)
+    except trio.Cancelled:
+        raise
+    except RPCError as exc:
+        return protocol.respond_error(request_id, exc.to_error())
+    except Exception:
+        logger.exception("handler for %s (id %r) failed", ctx.method, request_id)
+        return protocol.respond_error(request_id, _INTERNAL)
+    except BaseExceptionGroup as group:
+        return _handle_group(session, ctx, group)
+    return protocol.respond(request_id, result)
+
+
+def _handle_group(
+    session: Session, ctx: RequestContext, group: BaseExceptionGroup[Any]
+) -> Message | None:
+    cancelled, rest = group.split(trio.Cancelled)
+    if cancelled is not None:
+        if rest is not None:
+            logger.error(
+                "handler for %s failed while being cancelled", ctx.method, exc_info=rest
+            )
+        raise cancelled
+    assert rest is not None
+    _, others = rest.split(Exception)
+    if others is not None:  # KeyboardInterrupt, SystemExit: not ours to swallow
+        raise group
+    if len(rest.exceptions) == 1 and isinstance(rest.exceptions[0], RPCError):
+        return session.protocol.respond_error(ctx.request_id, rest.exceptions[0].to_error())
+    logger.error("handler for %s (id %r) failed", ctx.method, ctx.request_id, exc_info=rest)
+    return session.protocol.respond_error(ctx.request_id, _INTERNAL)

@@ -1,0 +1,199 @@
+"""Phase one of the two-phase decode: bytes to JSON-RPC envelopes, and back.
+
+Decoding stops at the envelope: it tells a parse error (-32700) from a bad envelope
+(-32600) and keeps the id whenever it is readable, so the reply can name it. Typing
+``params`` by method (which gives -32601 and -32602) is phase two, in
+:mod:`trio_mcp.protocol._connection`, because only the connection knows the
+negotiated revision and, for responses, which method an id belongs to.
+
+Strict JSON both ways: NaN and Infinity are refused in and never written out;
+integers beyond 64 bits are refused on the way out (orjson reads them as floats on the
+way in, so such an id is not an integer and is refused); nesting deeper than 1024
+levels is a parse error; the size bound is checked before parsing.
+
+Spec: BP-01..BP-03, BP-06..BP-10, BP-18, BP-19.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import attrs
+import orjson
+
+from ._errors import ErrorCode, LocalProtocolError
+from ._messages import (
+    ErrorObject,
+    ErrorResponse,
+    Message,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    is_valid_request_id,
+)
+
+#: Default bound on one inbound message (4 MiB); transports may set their own.
+DEFAULT_MAX_MESSAGE_SIZE = 4 * 1024 * 1024
+
+
+@attrs.frozen(slots=True)
+class FrameError:
+    """A frame that could not become a message.
+
+    ``reply`` is the error response owed to the peer (None when nothing may be sent
+    back, e.g. for a malformed response).
+    """
+
+    reply: ErrorResponse | None
+    detail: str
+
+
+def _bad(code: ErrorCode, detail: str, request_id: RequestId | None = None) -> FrameError:
+    return FrameError(ErrorResponse(request_id, ErrorObject(int(code), detail)), detail)
+
+
+def decode(
+    data: bytes | bytearray | memoryview | str,
+    *,
+    max_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    allow_batch: bool = False,
+) -> list[Message | FrameError]:
+    """Decode one transport frame into envelopes.
+
+    A frame holds one message, or (only when *allow_batch*, i.e. revision
+    2025-03-26) a JSON array of messages; an array otherwise is -32600.
+    Never raises for bad input: every problem is a :class:`FrameError`.
+    """
+    size = len(data)
+    if size > max_size:
+        return [
+            _bad(
+                ErrorCode.INVALID_REQUEST,
+                f"Message of {size} bytes exceeds the limit of {max_size} bytes",
+            )
+        ]
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        return [_bad(ErrorCode.PARSE_ERROR, f"Parse error: {exc}")]
+    if isinstance(obj, list):
+        if not allow_batch:
+            return [
+                _bad(
+                    ErrorCode.INVALID_REQUEST,
+                    "JSON-RPC batches are not accepted in this protocol revision",
+                )
+            ]
+        if not obj:
+            return [_bad(ErrorCode.INVALID_REQUEST, "Empty JSON-RPC batch")]
+        return [decode_object(item) for item in obj]
+    return [decode_object(obj)]
+
+
+def decode_object(obj: Any) -> Message | FrameError:
+    """Classify one decoded JSON value as a request, notification or response."""
+    if not isinstance(obj, dict):
+        return _bad(ErrorCode.INVALID_REQUEST, "A JSON-RPC message must be a JSON object")
+    has_id = "id" in obj
+    raw_id = obj.get("id")
+    readable_id: RequestId | None = raw_id if is_valid_request_id(raw_id) else None
+    if obj.get("jsonrpc") != "2.0":
+        if "method" not in obj:
+            # A response with a bad version: nothing we could reply to.
+            return FrameError(None, 'Response without "jsonrpc": "2.0"')
+        return _bad(ErrorCode.INVALID_REQUEST, '"jsonrpc" must be "2.0"', readable_id)
+
+    if "method" in obj:
+        method = obj["method"]
+        if not isinstance(method, str):
+            return _bad(ErrorCode.INVALID_REQUEST, '"method" must be a string', readable_id)
+        if "result" in obj or "error" in obj:
+            return _bad(
+                ErrorCode.INVALID_REQUEST,
+                "A message cannot be both a request and a response",
+                readable_id,
+            )
+        params = obj.get("params")
+        if params is not None and not isinstance(params, dict):
+            return _bad(ErrorCode.INVALID_PARAMS, '"params" must be an object', readable_id)
+        if not has_id:
+            return Notification(method, params)
+        if readable_id is None:
+            return _bad(
+                ErrorCode.INVALID_REQUEST,
+                "A request id must be a string or an integer (not null, bool or float)",
+            )
+        return Request(readable_id, method, params)
+
+    # A response: never answered, so problems carry no reply.
+    has_result = "result" in obj
+    has_error = "error" in obj
+    if has_result == has_error:
+        what = "both" if has_result else "neither"
+        return FrameError(None, f'Response has {what} "result" and "error"')
+    if has_result:
+        if readable_id is None:
+            return FrameError(None, "Success response without a valid id")
+        result = obj["result"]
+        if not isinstance(result, dict):
+            return FrameError(None, '"result" must be an object')
+        return Response(readable_id, result)
+    error = obj["error"]
+    if (
+        not isinstance(error, dict)
+        or type(error.get("code")) is not int
+        or not isinstance(error.get("message"), str)
+    ):
+        return FrameError(None, '"error" must be an object with integer code and string message')
+    if raw_id is not None and readable_id is None:
+        return FrameError(None, "Error response with an invalid id")
+    return ErrorResponse(readable_id, ErrorObject(error["code"], error["message"], error.get("data")))
+
+
+def to_json(message: Message) -> dict[str, Any]:
+    """The wire object of *message* (with ``jsonrpc`` added)."""
+    if isinstance(message, Request):
+        out: dict[str, Any] = {"jsonrpc": "2.0", "id": message.id, "method": message.method}
+        if message.params is not None:
+            out["params"] = message.params
+        return out
+    if isinstance(message, Notification):
+        out = {"jsonrpc": "2.0", "method": message.method}
+        if message.params is not None:
+            out["params"] = message.params
+        return out
+    if isinstance(message, Response):
+        return {"jsonrpc": "2.0", "id": message.id, "result": message.result}
+    return {"jsonrpc": "2.0", "id": message.id, "error": message.error.to_json()}
+
+
+def encode(message: Message) -> bytes:
+    """Serialize *message* as one line-safe JSON text (no raw newlines).
+
+    Raises:
+        LocalProtocolError: the message holds NaN/Infinity, an integer beyond
+            64 bits, or a value that is not JSON.
+    """
+    obj = to_json(message)
+    _check_finite(obj)
+    try:
+        return orjson.dumps(obj)
+    except TypeError as exc:  # orjson.JSONEncodeError subclasses TypeError
+        raise LocalProtocolError(f"cannot encode {type(message).__name__}: {exc}") from exc
+
+
+def _check_finite(value: Any) -> None:
+    # orjson silently writes NaN/Infinity as null; refuse them instead. Walks only
+    # containers, so the cost is per node, not per byte.
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            stack.extend(item)
+        elif kind is float and not math.isfinite(item):
+            raise LocalProtocolError(f"{item!r} is not valid JSON (NaN and Infinity are refused)")

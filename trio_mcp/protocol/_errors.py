@@ -1,0 +1,76 @@
+"""Error codes and the protocol layer's exceptions.
+
+Spec: BP-07, BP-23..BP-27 and the error-code table (spec-requirements §27).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+
+class ErrorCode(enum.IntEnum):
+    """JSON-RPC and MCP error codes used on the wire."""
+
+    #: Invalid JSON was received (JSON-RPC 2.0; the reply's id is null).
+    PARSE_ERROR = -32700
+    #: The JSON is not a valid JSON-RPC request object.
+    INVALID_REQUEST = -32600
+    #: Unknown method, wrong direction, or a capability that was not declared.
+    METHOD_NOT_FOUND = -32601
+    #: The params do not match the method's schema.
+    INVALID_PARAMS = -32602
+    #: The handler failed unexpectedly (no internals are sent).
+    INTERNAL_ERROR = -32603
+    #: ``resources/read`` of an unknown URI (handshake era).
+    RESOURCE_NOT_FOUND = -32002
+    #: URL elicitation must complete first (2025-11-25 only).
+    URL_ELICITATION_REQUIRED = -32042
+    # Implementation-defined band (-32000..-32019), documented in spec_notes/errors.md.
+    #: The session is closing or closed; the request was not (or no longer) handled.
+    SESSION_CLOSED = -32000
+    #: The handler was cancelled locally (its deadline, or shutdown) while the peer waited.
+    REQUEST_CANCELLED_LOCALLY = -32001
+
+
+class ProtocolError(Exception):
+    """Base class of the errors the sans-I/O protocol raises.
+
+    Not raised for bad input from the peer: that becomes an event
+    (:class:`~trio_mcp.protocol.InvalidMessage` or :class:`~trio_mcp.protocol.Ignored`)
+    and the session goes on.
+    """
+
+
+class LocalProtocolError(ProtocolError):
+    """We tried to do something the protocol forbids (our bug, or our caller's)."""
+
+
+class RemoteProtocolError(ProtocolError):
+    """The peer broke the protocol in a way that ends the session (e.g. version mismatch)."""
+
+
+class MessageTooLarge(RemoteProtocolError):
+    """A message from the peer exceeded the configured size bound."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"message of {size} bytes exceeds the limit of {limit} bytes")
+        self.size = size
+        self.limit = limit
+
+
+class UnsupportedProtocolVersion(RemoteProtocolError):
+    """The server answered ``initialize`` with a version this client cannot speak (LC-09)."""
+
+    def __init__(self, offered: str, supported: tuple[str, ...]) -> None:
+        super().__init__(
+            f"server chose protocol version {offered!r}; this client speaks "
+            + ", ".join(supported)
+        )
+        self.offered = offered
+        self.supported = supported
+
+
+def error_data(**fields: Any) -> dict[str, Any]:
+    """Build an error ``data`` object, leaving out fields that are None."""
+    return {key: value for key, value in fields.items() if value is not None}

@@ -1,0 +1,107 @@
+"""What :meth:`Protocol.receive_data` turns inbound frames into.
+
+Each inbound frame yields one or more events (more only for a 2025-03-26 batch).
+Bad input from the peer is an event too (:class:`InvalidMessage`, :class:`Ignored`),
+never an exception: the session replies if a reply is owed and goes on.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+import attrs
+
+from ._messages import ErrorObject, ErrorResponse, Request, RequestId
+from ._methods import MethodSpec
+from ._requests import Progress
+
+
+@attrs.frozen(slots=True)
+class RequestReceived:
+    """A valid request from the peer; a record now exists for it in QUEUED."""
+
+    request: Request
+    spec: MethodSpec
+    #: ``params`` structured into ``spec.params_type`` (None when it has none).
+    params: Any
+
+
+@attrs.frozen(slots=True)
+class NotificationReceived:
+    """A valid notification other than cancellation and progress."""
+
+    method: str
+    spec: MethodSpec
+    params: Any
+    raw_params: dict[str, Any] | None
+
+
+@attrs.frozen(slots=True)
+class ResponseReceived:
+    """A success response to one of our requests, its result already typed."""
+
+    request_id: RequestId
+    result: Any
+
+
+@attrs.frozen(slots=True)
+class ErrorReceived:
+    """One of our requests failed.
+
+    ``remote`` is True for an error response the peer sent; False for a local
+    error about the peer's answer (e.g. a result that does not match the schema),
+    which must never be mistaken for the peer's own error (BP-27).
+    """
+
+    request_id: RequestId
+    error: ErrorObject
+    remote: bool = True
+
+
+@attrs.frozen(slots=True)
+class CancelReceived:
+    """The peer cancelled one of its in-flight requests (CN-01, CN-05)."""
+
+    request_id: RequestId
+    reason: str | None
+
+
+@attrs.frozen(slots=True)
+class ProgressReceived:
+    """Progress for one of our in-flight requests (PG-03); already checked to increase."""
+
+    request_id: RequestId
+    progress: Progress
+
+
+@attrs.frozen(slots=True)
+class InvalidMessage:
+    """A frame we refuse; ``reply`` (if not None) is the error response owed."""
+
+    reply: ErrorResponse | None
+    detail: str
+
+
+@attrs.frozen(slots=True)
+class Ignored:
+    """A message that needs no action and got none (CN-06, CN-10, A-09, A-10).
+
+    ``reason`` is one of a fixed set of words (``unknown-id``, ``late``,
+    ``not-cancellable``, ``malformed``, ``non-monotonic``, ``unknown-method``,
+    ``unexpected``) so tests and observers can match on it.
+    """
+
+    reason: str
+    detail: str
+
+
+Event: TypeAlias = (
+    RequestReceived
+    | NotificationReceived
+    | ResponseReceived
+    | ErrorReceived
+    | CancelReceived
+    | ProgressReceived
+    | InvalidMessage
+    | Ignored
+)

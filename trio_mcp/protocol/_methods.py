@@ -1,0 +1,198 @@
+"""The spec as data: every method of every handshake-era revision, in one table.
+
+The codec types params and results from it, the connection checks direction,
+revision and capabilities from it, and the docs are generated from it. A revision
+difference is a field of a row, never a branch in session code.
+
+Spec: spec-requirements §26.2 (method table), LC-11, LC-14, CN-03.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from .. import types as t
+from ._lifecycle import SUPPORTED_VERSIONS, Role
+
+
+class Kind(enum.Enum):
+    """Request (answered) or notification (never answered)."""
+
+    REQUEST = "request"
+    NOTIFICATION = "notification"
+
+
+class Sender(enum.Enum):
+    """Who may send a method."""
+
+    CLIENT = "client"
+    SERVER = "server"
+    BOTH = "both"
+
+    def allows(self, role: Role) -> bool:
+        return self is Sender.BOTH or self.value == role.value
+
+
+_ALL = frozenset(SUPPORTED_VERSIONS)
+_SINCE_2025_06 = frozenset({"2025-06-18", "2025-11-25"})
+_ONLY_2025_11 = frozenset({"2025-11-25"})
+_SINCE_2025_03 = frozenset({"2025-03-26", "2025-06-18", "2025-11-25"})
+
+
+@attrs.frozen
+class Capability:
+    """A capability that gates a method: who must declare it, and its path.
+
+    ``("resources", "subscribe")`` means ``capabilities.resources.subscribe`` must be
+    present and truthy. ``revisions`` limits where the gate applies (completions
+    were not a capability before 2025-03-26).
+    """
+
+    holder: Role
+    path: tuple[str, ...]
+    revisions: frozenset[str] = _ALL
+
+    def declared_in(self, capabilities: Mapping[str, Any]) -> bool:
+        node: Any = capabilities
+        for key in self.path:
+            if not isinstance(node, Mapping) or key not in node:
+                return False
+            node = node[key]
+        return node is not None and node is not False
+
+    def __str__(self) -> str:
+        return f"{self.holder.value} capability {'.'.join(self.path)!r}"
+
+
+@attrs.frozen
+class MethodSpec:
+    """One row of :data:`METHODS`."""
+
+    name: str
+    kind: Kind
+    sender: Sender
+    #: attrs class for ``params``; None means "no params besides ``_meta``".
+    params_type: type | None
+    #: attrs class for the result (requests only).
+    result_type: type | None
+    capability: Capability | None = None
+    #: Whether ``notifications/cancelled`` may name it (CN-03: never initialize).
+    cancellable: bool = True
+    revisions: frozenset[str] = _ALL
+    #: Whether ``params`` must be present.
+    params_required: bool = False
+
+    def exists_in(self, revision: str | None) -> bool:
+        return revision is None or revision in self.revisions
+
+    def gate(self, revision: str | None) -> Capability | None:
+        cap = self.capability
+        if cap is None or (revision is not None and revision not in cap.revisions):
+            return None
+        return cap
+
+
+def _req(
+    name: str,
+    sender: Sender,
+    params: type | None,
+    result: type,
+    capability: Capability | None = None,
+    **kw: Any,
+) -> MethodSpec:
+    return MethodSpec(name, Kind.REQUEST, sender, params, result, capability, **kw)
+
+
+def _note(
+    name: str, sender: Sender, params: type | None, capability: Capability | None = None, **kw: Any
+) -> MethodSpec:
+    return MethodSpec(name, Kind.NOTIFICATION, sender, params, None, capability, **kw)
+
+
+def _srv(*path: str, revisions: frozenset[str] = _ALL) -> Capability:
+    return Capability(Role.SERVER, path, revisions)
+
+
+def _cli(*path: str) -> Capability:
+    return Capability(Role.CLIENT, path)
+
+
+C, S, B = Sender.CLIENT, Sender.SERVER, Sender.BOTH
+
+_ROWS = [
+    # Lifecycle (basic/lifecycle)
+    _req("initialize", C, t.InitializeRequestParams, t.InitializeResult,
+         cancellable=False, params_required=True),
+    _note("notifications/initialized", C, t.NotificationParams),
+    # Utilities (basic/utilities)
+    _req("ping", B, t.RequestParams, t.EmptyResult),
+    _note("notifications/cancelled", B, t.CancelledNotificationParams, params_required=True),
+    _note("notifications/progress", B, t.ProgressNotificationParams, params_required=True),
+    # Tools (server/tools)
+    _req("tools/list", C, t.PaginatedRequestParams, t.ListToolsResult, _srv("tools")),
+    _req("tools/call", C, t.CallToolRequestParams, t.CallToolResult, _srv("tools"),
+         params_required=True),
+    _note("notifications/tools/list_changed", S, t.NotificationParams,
+          _srv("tools", "listChanged")),
+    # Resources (server/resources)
+    _req("resources/list", C, t.PaginatedRequestParams, t.ListResourcesResult,
+         _srv("resources")),
+    _req("resources/templates/list", C, t.PaginatedRequestParams,
+         t.ListResourceTemplatesResult, _srv("resources")),
+    _req("resources/read", C, t.ReadResourceRequestParams, t.ReadResourceResult,
+         _srv("resources"), params_required=True),
+    _req("resources/subscribe", C, t.SubscribeRequestParams, t.EmptyResult,
+         _srv("resources", "subscribe"), params_required=True),
+    _req("resources/unsubscribe", C, t.UnsubscribeRequestParams, t.EmptyResult,
+         _srv("resources", "subscribe"), params_required=True),
+    _note("notifications/resources/list_changed", S, t.NotificationParams,
+          _srv("resources", "listChanged")),
+    _note("notifications/resources/updated", S, t.ResourceUpdatedNotificationParams,
+          _srv("resources", "subscribe"), params_required=True),
+    # Prompts (server/prompts)
+    _req("prompts/list", C, t.PaginatedRequestParams, t.ListPromptsResult, _srv("prompts")),
+    _req("prompts/get", C, t.GetPromptRequestParams, t.GetPromptResult, _srv("prompts"),
+         params_required=True),
+    _note("notifications/prompts/list_changed", S, t.NotificationParams,
+          _srv("prompts", "listChanged")),
+    # Logging and completion (server/utilities)
+    _req("logging/setLevel", C, t.SetLevelRequestParams, t.EmptyResult, _srv("logging"),
+         params_required=True),
+    _note("notifications/message", S, t.LoggingMessageNotificationParams, _srv("logging"),
+          params_required=True),
+    _req("completion/complete", C, t.CompleteRequestParams, t.CompleteResult,
+         _srv("completions", revisions=_SINCE_2025_03), params_required=True),
+    # Client features (client/*)
+    _req("sampling/createMessage", S, t.CreateMessageRequestParams, t.CreateMessageResult,
+         _cli("sampling"), params_required=True),
+    _req("roots/list", S, t.RequestParams, t.ListRootsResult, _cli("roots")),
+    _note("notifications/roots/list_changed", C, t.NotificationParams,
+          _cli("roots", "listChanged")),
+    _req("elicitation/create", S, t.ElicitRequestParams, t.ElicitResult,
+         _cli("elicitation"), revisions=_SINCE_2025_06, params_required=True),
+    _note("notifications/elicitation/complete", S, t.ElicitationCompleteNotificationParams,
+          _cli("elicitation", "url"), revisions=_ONLY_2025_11, params_required=True),
+    # Tasks (basic/utilities/tasks, 2025-11-25 experimental); the receiver declares.
+    _req("tasks/get", B, t.GetTaskRequestParams, t.GetTaskResult,
+         revisions=_ONLY_2025_11, params_required=True),
+    _req("tasks/result", B, t.GetTaskPayloadRequestParams, t.GetTaskPayloadResult,
+         revisions=_ONLY_2025_11, params_required=True),
+    _req("tasks/list", B, t.PaginatedRequestParams, t.ListTasksResult,
+         revisions=_ONLY_2025_11),
+    _req("tasks/cancel", B, t.CancelTaskRequestParams, t.CancelTaskResult,
+         revisions=_ONLY_2025_11, params_required=True),
+    _note("notifications/tasks/status", B, t.TaskStatusNotificationParams,
+          revisions=_ONLY_2025_11, params_required=True),
+]
+
+#: Every method by name.
+METHODS: Mapping[str, MethodSpec] = {row.name: row for row in _ROWS}
+
+
+def methods_in(revision: str) -> list[MethodSpec]:
+    """The methods that exist in *revision*, in table order."""
+    return [row for row in _ROWS if revision in row.revisions]

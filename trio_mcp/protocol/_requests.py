@@ -1,0 +1,250 @@
+"""The request state machine, one table for both directions.
+
+Theory of operation
+-------------------
+Every request a session sends or receives gets a record that walks this table::
+
+    QUEUED  --start-->    RUNNING
+    QUEUED  --cancel-->   CANCELLED      (an inbound handler never starts;
+                                          an outbound request is never written)
+    QUEUED  --fail-->     FAILED
+    RUNNING --complete--> COMPLETED
+    RUNNING --fail-->     FAILED
+    RUNNING --cancel-->   CANCELLED
+
+Terminal states never change. An event that arrives for a record in a terminal
+state (a late response, a cancel that crossed the response on the wire, a
+handler that finished after its cancel) is *ignored and recorded* in
+``late_events``; it is never an error (CN-06, CN-07, CN-08, CN-10).
+
+"Cancel requested" is separate from "cancelled". ``cancel_origin`` says who asked
+(the peer, our caller, a deadline, shutdown, the transport) and is set even if
+the work then finished anyway; the response policy reads it: once the peer asked,
+no response is ever sent for that request (CN-05, A-01).
+
+For outbound requests QUEUED means "handed to the writer, not yet written" and
+RUNNING "written, awaiting the reply". For inbound requests QUEUED means "received,
+waiting for a concurrency slot" and RUNNING "the handler is executing".
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import attrs
+
+from ._messages import ErrorObject, RequestId
+
+
+class RequestState(enum.Enum):
+    """Where a request is in its life (spec_notes/requests.md)."""
+
+    #: Received and waiting for a slot (inbound) / handed to the writer (outbound).
+    QUEUED = "queued"
+    #: The handler runs (inbound) / written and awaiting the reply (outbound).
+    RUNNING = "running"
+    #: Ended with a result.
+    COMPLETED = "completed"
+    #: Ended with an error (an error response, a handler failure, a lost transport).
+    FAILED = "failed"
+    #: Ended because it was cancelled; ``cancel_origin`` says by whom (CN-05).
+    CANCELLED = "cancelled"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in _TERMINAL
+
+
+_TERMINAL = frozenset({RequestState.COMPLETED, RequestState.FAILED, RequestState.CANCELLED})
+
+
+class RequestEvent(enum.Enum):
+    """What can happen to a request."""
+
+    START = "start"
+    COMPLETE = "complete"
+    FAIL = "fail"
+    CANCEL = "cancel"
+
+
+#: The whole state machine. A (state, event) pair that is missing is ignored and
+#: recorded as a late event.
+TRANSITIONS: dict[RequestState, dict[RequestEvent, RequestState]] = {
+    RequestState.QUEUED: {
+        RequestEvent.START: RequestState.RUNNING,
+        RequestEvent.CANCEL: RequestState.CANCELLED,
+        RequestEvent.FAIL: RequestState.FAILED,
+    },
+    RequestState.RUNNING: {
+        RequestEvent.COMPLETE: RequestState.COMPLETED,
+        RequestEvent.FAIL: RequestState.FAILED,
+        RequestEvent.CANCEL: RequestState.CANCELLED,
+    },
+    RequestState.COMPLETED: {},
+    RequestState.FAILED: {},
+    RequestState.CANCELLED: {},
+}
+
+
+class Direction(enum.Enum):
+    """Which way a request travels, seen from this side of the session."""
+
+    #: The peer sent it; we answer it.
+    INBOUND = "inbound"
+    #: We sent it; the peer answers it.
+    OUTBOUND = "outbound"
+
+
+class CancelOrigin(enum.Enum):
+    """Who asked for a request to be cancelled."""
+
+    #: The peer sent ``notifications/cancelled`` (inbound requests only).
+    PEER = "peer"
+    #: Our caller's cancel scope was cancelled (outbound requests).
+    CALLER = "caller"
+    #: A deadline fired: the request timeout, or a handler's own time limit.
+    DEADLINE = "deadline"
+    #: The session was shutting down.
+    SHUTDOWN = "shutdown"
+    #: The transport was lost (EOF, broken pipe, dead process).
+    TRANSPORT = "transport"
+
+
+@attrs.frozen(slots=True)
+class Progress:
+    """The last progress notification seen or sent for a request (PG-03..PG-05)."""
+
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+@attrs.frozen(slots=True)
+class RequestRecord:
+    """A frozen snapshot of one request. Not constructed directly.
+
+    Timestamps are on the session's clock (Trio's clock in a session, so
+    ``autojump_clock`` tests read exact values). ``late_events`` lists what arrived
+    after the record was terminal and was ignored.
+    """
+
+    id: RequestId
+    method: str
+    direction: Direction
+    state: RequestState
+    queued_at: float
+    started_at: float | None = None
+    finished_at: float | None = None
+    progress_token: str | int | None = None
+    progress: Progress | None = None
+    cancel_origin: CancelOrigin | None = None
+    cancel_reason: str | None = None
+    error: ErrorObject | None = None
+    late_events: tuple[str, ...] = ()
+
+    @property
+    def cancel_requested(self) -> bool:
+        """True once anyone asked for cancellation, whatever the state says."""
+        return self.cancel_origin is not None
+
+    @property
+    def duration(self) -> float | None:
+        """Seconds from queued to finished, once finished."""
+        if self.finished_at is None:
+            return None
+        return self.finished_at - self.queued_at
+
+
+class RequestEntry:
+    """The mutable twin of :class:`RequestRecord`, owned by the connection.
+
+    Invariant: ``state`` only changes through :meth:`apply`, which follows
+    :data:`TRANSITIONS`; terminal states are final.
+    """
+
+    __slots__ = (
+        "cancel_origin",
+        "cancel_reason",
+        "direction",
+        "encoded",
+        "error",
+        "finished_at",
+        "id",
+        "late_events",
+        "method",
+        "progress",
+        "progress_token",
+        "queued_at",
+        "started_at",
+        "state",
+        "user_data",
+    )
+
+    def __init__(
+        self,
+        request_id: RequestId,
+        method: str,
+        direction: Direction,
+        now: float,
+        progress_token: str | int | None = None,
+    ) -> None:
+        self.id = request_id
+        self.method = method
+        self.direction = direction
+        self.state = RequestState.QUEUED
+        self.queued_at = now
+        self.started_at: float | None = None
+        self.finished_at: float | None = None
+        self.progress_token = progress_token
+        self.progress: Progress | None = None
+        self.cancel_origin: CancelOrigin | None = None
+        self.cancel_reason: str | None = None
+        self.error: ErrorObject | None = None
+        self.late_events: list[str] = []
+        # The serialized response, made when the handler finished (so a result
+        # that is not JSON fails the request there, not in the writer).
+        self.encoded: bytes | None = None
+        # Free slot for the layer above (the session keeps its scope/waiter here).
+        self.user_data: Any = None
+
+    def apply(self, event: RequestEvent, now: float, *, note: str = "") -> RequestState | None:
+        """Apply *event*; return the old state, or None if it was ignored (and recorded)."""
+        old = self.state
+        new = TRANSITIONS[old].get(event)
+        if new is None:
+            self.late_events.append(f"{event.value} in {old.value}" + (f": {note}" if note else ""))
+            return None
+        self.state = new
+        if new is RequestState.RUNNING:
+            self.started_at = now
+        elif new in _TERMINAL:
+            self.finished_at = now
+        return old
+
+    def request_cancel(self, origin: CancelOrigin, reason: str | None) -> bool:
+        """Note who asked to cancel; the first asker wins. False if already terminal."""
+        if self.state in _TERMINAL:
+            self.late_events.append(f"cancel by {origin.value} in {self.state.value}")
+            return False
+        if self.cancel_origin is None:
+            self.cancel_origin = origin
+            self.cancel_reason = reason
+        return True
+
+    def snapshot(self) -> RequestRecord:
+        return RequestRecord(
+            id=self.id,
+            method=self.method,
+            direction=self.direction,
+            state=self.state,
+            queued_at=self.queued_at,
+            started_at=self.started_at,
+            finished_at=self.finished_at,
+            progress_token=self.progress_token,
+            progress=self.progress,
+            cancel_origin=self.cancel_origin,
+            cancel_reason=self.cancel_reason,
+            error=self.error,
+            late_events=tuple(self.late_events),
+        )
