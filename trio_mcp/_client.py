@@ -80,8 +80,11 @@ class Client:
         if arguments is not None:
             params["arguments"] = arguments
         result: mcp_types.CallToolResult = await self.session.request(
-            "tools/call", params, on_progress=on_progress,
-            progress_idle_timeout=progress_idle_timeout, max_duration=max_duration,
+            "tools/call",
+            params,
+            on_progress=on_progress,
+            progress_idle_timeout=progress_idle_timeout,
+            max_duration=max_duration,
         )
         return result
 

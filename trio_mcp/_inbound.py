@@ -57,7 +57,15 @@ async def run_inbound(
     reply: Message | None = None
     with scope:
         if limiter is not None:
-            await limiter.acquire_on_behalf_of(ctx)
+            # A request cancelled while queued stops here and never starts. The
+            # fast path takes a free slot without a scheduler round trip.
+            await trio.lowlevel.checkpoint_if_cancelled()
+            try:
+                limiter.acquire_on_behalf_of_nowait(ctx)
+            except trio.WouldBlock:
+                await limiter.acquire_on_behalf_of(ctx)
+        else:
+            await trio.lowlevel.checkpoint_if_cancelled()
         try:
             if protocol.start_inbound(request_id):
                 reply = await _handle(session, ctx)
@@ -96,9 +104,7 @@ def _handle_group(
     cancelled, rest = group.split(trio.Cancelled)
     if cancelled is not None:
         if rest is not None:
-            logger.error(
-                "handler for %s failed while being cancelled", ctx.method, exc_info=rest
-            )
+            logger.error("handler for %s failed while being cancelled", ctx.method, exc_info=rest)
         raise cancelled
     assert rest is not None
     _, others = rest.split(Exception)

@@ -135,11 +135,8 @@ class ToolSignature:
                 raise TypeError(f"tool parameters must be named, not *{name}")
             schema = type_schema(annotation)
             is_required = param.default is inspect.Parameter.empty
-            if not is_required:
-                try:
-                    schema = {**schema, "default": param.default}
-                except TypeError:
-                    pass
+            if not is_required and (param.default is None or type(param.default) in _PRIMITIVES):
+                schema = {**schema, "default": param.default}
             properties[name] = schema
             parameters[name] = (annotation, is_required)
             if is_required:

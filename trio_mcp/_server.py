@@ -71,7 +71,10 @@ class Server:
     # ----------------------------------------------------------- registration
 
     def tool(
-        self, name: str | None = None, *, title: str | None = None,
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
         description: str | None = None,
     ) -> Callable[[F], F]:
         """Register an ``async def`` function as a tool (decorator form of :meth:`add_tool`)."""
@@ -83,8 +86,12 @@ class Server:
         return decorate
 
     def add_tool(
-        self, fn: Callable[..., Awaitable[Any]], *, name: str | None = None,
-        title: str | None = None, description: str | None = None,
+        self,
+        fn: Callable[..., Awaitable[Any]],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
     ) -> None:
         """Register *fn* as a tool; its input schema comes from its signature."""
         if not inspect.iscoroutinefunction(fn):
@@ -152,14 +159,15 @@ class Server:
 
 
 def _tool_error(message: str) -> mcp_types.CallToolResult:
-    return mcp_types.CallToolResult(
-        content=[mcp_types.TextContent(text=message)], is_error=True
-    )
+    return mcp_types.CallToolResult(content=[mcp_types.TextContent(text=message)], is_error=True)
 
 
 _CONTENT_TYPES = (
-    mcp_types.TextContent, mcp_types.ImageContent, mcp_types.AudioContent,
-    mcp_types.ResourceLink, mcp_types.EmbeddedResource,
+    mcp_types.TextContent,
+    mcp_types.ImageContent,
+    mcp_types.AudioContent,
+    mcp_types.ResourceLink,
+    mcp_types.EmbeddedResource,
 )
 
 

@@ -40,13 +40,14 @@ import logging
 import math
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, Protocol as TypingProtocol, final
+from typing import Any, final
+from typing import Protocol as TypingProtocol
 
 import attrs
 import trio
 
 from ._context import RequestContext
-from ._errors import InvalidPeerResult, RPCError, SessionClosed
+from ._errors import InvalidPeerResult, RequestTimeout, RPCError, SessionClosed
 from ._inbound import run_inbound
 from ._transport import Transport
 from .protocol import (
@@ -117,14 +118,17 @@ class SessionStatistics:
 class _PendingCall:
     """An outbound request's waiter, kept by the session while the caller waits."""
 
-    __slots__ = ("done", "idle", "idle_scope", "on_progress", "outcome")
+    __slots__ = ("cap", "done", "idle", "on_progress", "outcome", "scope")
 
     def __init__(self, on_progress: Callable[[Progress], None] | None) -> None:
         self.done = trio.Event()
         self.on_progress = on_progress
         self.outcome: Any = None  # ("ok", value) or ("error", exception)
+        #: Seconds without progress before the call times out (inf: never).
         self.idle: float = math.inf
-        self.idle_scope: trio.CancelScope | None = None
+        #: Absolute time of the hard cap (inf: none).
+        self.cap: float = math.inf
+        self.scope: trio.CancelScope | None = None
 
     def finish(self, kind: str, value: Any) -> None:
         if self.outcome is None:
@@ -276,7 +280,7 @@ class Session:
 
         Cancellation:
             Every step is bounded and shielded, so it completes (within about
-            ``shutdown_grace`` + 2 × ``cancel_notify_grace`` seconds) even when the
+            ``shutdown_grace`` + twice ``cancel_notify_grace`` seconds) even when the
             caller is being cancelled; ``Cancelled`` is re-raised afterwards.
         """
         await self._shutdown(reason)
@@ -297,29 +301,30 @@ class Session:
         self._pending[request_id] = pending
         now = trio.current_time()
         pending.idle = math.inf if idle is None else idle
+        pending.cap = now + (math.inf if total is None else total)
+        # One scope carries both limits: its deadline is the earlier of "idle
+        # timeout from the last progress" and the hard cap; progress moves it.
+        scope = trio.CancelScope(deadline=min(now + pending.idle, pending.cap))
+        pending.scope = scope
         try:
-            with trio.CancelScope(deadline=now + (math.inf if total is None else total)) as cap:
-                with trio.CancelScope(deadline=now + pending.idle) as idle_scope:
-                    pending.idle_scope = idle_scope
-                    await self._queue(message)
-                    await pending.done.wait()
+            with scope:
+                await self._queue(message)
+                await pending.done.wait()
         except trio.Cancelled as exc:
             origin = CancelOrigin.DEADLINE if exc.source == "deadline" else CancelOrigin.CALLER
-            reason = exc.reason or ("caller deadline" if origin is CancelOrigin.DEADLINE
-                                    else "cancelled by the caller")
+            reason = exc.reason or (
+                "caller deadline" if origin is CancelOrigin.DEADLINE else "cancelled by the caller"
+            )
             await self._cancel_outbound(request_id, origin, reason)
             raise
         finally:
             del self._pending[request_id]
-        if pending.outcome is None:  # one of our own deadlines fired
-            from ._errors import RequestTimeout
-
-            fired_idle = idle_scope.cancelled_caught
-            seconds = pending.idle if fired_idle else (total or 0.0)
-            error = RequestTimeout(message.method, seconds, idle=fired_idle)
+        if pending.outcome is None:  # our own deadline fired
+            fired_cap = trio.current_time() >= pending.cap
+            seconds = (total or 0.0) if fired_cap else pending.idle
+            error = RequestTimeout(message.method, seconds, idle=not fired_cap)
             await self._cancel_outbound(request_id, CancelOrigin.DEADLINE, str(error))
             raise error
-        del cap
         kind, value = pending.outcome
         if kind == "error":
             raise value
@@ -340,34 +345,59 @@ class Session:
             pass
 
     async def _queue(self, message: Message) -> None:
+        """Put *message* on the outgoing queue.
+
+        Not a checkpoint when there is room (the hot path: a yield here would cost
+        a scheduler round trip per message); blocks while the queue is full.
+        """
         try:
-            await self._send_channel.send(message)
+            self._send_channel.send_nowait(message)
+        except trio.WouldBlock:
+            try:
+                await self._send_channel.send(message)
+            except (trio.ClosedResourceError, trio.BrokenResourceError):
+                raise self._closed_error() from None
         except (trio.ClosedResourceError, trio.BrokenResourceError):
-            raise SessionClosed(self.close_reason or "session closing", CancelOrigin.SHUTDOWN) from None
+            raise self._closed_error() from None
+
+    def _closed_error(self) -> SessionClosed:
+        return SessionClosed(
+            self.close_reason or "session closing", self.close_origin or CancelOrigin.SHUTDOWN
+        )
 
     async def _checkpoint(self) -> None:
         await trio.lowlevel.checkpoint()
 
     def _check_open(self) -> None:
         if self.closed or not self._accepting:
-            raise SessionClosed(
-                self.close_reason or "session closing", self.close_origin or CancelOrigin.SHUTDOWN
-            )
+            raise self._closed_error()
 
     # ----------------------------------------------------------------- tasks
 
     async def _writer(self) -> None:
+        channel = self._receive_channel
+        observer = self.protocol.observer
+        observing = self.protocol.observing
         try:
-            async with self._receive_channel:
-                async for message in self._receive_channel:
-                    data = self.protocol.encode(message)
-                    if data is None:
-                        continue
-                    await self.transport.send(data)
-                    self._frames_out += 1
-                    self.protocol.observer.on_frame(FrameDirection.OUT, data, trio.current_time())
+            async with channel:
+                async for message in channel:
+                    # Drain what is already queued without a scheduler round trip
+                    # per message.
+                    while True:
+                        data = self.protocol.encode(message)
+                        if data is not None:
+                            await self.transport.send(data)
+                            self._frames_out += 1
+                            if observing:
+                                observer.on_frame(FrameDirection.OUT, data, trio.current_time())
+                        try:
+                            message = channel.receive_nowait()
+                        except trio.WouldBlock:
+                            break
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             self._transport_lost(f"transport failed while writing: {exc!r}", exc)
+        except trio.EndOfChannel:
+            pass
         finally:
             self._writer_done.set()
 
@@ -376,7 +406,8 @@ class Session:
             while True:
                 data = await self.transport.receive()
                 self._frames_in += 1
-                self.protocol.observer.on_frame(FrameDirection.IN, data, trio.current_time())
+                if self.protocol.observing:
+                    self.protocol.observer.on_frame(FrameDirection.IN, data, trio.current_time())
                 for event in self.protocol.receive_data(data):
                     await self._handle_event(event)
         except trio.EndOfChannel:
@@ -410,7 +441,9 @@ class Session:
         elif isinstance(event, CancelReceived):
             entry = self.protocol.inbound_entry(event.request_id)
             if entry is not None and entry.user_data is not None:
-                entry.user_data.cancel(reason=f"cancelled by the peer: {event.reason or 'no reason'}")
+                entry.user_data.cancel(
+                    reason=f"cancelled by the peer: {event.reason or 'no reason'}"
+                )
         elif isinstance(event, ProgressReceived):
             self._on_progress(event)
         elif isinstance(event, NotificationReceived):
@@ -426,8 +459,8 @@ class Session:
         pending = self._pending.get(event.request_id)
         if pending is None:
             return
-        if pending.idle_scope is not None and pending.idle != math.inf:
-            pending.idle_scope.deadline = trio.current_time() + pending.idle
+        if pending.scope is not None and pending.idle != math.inf:
+            pending.scope.deadline = min(trio.current_time() + pending.idle, pending.cap)
         if pending.on_progress is not None:
             try:
                 pending.on_progress(event.progress)
@@ -445,7 +478,9 @@ class Session:
             if method == "ping":
                 reply = self.protocol.respond(request.id, {})
             else:
-                reply = self.protocol.respond(request.id, self.protocol.accept_initialize(event.params))
+                reply = self.protocol.respond(
+                    request.id, self.protocol.accept_initialize(event.params)
+                )
             if reply is not None:
                 await self._queue(reply)
             return
@@ -462,8 +497,9 @@ class Session:
         entry.user_data = scope
         self._inbound_tasks += 1
         self._inbound_idle = trio.Event() if self._inbound_tasks == 1 else self._inbound_idle
-        ctx = RequestContext(self, request.id, method, event.params,
-                             (request.params or {}).get("_meta"))
+        ctx = RequestContext(
+            self, request.id, method, event.params, (request.params or {}).get("_meta")
+        )
         self._nursery.start_soon(self._run_inbound, ctx, scope)
 
     async def _run_inbound(self, ctx: RequestContext, scope: trio.CancelScope) -> None:
@@ -531,7 +567,9 @@ class Session:
             with trio.move_on_after(self.cancel_notify_grace) as scope:
                 await self.transport.aclose()
             if scope.cancelled_caught:
-                logger.warning("closing the transport took longer than %ss", self.cancel_notify_grace)
+                logger.warning(
+                    "closing the transport took longer than %ss", self.cancel_notify_grace
+                )
 
 
 @asynccontextmanager
@@ -569,7 +607,10 @@ async def open_session(
     try:
         async with trio.open_nursery() as nursery:
             session = Session(
-                transport, protocol, dispatcher, nursery,
+                transport,
+                protocol,
+                dispatcher,
+                nursery,
                 max_concurrent=max_concurrent,
                 outgoing_buffer=outgoing_buffer,
                 progress_idle_timeout=progress_idle_timeout,

@@ -149,7 +149,9 @@ def decode_object(obj: Any) -> Message | FrameError:
         return FrameError(None, '"error" must be an object with integer code and string message')
     if raw_id is not None and readable_id is None:
         return FrameError(None, "Error response with an invalid id")
-    return ErrorResponse(readable_id, ErrorObject(error["code"], error["message"], error.get("data")))
+    return ErrorResponse(
+        readable_id, ErrorObject(error["code"], error["message"], error.get("data"))
+    )
 
 
 def to_json(message: Message) -> dict[str, Any]:

@@ -131,6 +131,8 @@ class Protocol:
         self.clock = clock
         self.max_message_size = max_message_size
         self.observer: RequestObserver = observer or NullObserver()
+        #: False when nobody observes: snapshots are then not built at all.
+        self.observing = observer is not None
         self.converter = converter or mcp_types.converter
 
         self.state = SessionState.NEW
@@ -153,8 +155,11 @@ class Protocol:
         self._inbound_tokens: dict[str | int, RequestEntry] = {}
         self._remember_ids = remember_ids
         self._peak_inbound = 0
-        self._counts = {RequestState.COMPLETED: 0, RequestState.FAILED: 0,
-                        RequestState.CANCELLED: 0}
+        self._counts = {
+            RequestState.COMPLETED: 0,
+            RequestState.FAILED: 0,
+            RequestState.CANCELLED: 0,
+        }
         self._ignored = 0
         self._invalid = 0
 
@@ -204,22 +209,28 @@ class Protocol:
             # Refused with a null id: replying with the duplicated id would look like a
             # second response to the original request (BP-04, A-14).
             return self._invalid_message(
-                ErrorResponse(None, ErrorObject(
-                    int(ErrorCode.INVALID_REQUEST),
-                    f"Request id {request.id!r} was already used in this session",
-                    {"duplicateId": request.id},
-                )),
+                ErrorResponse(
+                    None,
+                    ErrorObject(
+                        int(ErrorCode.INVALID_REQUEST),
+                        f"Request id {request.id!r} was already used in this session",
+                        {"duplicateId": request.id},
+                    ),
+                ),
                 f"duplicate id {request.id!r}",
             )
         refusal = self._lifecycle_refusal(method, batched)
         if refusal is not None:
             return self._refuse(request, ErrorCode.INVALID_REQUEST, refusal)
         gate = spec.gate(self.revision)
-        if gate is not None and gate.holder is self.role and not gate.declared_in(
-            self.local_capabilities
+        if (
+            gate is not None
+            and gate.holder is self.role
+            and not gate.declared_in(self.local_capabilities)
         ):
             return self._refuse(
-                request, ErrorCode.METHOD_NOT_FOUND,
+                request,
+                ErrorCode.METHOD_NOT_FOUND,
                 f"Method not found: {method} ({gate} was not declared)",
             )
         params_or_error = self._structure_params(spec, request.params)
@@ -230,17 +241,19 @@ class Protocol:
         token = _progress_token(request.params)
         if token is _BAD_TOKEN:
             return self._refuse(
-                request, ErrorCode.INVALID_PARAMS,
+                request,
+                ErrorCode.INVALID_PARAMS,
                 "_meta.progressToken must be a string or an integer",
             )
         if method == "initialize":
             self.state = SessionState.INITIALIZING
-        entry = RequestEntry(request.id, method, Direction.INBOUND, self.clock(), token)  # type: ignore[arg-type]
+        entry = RequestEntry(request.id, method, Direction.INBOUND, self.clock(), token)
         self._inbound[request.id] = entry
         if token is not None:
             self._inbound_tokens[token] = entry
         self._peak_inbound = max(self._peak_inbound, len(self._inbound))
-        self.observer.on_transition(entry.snapshot(), None)
+        if self.observing:
+            self.observer.on_transition(entry.snapshot(), None)
         return RequestReceived(request, spec, params_or_error)
 
     def _lifecycle_refusal(self, method: str, batched: bool) -> str | None:
@@ -262,8 +275,10 @@ class Protocol:
     def _structure_params(self, spec: MethodSpec, params: JSONObject | None) -> Any:
         if params is None:
             if spec.params_required:
-                return ErrorObject(int(ErrorCode.INVALID_PARAMS),
-                                   f"Invalid params for {spec.name}: params are required")
+                return ErrorObject(
+                    int(ErrorCode.INVALID_PARAMS),
+                    f"Invalid params for {spec.name}: params are required",
+                )
             return None
         if spec.params_type is None:
             return None
@@ -339,7 +354,8 @@ class Protocol:
 
     def _receive_response(self, response: Response | ErrorResponse) -> Event:
         if response.id is None:
-            return self._ignore("unknown-id", f"error without id from peer: {response.error}")  # type: ignore[union-attr]
+            error = response.error if isinstance(response, ErrorResponse) else None
+            return self._ignore("unknown-id", f"error without id from the peer: {error}")
         entry = self._outbound.get(response.id)
         if entry is None or entry.state is not RequestState.RUNNING:
             if entry is not None:
@@ -355,7 +371,7 @@ class Protocol:
             return ErrorReceived(entry.id, response.error, remote=True)
         spec = METHODS[entry.method]
         try:
-            result = self.converter.structure(response.result, spec.result_type)  # type: ignore[arg-type]
+            result: Any = self.converter.structure(response.result, spec.result_type)
         except Exception as exc:
             error = ErrorObject(
                 int(ErrorCode.INVALID_PARAMS),
@@ -385,7 +401,7 @@ class Protocol:
                 lifecycle state (LC-05, LC-06), or needs a capability the peer did
                 not declare (LC-11).
         """
-        spec = self._check_outbound(method, Kind.REQUEST)
+        self._check_outbound(method, Kind.REQUEST)
         if method == "initialize":
             if self.role is not Role.CLIENT or self.state is not SessionState.NEW:
                 raise LocalProtocolError("initialize may only be sent once, by the client")
@@ -401,11 +417,15 @@ class Protocol:
             raw = dict(raw or {})
             raw["_meta"] = {**raw.get("_meta", {}), "progressToken": request_id}
         entry = RequestEntry(
-            request_id, method, Direction.OUTBOUND, self.clock(),
+            request_id,
+            method,
+            Direction.OUTBOUND,
+            self.clock(),
             request_id if want_progress else None,
         )
         self._outbound[request_id] = entry
-        self.observer.on_transition(entry.snapshot(), None)
+        if self.observing:
+            self.observer.on_transition(entry.snapshot(), None)
         return Request(request_id, method, raw)
 
     def send_notification(self, method: str, params: Any = None) -> Notification:
@@ -465,7 +485,8 @@ class Protocol:
                     return None
                 if entry.method == "initialize" and self.role is Role.SERVER:
                     self.state = (
-                        SessionState.INITIALIZED if isinstance(message, Response)
+                        SessionState.INITIALIZED
+                        if isinstance(message, Response)
                         else SessionState.NEW
                     )
                 if entry.encoded is not None:
@@ -538,7 +559,8 @@ class Protocol:
         self._finish(entry, RequestEvent.CANCEL)
         if entry.cancel_origin in (CancelOrigin.PEER, CancelOrigin.TRANSPORT):
             return None
-        message = f"Request cancelled by the {entry.cancel_origin.value if entry.cancel_origin else origin.value}"
+        who = (entry.cancel_origin or origin).value
+        message = f"Request cancelled by the {who}"
         if entry.cancel_reason:
             message += f": {entry.cancel_reason}"
         return ErrorResponse(
@@ -546,7 +568,10 @@ class Protocol:
         )
 
     def progress_notification(
-        self, request_id: RequestId, progress: float, total: float | None = None,
+        self,
+        request_id: RequestId,
+        progress: float,
+        total: float | None = None,
         message: str | None = None,
     ) -> Notification | None:
         """Progress for an inbound request we are handling (PG-03).
@@ -664,7 +689,9 @@ class Protocol:
     def requests(self) -> list[RequestRecord]:
         """Snapshots: recent finished records, then in-flight ones."""
         entries: Iterable[RequestEntry] = [
-            *self._history, *self._inbound.values(), *self._outbound.values()
+            *self._history,
+            *self._inbound.values(),
+            *self._outbound.values(),
         ]
         return [entry.snapshot() for entry in entries]
 
@@ -710,7 +737,8 @@ class Protocol:
         if old is not None:
             if error is not None:
                 entry.error = error
-            self.observer.on_transition(entry.snapshot(), old)
+            if self.observing:
+                self.observer.on_transition(entry.snapshot(), old)
         return old
 
     def _finish(

@@ -64,8 +64,7 @@ class UnsupportedProtocolVersion(RemoteProtocolError):
 
     def __init__(self, offered: str, supported: tuple[str, ...]) -> None:
         super().__init__(
-            f"server chose protocol version {offered!r}; this client speaks "
-            + ", ".join(supported)
+            f"server chose protocol version {offered!r}; this client speaks " + ", ".join(supported)
         )
         self.offered = offered
         self.supported = supported

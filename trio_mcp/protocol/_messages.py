@@ -9,16 +9,16 @@ Spec: BP-01..BP-11.
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias, Union
+from typing import Any, TypeAlias
 
 import attrs
 
-#: A JSON value as decoded by the codec.
-JSONValue: TypeAlias = Union[
-    None, bool, int, float, str, list["JSONValue"], dict[str, "JSONValue"]
-]
-#: A JSON object.
+from ..types import JSONValue
+
+#: A JSON object as the envelope layer sees it (values are checked by the types).
 JSONObject: TypeAlias = dict[str, Any]
+
+__all__ = ["JSONObject", "JSONValue"]
 
 #: A request id: a string or an integer, never bool, float or null (BP-02, BP-03).
 RequestId: TypeAlias = int | str

@@ -75,10 +75,10 @@ class MethodSpec:
     name: str
     kind: Kind
     sender: Sender
-    #: attrs class for ``params``; None means "no params besides ``_meta``".
-    params_type: type | None
+    #: attrs class (or union of them) for ``params``; None: no params type.
+    params_type: Any
     #: attrs class for the result (requests only).
-    result_type: type | None
+    result_type: Any
     capability: Capability | None = None
     #: Whether ``notifications/cancelled`` may name it (CN-03: never initialize).
     cancellable: bool = True
@@ -99,7 +99,7 @@ class MethodSpec:
 def _req(
     name: str,
     sender: Sender,
-    params: type | None,
+    params: Any,
     result: type,
     capability: Capability | None = None,
     **kw: Any,
@@ -125,8 +125,14 @@ C, S, B = Sender.CLIENT, Sender.SERVER, Sender.BOTH
 
 _ROWS = [
     # Lifecycle (basic/lifecycle)
-    _req("initialize", C, t.InitializeRequestParams, t.InitializeResult,
-         cancellable=False, params_required=True),
+    _req(
+        "initialize",
+        C,
+        t.InitializeRequestParams,
+        t.InitializeResult,
+        cancellable=False,
+        params_required=True,
+    ),
     _note("notifications/initialized", C, t.NotificationParams),
     # Utilities (basic/utilities)
     _req("ping", B, t.RequestParams, t.EmptyResult),
@@ -134,59 +140,166 @@ _ROWS = [
     _note("notifications/progress", B, t.ProgressNotificationParams, params_required=True),
     # Tools (server/tools)
     _req("tools/list", C, t.PaginatedRequestParams, t.ListToolsResult, _srv("tools")),
-    _req("tools/call", C, t.CallToolRequestParams, t.CallToolResult, _srv("tools"),
-         params_required=True),
-    _note("notifications/tools/list_changed", S, t.NotificationParams,
-          _srv("tools", "listChanged")),
+    _req(
+        "tools/call",
+        C,
+        t.CallToolRequestParams,
+        t.CallToolResult,
+        _srv("tools"),
+        params_required=True,
+    ),
+    _note(
+        "notifications/tools/list_changed", S, t.NotificationParams, _srv("tools", "listChanged")
+    ),
     # Resources (server/resources)
-    _req("resources/list", C, t.PaginatedRequestParams, t.ListResourcesResult,
-         _srv("resources")),
-    _req("resources/templates/list", C, t.PaginatedRequestParams,
-         t.ListResourceTemplatesResult, _srv("resources")),
-    _req("resources/read", C, t.ReadResourceRequestParams, t.ReadResourceResult,
-         _srv("resources"), params_required=True),
-    _req("resources/subscribe", C, t.SubscribeRequestParams, t.EmptyResult,
-         _srv("resources", "subscribe"), params_required=True),
-    _req("resources/unsubscribe", C, t.UnsubscribeRequestParams, t.EmptyResult,
-         _srv("resources", "subscribe"), params_required=True),
-    _note("notifications/resources/list_changed", S, t.NotificationParams,
-          _srv("resources", "listChanged")),
-    _note("notifications/resources/updated", S, t.ResourceUpdatedNotificationParams,
-          _srv("resources", "subscribe"), params_required=True),
+    _req("resources/list", C, t.PaginatedRequestParams, t.ListResourcesResult, _srv("resources")),
+    _req(
+        "resources/templates/list",
+        C,
+        t.PaginatedRequestParams,
+        t.ListResourceTemplatesResult,
+        _srv("resources"),
+    ),
+    _req(
+        "resources/read",
+        C,
+        t.ReadResourceRequestParams,
+        t.ReadResourceResult,
+        _srv("resources"),
+        params_required=True,
+    ),
+    _req(
+        "resources/subscribe",
+        C,
+        t.SubscribeRequestParams,
+        t.EmptyResult,
+        _srv("resources", "subscribe"),
+        params_required=True,
+    ),
+    _req(
+        "resources/unsubscribe",
+        C,
+        t.UnsubscribeRequestParams,
+        t.EmptyResult,
+        _srv("resources", "subscribe"),
+        params_required=True,
+    ),
+    _note(
+        "notifications/resources/list_changed",
+        S,
+        t.NotificationParams,
+        _srv("resources", "listChanged"),
+    ),
+    _note(
+        "notifications/resources/updated",
+        S,
+        t.ResourceUpdatedNotificationParams,
+        _srv("resources", "subscribe"),
+        params_required=True,
+    ),
     # Prompts (server/prompts)
     _req("prompts/list", C, t.PaginatedRequestParams, t.ListPromptsResult, _srv("prompts")),
-    _req("prompts/get", C, t.GetPromptRequestParams, t.GetPromptResult, _srv("prompts"),
-         params_required=True),
-    _note("notifications/prompts/list_changed", S, t.NotificationParams,
-          _srv("prompts", "listChanged")),
+    _req(
+        "prompts/get",
+        C,
+        t.GetPromptRequestParams,
+        t.GetPromptResult,
+        _srv("prompts"),
+        params_required=True,
+    ),
+    _note(
+        "notifications/prompts/list_changed",
+        S,
+        t.NotificationParams,
+        _srv("prompts", "listChanged"),
+    ),
     # Logging and completion (server/utilities)
-    _req("logging/setLevel", C, t.SetLevelRequestParams, t.EmptyResult, _srv("logging"),
-         params_required=True),
-    _note("notifications/message", S, t.LoggingMessageNotificationParams, _srv("logging"),
-          params_required=True),
-    _req("completion/complete", C, t.CompleteRequestParams, t.CompleteResult,
-         _srv("completions", revisions=_SINCE_2025_03), params_required=True),
+    _req(
+        "logging/setLevel",
+        C,
+        t.SetLevelRequestParams,
+        t.EmptyResult,
+        _srv("logging"),
+        params_required=True,
+    ),
+    _note(
+        "notifications/message",
+        S,
+        t.LoggingMessageNotificationParams,
+        _srv("logging"),
+        params_required=True,
+    ),
+    _req(
+        "completion/complete",
+        C,
+        t.CompleteRequestParams,
+        t.CompleteResult,
+        _srv("completions", revisions=_SINCE_2025_03),
+        params_required=True,
+    ),
     # Client features (client/*)
-    _req("sampling/createMessage", S, t.CreateMessageRequestParams, t.CreateMessageResult,
-         _cli("sampling"), params_required=True),
+    _req(
+        "sampling/createMessage",
+        S,
+        t.CreateMessageRequestParams,
+        t.CreateMessageResult,
+        _cli("sampling"),
+        params_required=True,
+    ),
     _req("roots/list", S, t.RequestParams, t.ListRootsResult, _cli("roots")),
-    _note("notifications/roots/list_changed", C, t.NotificationParams,
-          _cli("roots", "listChanged")),
-    _req("elicitation/create", S, t.ElicitRequestParams, t.ElicitResult,
-         _cli("elicitation"), revisions=_SINCE_2025_06, params_required=True),
-    _note("notifications/elicitation/complete", S, t.ElicitationCompleteNotificationParams,
-          _cli("elicitation", "url"), revisions=_ONLY_2025_11, params_required=True),
+    _note(
+        "notifications/roots/list_changed", C, t.NotificationParams, _cli("roots", "listChanged")
+    ),
+    _req(
+        "elicitation/create",
+        S,
+        t.ElicitRequestParams,
+        t.ElicitResult,
+        _cli("elicitation"),
+        revisions=_SINCE_2025_06,
+        params_required=True,
+    ),
+    _note(
+        "notifications/elicitation/complete",
+        S,
+        t.ElicitationCompleteNotificationParams,
+        _cli("elicitation", "url"),
+        revisions=_ONLY_2025_11,
+        params_required=True,
+    ),
     # Tasks (basic/utilities/tasks, 2025-11-25 experimental); the receiver declares.
-    _req("tasks/get", B, t.GetTaskRequestParams, t.GetTaskResult,
-         revisions=_ONLY_2025_11, params_required=True),
-    _req("tasks/result", B, t.GetTaskPayloadRequestParams, t.GetTaskPayloadResult,
-         revisions=_ONLY_2025_11, params_required=True),
-    _req("tasks/list", B, t.PaginatedRequestParams, t.ListTasksResult,
-         revisions=_ONLY_2025_11),
-    _req("tasks/cancel", B, t.CancelTaskRequestParams, t.CancelTaskResult,
-         revisions=_ONLY_2025_11, params_required=True),
-    _note("notifications/tasks/status", B, t.TaskStatusNotificationParams,
-          revisions=_ONLY_2025_11, params_required=True),
+    _req(
+        "tasks/get",
+        B,
+        t.GetTaskRequestParams,
+        t.GetTaskResult,
+        revisions=_ONLY_2025_11,
+        params_required=True,
+    ),
+    _req(
+        "tasks/result",
+        B,
+        t.GetTaskPayloadRequestParams,
+        t.GetTaskPayloadResult,
+        revisions=_ONLY_2025_11,
+        params_required=True,
+    ),
+    _req("tasks/list", B, t.PaginatedRequestParams, t.ListTasksResult, revisions=_ONLY_2025_11),
+    _req(
+        "tasks/cancel",
+        B,
+        t.CancelTaskRequestParams,
+        t.CancelTaskResult,
+        revisions=_ONLY_2025_11,
+        params_required=True,
+    ),
+    _note(
+        "notifications/tasks/status",
+        B,
+        t.TaskStatusNotificationParams,
+        revisions=_ONLY_2025_11,
+        params_required=True,
+    ),
 ]
 
 #: Every method by name.
