@@ -67,6 +67,7 @@ from .protocol import (
     ProgressReceived,
     Protocol,
     RequestId,
+    RequestObserver,
     RequestReceived,
     RequestRecord,
     RequestState,
@@ -271,6 +272,13 @@ class Session:
             ignored_events=p.ignored_events,
         )
 
+    async def wait_inbound_settled(self) -> None:
+        """Block until no inbound request's task is running or queued.
+
+        Cancellation: a plain wait; nothing changes if it is cancelled.
+        """
+        await self._inbound_idle.wait()
+
     async def wait_closed(self) -> None:
         """Block until the session is closed (by either side, or transport loss)."""
         await self._closed.wait()
@@ -376,8 +384,7 @@ class Session:
 
     async def _writer(self) -> None:
         channel = self._receive_channel
-        observer = self.protocol.observer
-        observing = self.protocol.observing
+        protocol = self.protocol
         try:
             async with channel:
                 async for message in channel:
@@ -388,8 +395,10 @@ class Session:
                         if data is not None:
                             await self.transport.send(data)
                             self._frames_out += 1
-                            if observing:
-                                observer.on_frame(FrameDirection.OUT, data, trio.current_time())
+                            if protocol.observing:
+                                protocol.observer.on_frame(
+                                    FrameDirection.OUT, data, trio.current_time()
+                                )
                         try:
                             message = channel.receive_nowait()
                         except trio.WouldBlock:
@@ -584,6 +593,7 @@ async def open_session(
     max_duration: float | None = 600.0,
     shutdown_grace: float = 2.0,
     cancel_notify_grace: float = 0.5,
+    observer: RequestObserver | None = None,
 ) -> AsyncIterator[Session]:
     """Run a session over *transport* for the duration of the ``async with`` body.
 
@@ -598,6 +608,8 @@ async def open_session(
         shutdown_grace: how long inbound requests may settle at shutdown.
         cancel_notify_grace: bound on each small wait of the cancellation and
             shutdown paths (queueing a cancel, flushing, closing the transport).
+        observer: sees every request transition and every frame (replaces the
+            protocol's observer).
 
     Cancellation:
         Leaving the body, normally, by an exception or by cancellation, runs the
@@ -619,6 +631,9 @@ async def open_session(
                 cancel_notify_grace=cancel_notify_grace,
             )
             protocol.clock = trio.current_time
+            if observer is not None:
+                protocol.observer = observer
+                protocol.observing = True
             nursery.start_soon(session._writer, name="trio_mcp writer")
             nursery.start_soon(session._reader, name="trio_mcp reader")
             nursery.start_soon(session._notifier, name="trio_mcp notifier")

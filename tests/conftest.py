@@ -1,0 +1,13 @@
+"""Test rules for trio_mcp (read before adding a test).
+
+* Everything timed runs on Trio's ``autojump_clock`` fixture: a 60 s timeout
+  takes no real time, and times read from records are exact.
+* Never sleep to order events. Use ``trio.testing.wait_all_tasks_blocked()`` to
+  reach "every task is now waiting", or ``trio.testing.Sequencer`` to force an
+  order.
+* Network tests use loopback addresses only, and port 0.
+* ``@pytest.mark.spec("ID")`` ties a test to a requirement listed in
+  ``spec_notes/``; ``tests/test_spec_notes.py`` fails on unknown ids and on notes
+  that name tests which do not exist.
+* Pure protocol tests (``tests/protocol/``) never import trio.
+"""
