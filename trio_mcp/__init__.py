@@ -3,32 +3,96 @@
 Every session is a nursery; every request has its own cancel scope and an
 observable record (queued, running, completed, failed, cancelled) that says who
 cancelled it and why.
+
+Names are imported lazily (PEP 562), so ``import trio_mcp.protocol`` (the
+sans-I/O layer) does not import trio, and start-up stays quick.
 """
 
-from ._client import Client, open_client
-from ._context import RequestContext
-from ._errors import (
-    InvalidPeerResult,
-    MCPError,
-    RequestTimeout,
-    RPCError,
-    SessionClosed,
-)
-from ._server import Context, Server, ToolError, serve_session
-from ._session import Dispatcher, Session, SessionStatistics, open_session
-from ._transport import Transport
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._version import __version__
-from .protocol import (
-    CancelOrigin,
-    Direction,
-    ErrorCode,
-    FrameDirection,
-    Progress,
-    RequestObserver,
-    RequestRecord,
-    RequestState,
-    SessionState,
-)
+
+# name -> module that defines it
+_LAZY = {
+    "Client": "._client",
+    "open_client": "._client",
+    "RequestContext": "._context",
+    "InvalidPeerResult": "._errors",
+    "MCPError": "._errors",
+    "RequestTimeout": "._errors",
+    "RPCError": "._errors",
+    "SessionClosed": "._errors",
+    "Context": "._server",
+    "Server": "._server",
+    "ToolError": "._server",
+    "serve_session": "._server",
+    "Dispatcher": "._session",
+    "Session": "._session",
+    "SessionStatistics": "._session",
+    "open_session": "._session",
+    "Transport": "._transport",
+    "CancelOrigin": ".protocol",
+    "Direction": ".protocol",
+    "ErrorCode": ".protocol",
+    "FrameDirection": ".protocol",
+    "Progress": ".protocol",
+    "RequestObserver": ".protocol",
+    "RequestRecord": ".protocol",
+    "RequestState": ".protocol",
+    "SessionState": ".protocol",
+}
+
+if TYPE_CHECKING:
+    from ._client import Client, open_client
+    from ._context import RequestContext
+    from ._errors import (
+        InvalidPeerResult,
+        MCPError,
+        RequestTimeout,
+        RPCError,
+        SessionClosed,
+    )
+    from ._server import (
+        Context,
+        Server,
+        ToolError,
+        serve_session,
+    )
+    from ._session import (
+        Dispatcher,
+        Session,
+        SessionStatistics,
+        open_session,
+    )
+    from ._transport import Transport
+    from .protocol import (
+        CancelOrigin,
+        Direction,
+        ErrorCode,
+        FrameDirection,
+        Progress,
+        RequestObserver,
+        RequestRecord,
+        RequestState,
+        SessionState,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'trio_mcp' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
 
 __all__ = [
     "__version__",

@@ -66,7 +66,8 @@ def decode(
     2025-03-26) a JSON array of messages; an array otherwise is -32600.
     Never raises for bad input: every problem is a :class:`FrameError`.
     """
-    size = len(data)
+    # The bound is on bytes: str input is measured as UTF-8.
+    size = len(data.encode()) if isinstance(data, str) else len(data)
     if size > max_size:
         return [
             _bad(
@@ -117,6 +118,11 @@ def decode_object(obj: Any) -> Message | FrameError:
             )
         params = obj.get("params")
         if params is not None and not isinstance(params, dict):
+            if not has_id:
+                # A notification is never answered (BP-11), not even to say its
+                # params are bad; the connection likewise ignores a notification
+                # whose params do not match its type (found by test_codec.py).
+                return FrameError(None, 'Notification "params" must be an object')
             return _bad(ErrorCode.INVALID_PARAMS, '"params" must be an object', readable_id)
         if not has_id:
             return Notification(method, params)
@@ -197,5 +203,17 @@ def _check_finite(value: Any) -> None:
             stack.extend(item.values())
         elif kind is list or kind is tuple:
             stack.extend(item)
-        elif kind is float and not math.isfinite(item):
-            raise LocalProtocolError(f"{item!r} is not valid JSON (NaN and Infinity are refused)")
+        elif kind is float:
+            if not math.isfinite(item):
+                raise LocalProtocolError(
+                    f"{item!r} is not valid JSON (NaN and Infinity are refused)"
+                )
+        elif kind is str or kind is int or item is None or kind is bool:
+            pass
+        # orjson also serializes subclasses of dict and list (OrderedDict,
+        # defaultdict, ...) and would write a NaN inside them as null; walk them
+        # too (found by tests/protocol/test_codec.py).
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)

@@ -177,7 +177,13 @@ class Protocol:
 
     def _receive_one(self, item: Message | FrameError, batched: bool) -> Event:
         if isinstance(item, FrameError):
-            return self._invalid_message(item.reply, item.detail)
+            reply = item.reply
+            if reply is not None and self._id_in_use(reply.id):
+                # A malformed request reusing an id: answering with that id would
+                # read as a response to the original request (same rule as for
+                # duplicates; found by tests/protocol/test_connection.py).
+                reply = ErrorResponse(None, reply.error)
+            return self._invalid_message(reply, item.detail)
         if isinstance(item, Request):
             return self._receive_request(item, batched)
         if isinstance(item, Notification):
@@ -195,8 +201,34 @@ class Protocol:
         self._ignored += 1
         return Ignored(reason, detail)
 
+    def _id_in_use(self, request_id: RequestId | None) -> bool:
+        """Whether the peer already used *request_id* (in flight, or remembered)."""
+        return request_id is not None and (
+            request_id in self._inbound or request_id in self._finished_inbound
+        )
+
+    def _refuse_duplicate(self, request_id: RequestId) -> InvalidMessage:
+        # Refused with a null id: replying with the duplicated id would look like a
+        # second response to the original request (BP-04, A-14).
+        return self._invalid_message(
+            ErrorResponse(
+                None,
+                ErrorObject(
+                    int(ErrorCode.INVALID_REQUEST),
+                    f"Request id {request_id!r} was already used in this session",
+                    {"duplicateId": request_id},
+                ),
+            ),
+            f"duplicate id {request_id!r}",
+        )
+
     def _receive_request(self, request: Request, batched: bool) -> Event:
         method = request.method
+        # The duplicate check comes first: any other refusal would carry the
+        # duplicated id and read as a (second) response to the original request
+        # (found by tests/protocol/test_connection.py).
+        if self._id_in_use(request.id):
+            return self._refuse_duplicate(request.id)
         spec = METHODS.get(method)
         if (
             spec is None
@@ -205,27 +237,13 @@ class Protocol:
             or not spec.sender.allows(self.role.peer)
         ):
             return self._refuse(request, ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method}")
-        if request.id in self._inbound or request.id in self._finished_inbound:
-            # Refused with a null id: replying with the duplicated id would look like a
-            # second response to the original request (BP-04, A-14).
-            return self._invalid_message(
-                ErrorResponse(
-                    None,
-                    ErrorObject(
-                        int(ErrorCode.INVALID_REQUEST),
-                        f"Request id {request.id!r} was already used in this session",
-                        {"duplicateId": request.id},
-                    ),
-                ),
-                f"duplicate id {request.id!r}",
-            )
         refusal = self._lifecycle_refusal(method, batched)
         if refusal is not None:
             return self._refuse(request, ErrorCode.INVALID_REQUEST, refusal)
         gate = spec.gate(self.revision)
         if (
             gate is not None
-            and gate.holder is self.role
+            and gate.held_by(self.role, receiving=True)
             and not gate.declared_in(self.local_capabilities)
         ):
             return self._refuse(
@@ -429,8 +447,19 @@ class Protocol:
         return Request(request_id, method, raw)
 
     def send_notification(self, method: str, params: Any = None) -> Notification:
-        """Make an outbound notification (not for cancel or progress: see
-        :meth:`cancel_outbound` and :meth:`progress_notification`)."""
+        """Make an outbound notification.
+
+        Raises:
+            LocalProtocolError: for ``notifications/cancelled`` and
+                ``notifications/progress``, which only :meth:`cancel_outbound` and
+                :meth:`progress_notification` make (they enforce CN-02, CN-03,
+                PG-04, PG-07 and PG-10), and as :meth:`send_request` otherwise.
+        """
+        if method in ("notifications/cancelled", "notifications/progress"):
+            raise LocalProtocolError(
+                f"{method} is made by cancel_outbound()/progress_notification(), which "
+                "enforce its rules"
+            )
         self._check_outbound(method, Kind.NOTIFICATION)
         if (
             self.state is not SessionState.OPERATING
@@ -453,11 +482,21 @@ class Protocol:
         gate = spec.gate(self.revision)
         if (
             gate is not None
-            and gate.holder is self.role.peer
+            and gate.held_by(self.role.peer, receiving=kind is Kind.REQUEST)
             and self.state is SessionState.OPERATING
             and not gate.declared_in(self.peer_capabilities)
         ):
             raise LocalProtocolError(f"{method!r} needs the {gate}, which the peer did not declare")
+        if (
+            gate is not None
+            and gate.holder is self.role
+            and kind is Kind.NOTIFICATION
+            and not gate.declared_in(self.local_capabilities)
+        ):
+            # A notification gated by our own capability (list_changed, resources
+            # updated, logging messages, roots list_changed) may only be sent when
+            # we declared it (LC-11; found by tests/protocol/test_connection.py).
+            raise LocalProtocolError(f"{method!r} needs the {gate}, which we did not declare")
         return spec
 
     def _unstructure(self, params: Any) -> JSONObject | None:
@@ -518,6 +557,11 @@ class Protocol:
         entry = self._inbound.get(request_id)
         if entry is None:
             return None
+        if entry.state is not RequestState.RUNNING:
+            # COMPLETE is not a transition from QUEUED: the record would stay
+            # QUEUED forever while a response went out (found by
+            # tests/protocol/test_connection.py). The caller's bug, so raise.
+            raise LocalProtocolError(f"respond() for {request_id!r} before start_inbound()")
         response = Response(request_id, self._unstructure(result) or {})
         try:
             data = encode(response)

@@ -52,7 +52,9 @@ class Capability:
     were not a capability before 2025-03-26).
     """
 
-    holder: Role
+    #: Who must declare it; None means "whoever receives the request" (tasks/*,
+    #: which go both ways).
+    holder: Role | None
     path: tuple[str, ...]
     revisions: frozenset[str] = _ALL
 
@@ -65,7 +67,12 @@ class Capability:
         return node is not None and node is not False
 
     def __str__(self) -> str:
-        return f"{self.holder.value} capability {'.'.join(self.path)!r}"
+        who = self.holder.value if self.holder is not None else "receiver's"
+        return f"{who} capability {'.'.join(self.path)!r}"
+
+    def held_by(self, role: Role, *, receiving: bool) -> bool:
+        """Whether *role* must declare it (*receiving*: role receives the request)."""
+        return self.holder is role if self.holder is not None else receiving
 
 
 @attrs.frozen
@@ -119,6 +126,10 @@ def _srv(*path: str, revisions: frozenset[str] = _ALL) -> Capability:
 
 def _cli(*path: str) -> Capability:
     return Capability(Role.CLIENT, path)
+
+
+def _receiver(*path: str) -> Capability:
+    return Capability(None, path)
 
 
 C, S, B = Sender.CLIENT, Sender.SERVER, Sender.BOTH
@@ -273,6 +284,7 @@ _ROWS = [
         B,
         t.GetTaskRequestParams,
         t.GetTaskResult,
+        _receiver("tasks"),
         revisions=_ONLY_2025_11,
         params_required=True,
     ),
@@ -281,15 +293,24 @@ _ROWS = [
         B,
         t.GetTaskPayloadRequestParams,
         t.GetTaskPayloadResult,
+        _receiver("tasks"),
         revisions=_ONLY_2025_11,
         params_required=True,
     ),
-    _req("tasks/list", B, t.PaginatedRequestParams, t.ListTasksResult, revisions=_ONLY_2025_11),
+    _req(
+        "tasks/list",
+        B,
+        t.PaginatedRequestParams,
+        t.ListTasksResult,
+        _receiver("tasks", "list"),
+        revisions=_ONLY_2025_11,
+    ),
     _req(
         "tasks/cancel",
         B,
         t.CancelTaskRequestParams,
         t.CancelTaskResult,
+        _receiver("tasks", "cancel"),
         revisions=_ONLY_2025_11,
         params_required=True,
     ),

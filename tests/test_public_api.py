@@ -1,0 +1,84 @@
+"""The public namespaces: every exported name exists, and the sans-I/O layers stay trio-free."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+PUBLIC_MODULES = ["trio_mcp", "trio_mcp.protocol", "trio_mcp.types", "trio_mcp.testing"]
+
+EXPORTS = [
+    (module, name) for module in PUBLIC_MODULES for name in importlib.import_module(module).__all__
+]
+
+
+@pytest.mark.parametrize(("module", "name"), EXPORTS, ids=[f"{m}.{n}" for m, n in EXPORTS])
+def test_every_exported_name_is_importable(module: str, name: str) -> None:
+    namespace: dict[str, object] = {}
+    exec(f"from {module} import {name}", namespace)
+    assert namespace[name] is getattr(importlib.import_module(module), name)
+
+
+@pytest.mark.parametrize("module", PUBLIC_MODULES)
+def test_all_has_no_duplicates_and_only_strings(module: str) -> None:
+    names = importlib.import_module(module).__all__
+    assert names, module
+    assert all(isinstance(name, str) for name in names)
+    assert len(set(names)) == len(names)
+
+
+@pytest.mark.parametrize("module", PUBLIC_MODULES)
+def test_star_import_gives_exactly_all(module: str) -> None:
+    namespace: dict[str, object] = {}
+    exec(f"from {module} import *", namespace)
+    namespace.pop("__builtins__", None)
+    assert set(namespace) == set(importlib.import_module(module).__all__)
+
+
+def run_fresh(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+# ``trio_mcp/__init__.py`` imports lazily (PEP 562), so importing the sans-I/O
+# layer through the package does not pull trio in.
+@pytest.mark.parametrize("module", ["trio_mcp.protocol", "trio_mcp.types"])
+def test_importing_sans_io_layer_in_fresh_interpreter_does_not_import_trio(module: str) -> None:
+    proc = run_fresh(
+        f"""
+        import sys
+        import {module}
+        print(sorted(m for m in sys.modules if m == "trio" or m.startswith("trio.")))
+        """
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("module", ["trio_mcp.protocol", "trio_mcp.types"])
+def test_sans_io_layer_needs_no_trio(module: str) -> None:
+    # The same check with the parent package's __init__ skipped: only the code of
+    # the sans-I/O layer (and what it imports) runs.
+    proc = run_fresh(
+        f"""
+        import importlib.util, sys, types
+        spec = importlib.util.find_spec("trio_mcp")
+        package = types.ModuleType("trio_mcp")
+        package.__path__ = list(spec.submodule_search_locations)
+        sys.modules["trio_mcp"] = package
+        import {module}
+        assert {module}.__all__
+        print(sorted(m for m in sys.modules if m == "trio" or m.startswith("trio.")))
+        """
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
