@@ -50,35 +50,52 @@ async def run_inbound(
         The request's own *scope* absorbs its cancellation; the record ends
         CANCELLED with the origin noted by whoever cancelled it (the peer,
         shutdown, the transport) or DEADLINE when it was the scope's own deadline.
-        If the session's nursery itself is being cancelled, the reply is not sent.
+        If the session's nursery itself is being cancelled, the reply is not sent
+        and the record ends CANCELLED (origin SHUTDOWN unless someone asked first).
     """
     protocol = session.protocol
     request_id = ctx.request_id
     reply: Message | None = None
-    with scope:
-        if limiter is not None:
-            # A request cancelled while queued stops here and never starts. The
-            # fast path takes a free slot without a scheduler round trip.
-            await trio.lowlevel.checkpoint_if_cancelled()
-            try:
-                limiter.acquire_on_behalf_of_nowait(ctx)
-            except trio.WouldBlock:
-                await limiter.acquire_on_behalf_of(ctx)
-        else:
-            await trio.lowlevel.checkpoint_if_cancelled()
-        try:
-            if protocol.start_inbound(request_id):
-                reply = await _handle(session, ctx)
-        finally:
+    try:
+        with scope:
             if limiter is not None:
-                limiter.release_on_behalf_of(ctx)
+                # A request cancelled while queued stops here and never starts. The
+                # fast path takes a free slot without a scheduler round trip.
+                await trio.lowlevel.checkpoint_if_cancelled()
+                try:
+                    limiter.acquire_on_behalf_of_nowait(ctx)
+                except trio.WouldBlock:
+                    await limiter.acquire_on_behalf_of(ctx)
+            else:
+                await trio.lowlevel.checkpoint_if_cancelled()
+            try:
+                if protocol.start_inbound(request_id):
+                    reply = await _handle(session, ctx)
+            finally:
+                if limiter is not None:
+                    limiter.release_on_behalf_of(ctx)
+    finally:
+        # Fix: when the session's nursery itself is cancelled (a scope enclosing
+        # the session), Cancelled passes through the request's scope and skips
+        # the code below; the record must still end (it stayed RUNNING or QUEUED
+        # forever). No reply can be written then: the writer is cancelled too.
+        entry = protocol.inbound_entry(request_id)
+        if entry is not None and not scope.cancelled_caught:
+            protocol.cancel_inbound(
+                request_id,
+                entry.cancel_origin or CancelOrigin.SHUTDOWN,
+                entry.cancel_reason or "the session was cancelled",
+            )
     if scope.cancelled_caught:
         entry = protocol.inbound_entry(request_id)
         origin = entry.cancel_origin if entry and entry.cancel_origin else CancelOrigin.DEADLINE
         reason = entry.cancel_reason if entry and entry.cancel_reason else "handler deadline"
         reply = protocol.cancel_inbound(request_id, origin, reason)
     if reply is not None:
-        await session._queue(reply)
+        # Fix: a handler that finishes after shutdown closed the outgoing queue
+        # (it shielded itself past the grace) must not crash the session with
+        # SessionClosed: its reply is dropped.
+        await session._queue_reply(reply)
 
 
 async def _handle(session: Session, ctx: RequestContext) -> Message | None:
@@ -90,11 +107,13 @@ async def _handle(session: Session, ctx: RequestContext) -> Message | None:
         raise
     except RPCError as exc:
         return protocol.respond_error(request_id, exc.to_error())
+    except BaseExceptionGroup as group:
+        # Fix: before ``except Exception``, which also catches ExceptionGroup and
+        # so answered a group of one RPCError with -32603.
+        return _handle_group(session, ctx, group)
     except Exception:
         logger.exception("handler for %s (id %r) failed", ctx.method, request_id)
         return protocol.respond_error(request_id, _INTERNAL)
-    except BaseExceptionGroup as group:
-        return _handle_group(session, ctx, group)
     return protocol.respond(request_id, result)
 
 

@@ -335,6 +335,13 @@ class Session:
             raise error
         kind, value = pending.outcome
         if kind == "error":
+            if self.protocol.outbound_entry(request_id) is not None:
+                # Failed locally while the request was still in flight (the
+                # caller's on_progress callback raised): end the record and tell
+                # the peer, or the record stays RUNNING and the peer works on.
+                await self._cancel_outbound(
+                    request_id, CancelOrigin.CALLER, "the caller's progress callback failed"
+                )
             raise value
         return value
 
@@ -367,6 +374,19 @@ class Session:
                 raise self._closed_error() from None
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             raise self._closed_error() from None
+
+    async def _queue_reply(self, message: Message) -> None:
+        """Queue a reply owed to the peer; drop it if shutdown already closed the
+        outgoing queue (there is nobody left to write it).
+
+        Fix: the reader (ping, refusals) and late handlers used ``_queue``
+        directly, so a frame arriving while the writer flushed at shutdown
+        crashed the session with SessionClosed.
+        """
+        try:
+            await self._queue(message)
+        except SessionClosed:
+            logger.debug("dropped a reply queued after the session closed: %r", message)
 
     def _closed_error(self) -> SessionClosed:
         return SessionClosed(
@@ -460,7 +480,7 @@ class Session:
         elif isinstance(event, InvalidMessage):
             logger.debug("refused a message from the peer: %s", event.detail)
             if event.reply is not None:
-                await self._queue(event.reply)
+                await self._queue_reply(event.reply)
         elif isinstance(event, Ignored):
             logger.debug("ignored (%s): %s", event.reason, event.detail)
 
@@ -491,14 +511,14 @@ class Session:
                     request.id, self.protocol.accept_initialize(event.params)
                 )
             if reply is not None:
-                await self._queue(reply)
+                await self._queue_reply(reply)
             return
         if not self._accepting:
             reply = self.protocol.respond_error(
                 request.id, ErrorObject(int(ErrorCode.SESSION_CLOSED), "The session is closing")
             )
             if reply is not None:
-                await self._queue(reply)
+                await self._queue_reply(reply)
             return
         entry = self.protocol.inbound_entry(request.id)
         assert entry is not None
@@ -553,6 +573,11 @@ class Session:
 
     async def _shutdown(self, reason: str) -> None:
         if self.closed:
+            # Fix: closed by the transport's loss, everything else is done, but
+            # the transport itself was never closed (a leaked pipe or process).
+            # MemoryTransport/trio channels make aclose idempotent.
+            with trio.CancelScope(shield=True), trio.move_on_after(self.cancel_notify_grace):
+                await self.transport.aclose()
             return
         with trio.CancelScope(shield=True):
             # 1. Stop accepting: new inbound requests are refused, new calls raise.
@@ -615,6 +640,11 @@ async def open_session(
         Leaving the body, normally, by an exception or by cancellation, runs the
         shutdown sequence (see :meth:`Session.aclose`), bounded and shielded. An
         exception group holding a single real error is unwrapped to that error.
+        When a scope *enclosing* the session is cancelled, the session's tasks are
+        cancelled with it: handlers get no grace and nothing more is written (no
+        -32001 replies, no ``notifications/cancelled``); records still end and
+        the transport is still closed. A handler that shields itself delays the
+        exit for as long as it shields (its late reply is dropped).
     """
     try:
         async with trio.open_nursery() as nursery:
