@@ -134,6 +134,17 @@ ROWS: list[Any] = [  # (name, frame, the reply owed as (id, code), or None)
 ]
 
 
+#: Rows refused by the codec's first phase (the envelope), before id reuse is
+#: checked as a duplicate.
+ENVELOPE_ERRORS = {
+    "wrong-jsonrpc",
+    "missing-jsonrpc",
+    "method-not-string",
+    "request-and-response",
+    "params-not-object",
+}
+
+
 async def send_and_check(peer: RawPeer, data: bytes, expected: tuple[Any, int] | None) -> None:
     """Send one frame; check the reply (or its absence); then a ping must work."""
     await peer.send_raw(data)
@@ -176,6 +187,38 @@ async def test_malformed_frame(
         assert not session.closed
 
 
+@pytest.mark.spec("BP-04")
+@pytest.mark.parametrize(
+    "first",
+    [
+        frame(id="x", method="no/such/method"),
+        frame(id="x", method=TOOLS_CALL, params={"name": 5}),
+        b'{"jsonrpc":"1.0","id":"x","method":"ping"}',
+    ],
+    ids=["unknown-method", "bad-params", "bad-envelope"],
+)
+async def test_an_id_used_by_a_refused_request_is_not_answered_twice(
+    first: bytes, autojump_clock: trio.testing.MockClock
+) -> None:
+    # A refused request used its id: a later request reusing it is a duplicate,
+    # refused with a null id, so the peer never sees two responses with id "x".
+    async with open_raw_server(FnDispatcher(echo=echo), protocol=make_protocol()) as (
+        peer,
+        session,
+    ):
+        await peer.send_raw(first)
+        refusal = await peer.receive()
+        assert refusal["id"] == "x"
+        await peer.call_tool("echo", request_id="x")
+        duplicate = await peer.receive()
+        assert duplicate["id"] is None
+        assert duplicate["error"]["code"] == -32600
+        assert duplicate["error"]["data"] == {"duplicateId": "x"}
+        await peer.ping()
+        assert [f for f in peer.frames if f.get("id") == "x"] == [refusal]
+        assert not session.closed
+
+
 @pytest.mark.spec("BP-07")
 async def test_bad_params_error_data_is_path_labelled(
     autojump_clock: trio.testing.MockClock,
@@ -193,17 +236,26 @@ async def test_bad_params_error_data_is_path_labelled(
 async def test_every_malformed_frame_in_one_session(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    rows = [param.values for param in ROWS]
+    rows = [(param.id, *param.values) for param in ROWS]
     async with open_raw_server(FnDispatcher(echo=echo), protocol=make_protocol()) as (
         peer,
         session,
     ):
-        for data, expected in rows:
+        refused_ids: set[Any] = set()
+        for name, data, expected in rows:
+            if expected is not None and expected[0] is not None:
+                if expected[0] in refused_ids:
+                    # The id was used by a request refused earlier in this session:
+                    # the reply now has a null id (BP-04). A bad envelope keeps its
+                    # code; a well-formed request is refused as a duplicate.
+                    code = expected[1] if name in ENVELOPE_ERRORS else -32600
+                    expected = (None, code)
+                refused_ids.add(expected[0])
             await send_and_check(peer, data, expected)
         stats = session.statistics()
         # Each bad frame was counted once: refused (replied to or not) or ignored.
         assert stats.invalid_messages + stats.ignored_events == len(rows)
-        assert stats.invalid_messages >= sum(1 for _, expected in rows if expected is not None)
+        assert stats.invalid_messages >= sum(1 for _, _, expected in rows if expected is not None)
         assert stats.state.value == "operating"
 
 

@@ -341,7 +341,7 @@ async def test_eof_fails_pending_calls_promptly_with_session_closed(
     async with trio.open_nursery() as nursery:
         nursery.start_soon(peer.collect)
         nursery.start_soon(peer.handshake_as_server)
-        async with open_client(spy) as client:
+        async with open_client(spy, discover=False) as client:
 
             async def call() -> None:
                 with pytest.raises(SessionClosed) as info:
@@ -405,7 +405,7 @@ async def test_shutdown_fails_pending_calls_and_tells_the_peer(
     async with open_raw_client_transport() as (peer, transport):
         async with trio.open_nursery() as outer:
             outer.start_soon(peer.handshake_as_server)
-            async with open_client(transport) as client:
+            async with open_client(transport, discover=False) as client:
 
                 async def call() -> None:
                     with pytest.raises(SessionClosed) as info:

@@ -1,8 +1,10 @@
-"""One inbound request's task: concurrency slot, handler, error boundary, reply.
+"""One inbound request's task: admission, handler, error boundary, reply.
 
-The request's cancel scope was made by the reader when the request arrived. If
-it is cancelled before a slot frees up, ``limiter.acquire()`` (a checkpoint)
-raises, the handler never starts, and the record goes QUEUED → CANCELLED.
+The request's cancel scope was made, and its admission decided, by the reader
+when the request arrived (:mod:`trio_mcp._admission`): the task either holds a
+slot already or waits for its turn in arrival order. If the scope is cancelled
+before the slot comes, the handler never starts and the record goes QUEUED →
+CANCELLED.
 
 Error boundary (nothing a handler does can tear the session down):
 
@@ -30,6 +32,7 @@ from ._errors import RPCError
 from .protocol import CancelOrigin, ErrorCode, ErrorObject, Message
 
 if TYPE_CHECKING:
+    from ._admission import Admission, Ticket
     from ._context import RequestContext
     from ._session import Session
 
@@ -42,9 +45,13 @@ async def run_inbound(
     session: Session,
     ctx: RequestContext,
     scope: trio.CancelScope,
-    limiter: trio.CapacityLimiter | None,
+    admission: Admission | None,
+    ticket: Ticket | None,
 ) -> None:
     """Run one inbound request to its terminal state and queue its reply, if any.
+
+    *admission* is the session's limiter (None: no limit); *ticket* is None when
+    the reader already took a slot for this request, else its place in line.
 
     Cancellation:
         The request's own *scope* absorbs its cancellation; the record ends
@@ -53,39 +60,48 @@ async def run_inbound(
         If the session's nursery itself is being cancelled, the reply is not sent
         and the record ends CANCELLED (origin SHUTDOWN unless someone asked first).
     """
+    try:
+        await _run(session, ctx, scope, admission, ticket)
+    finally:
+        session._inbound_done()
+
+
+async def _run(
+    session: Session,
+    ctx: RequestContext,
+    scope: trio.CancelScope,
+    admission: Admission | None,
+    ticket: Ticket | None,
+) -> None:
     protocol = session.protocol
     request_id = ctx.request_id
     reply: Message | None = None
     try:
         with scope:
-            if limiter is not None:
-                # A request cancelled while queued stops here and never starts. The
-                # fast path takes a free slot without a scheduler round trip.
-                await trio.lowlevel.checkpoint_if_cancelled()
-                try:
-                    limiter.acquire_on_behalf_of_nowait(ctx)
-                except trio.WouldBlock:
-                    await limiter.acquire_on_behalf_of(ctx)
-            else:
-                await trio.lowlevel.checkpoint_if_cancelled()
             try:
+                # A request cancelled while queued stops here and never starts.
+                if ticket is None:
+                    await trio.lowlevel.checkpoint_if_cancelled()
+                else:
+                    await admission.wait(ticket)  # type: ignore[union-attr]
                 if protocol.start_inbound(request_id):
                     reply = await _handle(session, ctx)
             finally:
-                if limiter is not None:
-                    limiter.release_on_behalf_of(ctx)
+                if admission is not None and (ticket is None or ticket.granted):
+                    admission.release()
     finally:
         # Fix: when the session's nursery itself is cancelled (a scope enclosing
         # the session), Cancelled passes through the request's scope and skips
         # the code below; the record must still end (it stayed RUNNING or QUEUED
         # forever). No reply can be written then: the writer is cancelled too.
-        entry = protocol.inbound_entry(request_id)
-        if entry is not None and not scope.cancelled_caught:
-            protocol.cancel_inbound(
-                request_id,
-                entry.cancel_origin or CancelOrigin.SHUTDOWN,
-                entry.cancel_reason or "the session was cancelled",
-            )
+        if not scope.cancelled_caught:
+            entry = protocol.inbound_entry(request_id)
+            if entry is not None:
+                protocol.cancel_inbound(
+                    request_id,
+                    entry.cancel_origin or CancelOrigin.SHUTDOWN,
+                    entry.cancel_reason or "the session was cancelled",
+                )
     if scope.cancelled_caught:
         entry = protocol.inbound_entry(request_id)
         origin = entry.cancel_origin if entry and entry.cancel_origin else CancelOrigin.DEADLINE

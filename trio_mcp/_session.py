@@ -16,28 +16,34 @@ Theory of operation
   cancellation: a message is queued or not, and a frame is never torn;
 * the **notifier** runs notification handlers one at a time, in receive order.
 
-Each inbound request gets its :class:`trio.CancelScope` when it *arrives*. Its
-task then waits for a slot of the concurrency limiter (the request is QUEUED);
-if the scope was cancelled meanwhile, the handler never starts.
+Each inbound request gets its :class:`trio.CancelScope` and its task when it
+*arrives*. Under a concurrency limit the reader also makes the admission
+decision there, in arrival order (:mod:`trio_mcp._admission`): the request takes
+a free slot at once or queues in a FIFO (its record stays QUEUED); a freed slot
+goes to the oldest request still waiting. If a request's scope is cancelled
+while it waits, the handler never starts. Running the handler, its error
+boundary and its reply are :mod:`trio_mcp._inbound`.
 
-Each outbound request runs in the caller's own task: it queues the request and
-waits. Its time limits (the progress-extended idle timeout and the hard maximum)
-are cancel-scope deadlines; the caller's own scopes work too. On any
-cancellation, ``notifications/cancelled`` is queued without blocking the caller
-past a small bound, and the record says who cancelled.
+Each outbound request runs in the caller's own task (:mod:`trio_mcp._outbound`):
+it queues the request and parks until the reader hands it the outcome. Its time
+limits (the progress-extended idle timeout and the hard maximum) are
+cancel-scope deadlines; the caller's own scopes work too. On any cancellation,
+``notifications/cancelled`` is queued without blocking the caller past a small
+bound, and the record says who cancelled. An optional keepalive task pings the
+peer periodically and treats an unanswered ping as a connection failure.
 
 Shutdown (leaving ``open_session``, or :meth:`Session.aclose`) runs in a fixed
-order, each step bounded, and works when the caller is being cancelled:
-stop accepting requests; cancel our outbound requests (the peer is told); let
-inbound requests settle for ``shutdown_grace`` seconds, then cancel them; flush
-the writer; close the transport. Losing the transport instead fails every
-pending call at once with :class:`SessionClosed` carrying the cause.
+order, each step bounded, and works when the caller is being cancelled
+(:mod:`trio_mcp._shutdown`): stop accepting requests; cancel our outbound
+requests (the peer is told); let inbound requests settle for ``shutdown_grace``
+seconds, then cancel them; flush the writer; close the transport. Losing the
+transport instead fails every pending call at once with :class:`SessionClosed`
+carrying the cause.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, final
@@ -46,14 +52,17 @@ from typing import Protocol as TypingProtocol
 import attrs
 import trio
 
+from . import _outbound, _shutdown
+from ._admission import Admission
 from ._context import RequestContext
-from ._errors import InvalidPeerResult, RequestTimeout, RPCError, SessionClosed
+from ._errors import InvalidPeerResult, RPCError, SessionClosed
 from ._inbound import run_inbound
+from ._outbound import PendingCall
+from ._shutdown import unwrap_group as unwrap_group  # re-exported: others import it here
 from ._transport import Transport
 from .protocol import (
     CancelOrigin,
     CancelReceived,
-    Direction,
     ErrorCode,
     ErrorObject,
     ErrorReceived,
@@ -76,6 +85,10 @@ from .protocol import (
 )
 
 logger = logging.getLogger("trio_mcp.session")
+
+#: The name of every inbound request's task (a constant: Trio would otherwise
+#: derive one from the function, per task).
+_INBOUND_TASK_NAME = "trio_mcp inbound request"
 
 #: Used for "the session's default" in per-call arguments.
 DEFAULT: Any = object()
@@ -116,27 +129,6 @@ class SessionStatistics:
     ignored_events: int
 
 
-class _PendingCall:
-    """An outbound request's waiter, kept by the session while the caller waits."""
-
-    __slots__ = ("cap", "done", "idle", "on_progress", "outcome", "scope")
-
-    def __init__(self, on_progress: Callable[[Progress], None] | None) -> None:
-        self.done = trio.Event()
-        self.on_progress = on_progress
-        self.outcome: Any = None  # ("ok", value) or ("error", exception)
-        #: Seconds without progress before the call times out (inf: never).
-        self.idle: float = math.inf
-        #: Absolute time of the hard cap (inf: none).
-        self.cap: float = math.inf
-        self.scope: trio.CancelScope | None = None
-
-    def finish(self, kind: str, value: Any) -> None:
-        if self.outcome is None:
-            self.outcome = (kind, value)
-            self.done.set()
-
-
 @final
 class Session:
     """One live connection to one peer. Not constructed directly: use
@@ -160,7 +152,7 @@ class Session:
         self.protocol = protocol
         self.dispatcher = dispatcher
         self._nursery = nursery
-        self._limiter = trio.CapacityLimiter(max_concurrent) if max_concurrent else None
+        self._admission = Admission(max_concurrent) if max_concurrent else None
         self._max_concurrent = max_concurrent
         self._send_channel, self._receive_channel = trio.open_memory_channel[Message](
             outgoing_buffer
@@ -173,7 +165,7 @@ class Session:
         self.max_duration = max_duration
         self.shutdown_grace = shutdown_grace
         self.cancel_notify_grace = cancel_notify_grace
-        self._pending: dict[RequestId, _PendingCall] = {}
+        self._pending: dict[RequestId, PendingCall] = {}
         self._inbound_tasks = 0
         self._inbound_idle = trio.Event()
         self._inbound_idle.set()
@@ -241,11 +233,16 @@ class Session:
     async def notify(self, method: str, params: Any = None) -> None:
         """Send a notification.
 
-        Cancellation: a checkpoint; if cancelled while the queue is full, nothing
-        is sent.
+        Cancellation: a checkpoint. If already cancelled, or cancelled while the
+        outgoing queue is full, nothing is sent; once queued it is sent.
         """
         self._check_open()
-        await self._queue(self.protocol.send_notification(method, params))
+        message = self.protocol.send_notification(method, params)
+        await trio.lowlevel.checkpoint_if_cancelled()
+        await self._queue(message)
+        # A schedule point too, as every trio async API is; cancellation can no
+        # longer take the notification back.
+        await trio.lowlevel.cancel_shielded_checkpoint()
 
     def requests(self) -> list[RequestRecord]:
         """Snapshots of recent finished and all in-flight requests."""
@@ -291,9 +288,9 @@ class Session:
             ``shutdown_grace`` + twice ``cancel_notify_grace`` seconds) even when the
             caller is being cancelled; ``Cancelled`` is re-raised afterwards.
         """
-        await self._shutdown(reason)
+        await _shutdown.shutdown(self, reason)
 
-    # ---------------------------------------------------------- outbound path
+    # ------------------------------------------------------------ internals
 
     async def _call(
         self,
@@ -302,62 +299,15 @@ class Session:
         idle: float | None,
         total: float | None,
     ) -> Any:
-        idle = self.progress_idle_timeout if idle is DEFAULT else idle
-        total = self.max_duration if total is DEFAULT else total
-        pending = _PendingCall(on_progress)
-        request_id = message.id
-        self._pending[request_id] = pending
-        now = trio.current_time()
-        pending.idle = math.inf if idle is None else idle
-        pending.cap = now + (math.inf if total is None else total)
-        # One scope carries both limits: its deadline is the earlier of "idle
-        # timeout from the last progress" and the hard cap; progress moves it.
-        scope = trio.CancelScope(deadline=min(now + pending.idle, pending.cap))
-        pending.scope = scope
-        try:
-            with scope:
-                await self._queue(message)
-                await pending.done.wait()
-        except trio.Cancelled as exc:
-            origin = CancelOrigin.DEADLINE if exc.source == "deadline" else CancelOrigin.CALLER
-            reason = exc.reason or (
-                "caller deadline" if origin is CancelOrigin.DEADLINE else "cancelled by the caller"
-            )
-            await self._cancel_outbound(request_id, origin, reason)
-            raise
-        finally:
-            del self._pending[request_id]
-        if pending.outcome is None:  # our own deadline fired
-            fired_cap = trio.current_time() >= pending.cap
-            seconds = (total or 0.0) if fired_cap else pending.idle
-            error = RequestTimeout(message.method, seconds, idle=not fired_cap)
-            await self._cancel_outbound(request_id, CancelOrigin.DEADLINE, str(error))
-            raise error
-        kind, value = pending.outcome
-        if kind == "error":
-            if self.protocol.outbound_entry(request_id) is not None:
-                # Failed locally while the request was still in flight (the
-                # caller's on_progress callback raised): end the record and tell
-                # the peer, or the record stays RUNNING and the peer works on.
-                await self._cancel_outbound(
-                    request_id, CancelOrigin.CALLER, "the caller's progress callback failed"
-                )
-            raise value
-        return value
-
-    async def _cancel_outbound(
-        self, request_id: RequestId, origin: CancelOrigin, reason: str
-    ) -> None:
-        note = self.protocol.cancel_outbound(request_id, origin, reason)
-        if note is None or self.closed:
-            return
-        try:
-            self._send_channel.send_nowait(note)
-        except trio.WouldBlock:
-            with trio.move_on_after(self.cancel_notify_grace, shield=True):
-                await self._send_channel.send(note)
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            pass
+        """Queue an already-made request and wait for its outcome (the client's
+        handshake uses it for ``initialize``); *idle*/*total* may be DEFAULT."""
+        return await _outbound.call(
+            self,
+            message,
+            on_progress,
+            self.progress_idle_timeout if idle is DEFAULT else idle,
+            self.max_duration if total is DEFAULT else total,
+        )
 
     async def _queue(self, message: Message) -> None:
         """Put *message* on the outgoing queue.
@@ -407,18 +357,22 @@ class Session:
         protocol = self.protocol
         try:
             async with channel:
-                async for message in channel:
+                while True:
+                    message = await channel.receive()
                     # Drain what is already queued without a scheduler round trip
                     # per message.
                     while True:
                         data = self.protocol.encode(message)
                         if data is not None:
-                            await self.transport.send(data)
+                            # Observed before the send: encode() has committed the
+                            # frame (a peer cancel read while the send blocks can
+                            # no longer stop it), so observers see it in that order.
                             self._frames_out += 1
                             if protocol.observing:
                                 protocol.observer.on_frame(
                                     FrameDirection.OUT, data, trio.current_time()
                                 )
+                            await self.transport.send(data)
                         try:
                             message = channel.receive_nowait()
                         except trio.WouldBlock:
@@ -438,7 +392,18 @@ class Session:
                 if self.protocol.observing:
                     self.protocol.observer.on_frame(FrameDirection.IN, data, trio.current_time())
                 for event in self.protocol.receive_data(data):
-                    await self._handle_event(event)
+                    kind = type(event)
+                    # The two hot paths inline, without a coroutine per event.
+                    if kind is ResponseReceived:
+                        pending = self._pending.get(event.request_id)  # type: ignore[union-attr]
+                        if pending is not None:
+                            pending.finish("ok", event.result)  # type: ignore[union-attr]
+                    elif kind is RequestReceived:
+                        reply = self._start_inbound(event)  # type: ignore[arg-type]
+                        if reply is not None:
+                            await self._queue_reply(reply)
+                    else:
+                        await self._handle_event(event)
         except trio.EndOfChannel:
             self._transport_lost("the peer closed the connection")
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
@@ -453,7 +418,9 @@ class Session:
 
     async def _handle_event(self, event: Event) -> None:
         if isinstance(event, RequestReceived):
-            await self._start_inbound(event)
+            reply = self._start_inbound(event)
+            if reply is not None:
+                await self._queue_reply(reply)
         elif isinstance(event, ResponseReceived):
             pending = self._pending.get(event.request_id)
             if pending is not None:
@@ -474,7 +441,7 @@ class Session:
                     reason=f"cancelled by the peer: {event.reason or 'no reason'}"
                 )
         elif isinstance(event, ProgressReceived):
-            self._on_progress(event)
+            _outbound.on_progress(self, event)
         elif isinstance(event, NotificationReceived):
             await self._notes_in.send(event)
         elif isinstance(event, InvalidMessage):
@@ -484,20 +451,9 @@ class Session:
         elif isinstance(event, Ignored):
             logger.debug("ignored (%s): %s", event.reason, event.detail)
 
-    def _on_progress(self, event: ProgressReceived) -> None:
-        pending = self._pending.get(event.request_id)
-        if pending is None:
-            return
-        if pending.scope is not None and pending.idle != math.inf:
-            pending.scope.deadline = min(trio.current_time() + pending.idle, pending.cap)
-        if pending.on_progress is not None:
-            try:
-                pending.on_progress(event.progress)
-            except Exception as exc:
-                # The caller's callback failed: end the call with that error.
-                pending.finish("error", exc)
-
-    async def _start_inbound(self, event: RequestReceived) -> None:
+    def _start_inbound(self, event: RequestReceived) -> Message | None:
+        """Answer a built-in request (returns the reply to queue), or start the
+        request's task (returns None)."""
         request = event.request
         method = request.method
         if method == "ping" or method == "initialize":
@@ -510,34 +466,35 @@ class Session:
                 reply = self.protocol.respond(
                     request.id, self.protocol.accept_initialize(event.params)
                 )
-            if reply is not None:
-                await self._queue_reply(reply)
-            return
+            return reply
         if not self._accepting:
-            reply = self.protocol.respond_error(
+            return self.protocol.respond_error(
                 request.id, ErrorObject(int(ErrorCode.SESSION_CLOSED), "The session is closing")
             )
-            if reply is not None:
-                await self._queue_reply(reply)
-            return
         entry = self.protocol.inbound_entry(request.id)
         assert entry is not None
         scope = trio.CancelScope()
         entry.user_data = scope
         self._inbound_tasks += 1
         self._inbound_idle = trio.Event() if self._inbound_tasks == 1 else self._inbound_idle
+        params = request.params
         ctx = RequestContext(
-            self, request.id, method, event.params, (request.params or {}).get("_meta")
+            self, request.id, method, event.params, params.get("_meta") if params else None
         )
-        self._nursery.start_soon(self._run_inbound, ctx, scope)
+        # The admission decision is made here, in arrival order: the task either
+        # holds a slot already (ticket None) or waits for its ticket in FIFO order.
+        admission = self._admission
+        ticket = admission.arrive() if admission is not None else None
+        self._nursery.start_soon(
+            run_inbound, self, ctx, scope, admission, ticket, name=_INBOUND_TASK_NAME
+        )
+        return None
 
-    async def _run_inbound(self, ctx: RequestContext, scope: trio.CancelScope) -> None:
-        try:
-            await run_inbound(self, ctx, scope, self._limiter)
-        finally:
-            self._inbound_tasks -= 1
-            if self._inbound_tasks == 0:
-                self._inbound_idle.set()
+    def _inbound_done(self) -> None:
+        """An inbound request's task ended (called by run_inbound)."""
+        self._inbound_tasks -= 1
+        if self._inbound_tasks == 0:
+            self._inbound_idle.set()
 
     # -------------------------------------------------------------- closing
 
@@ -545,65 +502,14 @@ class Session:
         if self.closed:
             return
         logger.debug("transport lost: %s", reason)
-        self._close(reason, CancelOrigin.TRANSPORT, cause)
+        _shutdown.close(self, reason, CancelOrigin.TRANSPORT, cause)
 
-    def _close(self, reason: str, origin: CancelOrigin, cause: BaseException | None = None) -> None:
-        self.close_reason = reason
-        self.close_origin = origin
-        self._accepting = False
-        for request_id, pending in list(self._pending.items()):
-            self.protocol.fail_outbound(
-                request_id, ErrorObject(int(ErrorCode.SESSION_CLOSED), reason)
-            )
-            error = SessionClosed(reason, origin)
-            error.__cause__ = cause
-            pending.finish("error", error)
-        self._cancel_inbound(origin, reason)
-        self.protocol.close(reason)
-        self._closed.set()
-        self.protocol.observer.on_close(reason, trio.current_time())
-
-    def _cancel_inbound(self, origin: CancelOrigin, reason: str) -> None:
-        for request_id in self.protocol.in_flight(Direction.INBOUND):
-            entry = self.protocol.inbound_entry(request_id)
-            if entry is None or entry.user_data is None:
-                continue
-            entry.request_cancel(origin, reason)
-            entry.user_data.cancel(reason=f"{origin.value}: {reason}")
-
-    async def _shutdown(self, reason: str) -> None:
-        if self.closed:
-            # Fix: closed by the transport's loss, everything else is done, but
-            # the transport itself was never closed (a leaked pipe or process).
-            # MemoryTransport/trio channels make aclose idempotent.
-            with trio.CancelScope(shield=True), trio.move_on_after(self.cancel_notify_grace):
-                await self.transport.aclose()
-            return
-        with trio.CancelScope(shield=True):
-            # 1. Stop accepting: new inbound requests are refused, new calls raise.
-            self._accepting = False
-            # 2. Cancel our outbound requests; the peer is told (bounded).
-            for request_id, pending in list(self._pending.items()):
-                await self._cancel_outbound(request_id, CancelOrigin.SHUTDOWN, reason)
-                pending.finish("error", SessionClosed(reason, CancelOrigin.SHUTDOWN))
-            # 3. Let inbound requests settle, then cancel them.
-            with trio.move_on_after(self.shutdown_grace):
-                await self._inbound_idle.wait()
-            self._cancel_inbound(CancelOrigin.SHUTDOWN, reason)
-            with trio.move_on_after(self.cancel_notify_grace):
-                await self._inbound_idle.wait()
-            # 4. Flush the writer (bounded), then close the transport.
-            self._send_channel.close()
-            with trio.move_on_after(self.cancel_notify_grace):
-                await self._writer_done.wait()
-            if not self.closed:
-                self._close(reason, CancelOrigin.SHUTDOWN)
-            with trio.move_on_after(self.cancel_notify_grace) as scope:
-                await self.transport.aclose()
-            if scope.cancelled_caught:
-                logger.warning(
-                    "closing the transport took longer than %ss", self.cancel_notify_grace
-                )
+    async def _connection_failed(self, reason: str) -> None:
+        """Close as a connection failure (the keepalive's ping timed out): like a
+        lost transport, then close the transport so the peer sees it too."""
+        self._transport_lost(reason)
+        with trio.CancelScope(shield=True), trio.move_on_after(self.cancel_notify_grace):
+            await self.transport.aclose()
 
 
 @asynccontextmanager
@@ -619,6 +525,8 @@ async def open_session(
     shutdown_grace: float = 2.0,
     cancel_notify_grace: float = 0.5,
     observer: RequestObserver | None = None,
+    keepalive_interval: float | None = None,
+    keepalive_timeout: float | None = None,
 ) -> AsyncIterator[Session]:
     """Run a session over *transport* for the duration of the ``async with`` body.
 
@@ -635,6 +543,12 @@ async def open_session(
             shutdown paths (queueing a cancel, flushing, closing the transport).
         observer: sees every request transition and every frame (replaces the
             protocol's observer).
+        keepalive_interval: ping the peer this many seconds after each answered
+            ping (None: no keepalive; PI-04).
+        keepalive_timeout: a ping unanswered for this many seconds (default:
+            ``keepalive_interval``) closes the session as a connection failure:
+            close origin TRANSPORT, reason ``"ping timeout after Ns"``, pending
+            calls fail with :class:`SessionClosed` (PI-03, PI-05, TO-07).
 
     Cancellation:
         Leaving the body, normally, by an exception or by cancellation, runs the
@@ -667,6 +581,14 @@ async def open_session(
             nursery.start_soon(session._writer, name="trio_mcp writer")
             nursery.start_soon(session._reader, name="trio_mcp reader")
             nursery.start_soon(session._notifier, name="trio_mcp notifier")
+            if keepalive_interval is not None:
+                nursery.start_soon(
+                    _outbound.keepalive,
+                    session,
+                    keepalive_interval,
+                    keepalive_interval if keepalive_timeout is None else keepalive_timeout,
+                    name="trio_mcp keepalive",
+                )
             try:
                 yield session
             finally:
@@ -674,18 +596,3 @@ async def open_session(
                 nursery.cancel_scope.cancel(reason="session closed")
     except BaseExceptionGroup as group:
         raise unwrap_group(group) from None
-
-
-def unwrap_group(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """The group's only non-Cancelled leaf, or the group itself if there are several."""
-    _, rest = group.split(trio.Cancelled)
-    leaves = list(_leaves(rest)) if rest is not None else []
-    if len(leaves) == 1:
-        return leaves[0]
-    return group
-
-
-def _leaves(exc: BaseException) -> list[BaseException]:
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for sub in exc.exceptions for leaf in _leaves(sub)]
-    return [exc]

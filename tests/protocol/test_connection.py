@@ -499,8 +499,9 @@ def test_race_completion_crosses_the_cancel_on_the_wire() -> None:
     assert note is not None
     cancel_bytes = pair.client.encode(note)
     assert cancel_bytes is not None
-    # Each side now reads the other's message: both are ignored, nothing breaks.
-    ignored(pair.server.receive_data(cancel_bytes), "unknown-id")
+    # Each side now reads the other's message: both are ignored (and recorded),
+    # nothing breaks.
+    ignored(pair.server.receive_data(cancel_bytes), "late")
     ignored(pair.client.receive_data(response_bytes), "late")
     assert state_of(pair.server, Direction.INBOUND, request.id) is DONE
     assert state_of(pair.client, Direction.OUTBOUND, request.id) is CANCELLED
@@ -509,17 +510,48 @@ def test_race_completion_crosses_the_cancel_on_the_wire() -> None:
 
 
 @pytest.mark.spec("CN-08")
-def test_race_cancel_arrives_after_response_built_but_before_written() -> None:
+@pytest.mark.spec("CN-05")
+def test_race_cancel_arrives_after_response_built_but_before_written_suppresses_it() -> None:
     pair = operating()
     request = running_call(pair)
     reply = pair.server.respond(request.id, TOOL_RESULT)
     assert reply is not None
-    # The peer's cancel arrives while the response waits for the writer: the request
-    # already ended, so the cancel is ignored and the response is still written.
-    ignored(pair.server.receive_data(cancel_frame(request.id)), "unknown-id")
-    event = only(pair.server_to_client(reply))
-    assert isinstance(event, ResponseReceived)
-    assert event.result == TOOL_RESULT
+    # The peer's cancel arrives while the response waits for the writer: the
+    # handler already finished, but nothing was written yet, so the response is
+    # suppressed (after a peer cancel no response is ever sent). The record stays
+    # COMPLETED (cancel requested is not cancelled) and notes the cancel.
+    event = only(pair.server.receive_data(cancel_frame(request.id, "stop")))
+    assert event == CancelReceived(request.id, "stop")
+    assert pair.server.encode(reply) is None
+    record = pair.server.record(Direction.INBOUND, request.id)
+    assert record is not None
+    assert (record.state, record.cancel_origin, record.cancel_reason) == (
+        DONE,
+        CancelOrigin.PEER,
+        "stop",
+    )
+    assert record.cancel_requested
+    assert record.late_events == ("cancel by peer in completed: the unwritten reply is suppressed",)
+    # A second cancel is late and recorded.
+    ignored(pair.server.receive_data(cancel_frame(request.id)), "late")
+    record = pair.server.record(Direction.INBOUND, request.id)
+    assert record is not None
+    assert len(record.late_events) == 2
+
+
+@pytest.mark.spec("CN-05")
+def test_race_cancel_before_a_local_error_reply_is_written_suppresses_it() -> None:
+    # Same window for a failed request whose error reply waits in the queue; the
+    # record keeps FAILED and its first asker, if any.
+    pair = operating()
+    request = running_call(pair)
+    reply = pair.server.respond_error(request.id, ErrorObject(-32603, "boom"))
+    assert reply is not None
+    assert isinstance(only(pair.server.receive_data(cancel_frame(request.id))), CancelReceived)
+    assert pair.server.encode(reply) is None
+    record = pair.server.record(Direction.INBOUND, request.id)
+    assert record is not None
+    assert (record.state, record.cancel_origin) == (FAILED, CancelOrigin.PEER)
 
 
 @pytest.mark.spec("CN-05")
@@ -704,10 +736,13 @@ def test_cancel_for_finished_inbound_is_ignored() -> None:
     reply = pair.server.respond(request.id, TOOL_RESULT)
     assert reply is not None
     pair.server_to_client(reply)
-    ignored(pair.server.receive_data(cancel_frame(request.id)), "unknown-id")
+    # The response was written: the cancel crossed it on the wire. Ignored as
+    # late, and recorded on the record (which never saw a cancel request).
+    ignored(pair.server.receive_data(cancel_frame(request.id)), "late")
     record = pair.server.record(Direction.INBOUND, request.id)
     assert record is not None
     assert (record.state, record.cancel_origin) == (DONE, None)
+    assert record.late_events == ("cancel by peer in completed: ignored",)
 
 
 @pytest.mark.spec("CN-06")

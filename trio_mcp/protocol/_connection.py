@@ -12,8 +12,8 @@ finished request is never written (PG-10).
 
 Two tables of :class:`RequestEntry` hold the in-flight requests, one per
 direction, because the two sides' ids are separate namespaces (A-14). Finished
-entries move to a bounded history for :meth:`requests`; finished inbound ids are
-remembered (bounded) so a peer that reuses one is refused (BP-04).
+entries move to a bounded history for :meth:`requests`; finished and refused
+inbound ids are remembered (bounded) so a peer that reuses one is refused (BP-04).
 
 Invariants:
 
@@ -151,9 +151,13 @@ class Protocol:
         # may not be reused (BP-04) and their responses may still sit in the
         # writer's queue, where encode() reads their cancel_origin.
         self._finished_inbound: OrderedDict[RequestId, RequestEntry] = OrderedDict()
+        # Ids of refused requests, oldest first, bounded by remember_ids (BP-04).
+        self._refused_ids: OrderedDict[RequestId, None] = OrderedDict()
         # Progress tokens of inbound requests (in flight or remembered).
         self._inbound_tokens: dict[str | int, RequestEntry] = {}
         self._remember_ids = remember_ids
+        # Outbound requests (method, state, revision) that passed _check_outbound.
+        self._outbound_ok: dict[tuple[str, SessionState, str | None], MethodSpec] = {}
         self._peak_inbound = 0
         self._counts = {
             RequestState.COMPLETED: 0,
@@ -173,7 +177,22 @@ class Protocol:
             allow_batch=self.revision == BATCH_REVISION,
         )
         batched = len(items) > 1
-        return [self._receive_one(item, batched) for item in items]
+        events = [self._receive_one(item, batched) for item in items]
+        for event in events:
+            if type(event) is InvalidMessage and event.reply is not None:
+                self._remember_refused(event.reply.id)
+        return events
+
+    def _remember_refused(self, request_id: RequestId | None) -> None:
+        # A refused request's id is used too: a later request reusing it is a
+        # duplicate, refused with a null id, or the peer would read two responses
+        # with that id (BP-04).
+        if request_id is None or request_id in self._inbound:
+            return
+        refused = self._refused_ids
+        refused[request_id] = None
+        if len(refused) > self._remember_ids:
+            refused.popitem(last=False)
 
     def _receive_one(self, item: Message | FrameError, batched: bool) -> Event:
         if isinstance(item, FrameError):
@@ -204,7 +223,9 @@ class Protocol:
     def _id_in_use(self, request_id: RequestId | None) -> bool:
         """Whether the peer already used *request_id* (in flight, or remembered)."""
         return request_id is not None and (
-            request_id in self._inbound or request_id in self._finished_inbound
+            request_id in self._inbound
+            or request_id in self._finished_inbound
+            or request_id in self._refused_ids
         )
 
     def _refuse_duplicate(self, request_id: RequestId) -> InvalidMessage:
@@ -339,12 +360,36 @@ class Protocol:
             return self._ignore("malformed", "notifications/cancelled without a valid requestId")
         entry = self._inbound.get(request_id)  # type: ignore[arg-type]
         if entry is None:
-            return self._ignore("unknown-id", f"cancel for unknown or finished id {request_id!r}")
+            entry = self._finished_inbound.get(request_id)  # type: ignore[arg-type]
+            if entry is None:
+                return self._ignore("unknown-id", f"cancel for unknown id {request_id!r}")
         if entry.method == "initialize":
             entry.late_events.append("peer cancel refused: initialize is not cancellable")
             return self._ignore("not-cancellable", "initialize cannot be cancelled (CN-03)")
-        if not entry.request_cancel(CancelOrigin.PEER, reason):
-            return self._ignore("late", f"cancel for finished id {request_id!r}")
+        if entry.state.is_terminal:
+            return self._receive_late_cancel(entry, reason)
+        entry.request_cancel(CancelOrigin.PEER, reason)  # sets peer_cancelled
+        return CancelReceived(entry.id, reason)
+
+    def _receive_late_cancel(self, entry: RequestEntry, reason: str | None) -> Event:
+        """A peer cancel for a request whose handler already finished.
+
+        If its reply has not been written yet (it waits in the writer's queue),
+        the reply is suppressed: after the peer's cancel no response is ever sent
+        (CN-05, A-01). The record keeps its terminal state (cancel requested is
+        not cancelled) and notes the cancel. If the reply was already written,
+        the cancel crossed it on the wire and is ignored (CN-06), and recorded.
+        """
+        if entry.reply_written or entry.peer_cancelled:
+            entry.late_events.append(f"cancel by peer in {entry.state.value}: ignored")
+            return self._ignore("late", f"cancel for finished id {entry.id!r}")
+        entry.peer_cancelled = True
+        if entry.cancel_origin is None:
+            entry.cancel_origin = CancelOrigin.PEER
+            entry.cancel_reason = reason
+        entry.late_events.append(
+            f"cancel by peer in {entry.state.value}: the unwritten reply is suppressed"
+        )
         return CancelReceived(entry.id, reason)
 
     def _receive_progress(self, params: JSONObject | None) -> Event:
@@ -470,6 +515,19 @@ class Protocol:
         return Notification(method, self._unstructure(params))
 
     def _check_outbound(self, method: str, kind: Kind) -> MethodSpec:
+        if kind is not Kind.REQUEST:
+            return self._check_outbound_uncached(method, kind)
+        # What the checks of a request read (the revision, the peer's
+        # capabilities) only changes together with the lifecycle state, so a
+        # pass is cached per state. (Notifications also read our own
+        # capabilities, which the owner may change: never cached.)
+        key = (method, self.state, self.revision)
+        spec = self._outbound_ok.get(key)
+        if spec is None:
+            spec = self._outbound_ok[key] = self._check_outbound_uncached(method, kind)
+        return spec
+
+    def _check_outbound_uncached(self, method: str, kind: Kind) -> MethodSpec:
         if self.state is SessionState.CLOSED:
             raise LocalProtocolError(f"session closed: {self.close_reason}")
         spec = METHODS.get(method)
@@ -520,8 +578,9 @@ class Protocol:
         elif isinstance(message, Response | ErrorResponse):
             entry = self._find_finished_inbound(message.id)
             if entry is not None:
-                if entry.cancel_origin is CancelOrigin.PEER:
+                if entry.peer_cancelled or entry.reply_written:
                     return None
+                entry.reply_written = True
                 if entry.method == "initialize" and self.role is Role.SERVER:
                     self.state = (
                         SessionState.INITIALIZED
@@ -536,7 +595,7 @@ class Protocol:
             # a peer cancel that arrived meanwhile stops it.
             token = (message.params or {}).get("progressToken")
             entry = self._inbound_tokens.get(token)  # type: ignore[arg-type]
-            if entry is not None and entry.cancel_origin is CancelOrigin.PEER:
+            if entry is not None and (entry.peer_cancelled or entry.reply_written):
                 return None
         return encode(message)
 
@@ -572,7 +631,7 @@ class Protocol:
             )
         entry.encoded = data
         self._finish(entry, RequestEvent.COMPLETE)
-        if entry.cancel_origin is CancelOrigin.PEER:
+        if entry.peer_cancelled:
             return None
         return response
 
@@ -582,7 +641,7 @@ class Protocol:
         if entry is None:
             return None
         self._finish(entry, RequestEvent.FAIL, error=error)
-        if entry.cancel_origin is CancelOrigin.PEER:
+        if entry.peer_cancelled:
             return None
         return ErrorResponse(request_id, error)
 
@@ -601,7 +660,10 @@ class Protocol:
             return None
         entry.request_cancel(origin, reason)
         self._finish(entry, RequestEvent.CANCEL)
-        if entry.cancel_origin in (CancelOrigin.PEER, CancelOrigin.TRANSPORT):
+        if entry.peer_cancelled or entry.cancel_origin in (
+            CancelOrigin.PEER,
+            CancelOrigin.TRANSPORT,
+        ):
             return None
         who = (entry.cancel_origin or origin).value
         message = f"Request cancelled by the {who}"
@@ -631,7 +693,7 @@ class Protocol:
             entry is None
             or entry.progress_token is None
             or entry.state.is_terminal
-            or entry.cancel_origin is CancelOrigin.PEER
+            or entry.peer_cancelled
         ):
             return None
         if entry.progress is not None and not progress > entry.progress.progress:

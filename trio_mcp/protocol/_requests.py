@@ -40,6 +40,10 @@ from ._messages import ErrorObject, RequestId
 class RequestState(enum.Enum):
     """Where a request is in its life (spec_notes/requests.md)."""
 
+    # Members are singletons compared by identity: hash them by identity too
+    # (Enum hashes the name in Python; these are dict keys on the hot path).
+    __hash__ = object.__hash__
+
     #: Received and waiting for a slot (inbound) / handed to the writer (outbound).
     QUEUED = "queued"
     #: The handler runs (inbound) / written and awaiting the reply (outbound).
@@ -61,6 +65,10 @@ _TERMINAL = frozenset({RequestState.COMPLETED, RequestState.FAILED, RequestState
 
 class RequestEvent(enum.Enum):
     """What can happen to a request."""
+
+    # Members are singletons compared by identity: hash them by identity too
+    # (Enum hashes the name in Python; these are dict keys on the hot path).
+    __hash__ = object.__hash__
 
     START = "start"
     COMPLETE = "complete"
@@ -90,6 +98,10 @@ TRANSITIONS: dict[RequestState, dict[RequestEvent, RequestState]] = {
 class Direction(enum.Enum):
     """Which way a request travels, seen from this side of the session."""
 
+    # Members are singletons compared by identity: hash them by identity too
+    # (Enum hashes the name in Python; these are dict keys on the hot path).
+    __hash__ = object.__hash__
+
     #: The peer sent it; we answer it.
     INBOUND = "inbound"
     #: We sent it; the peer answers it.
@@ -98,6 +110,10 @@ class Direction(enum.Enum):
 
 class CancelOrigin(enum.Enum):
     """Who asked for a request to be cancelled."""
+
+    # Members are singletons compared by identity: hash them by identity too
+    # (Enum hashes the name in Python; these are dict keys on the hot path).
+    __hash__ = object.__hash__
 
     #: The peer sent ``notifications/cancelled`` (inbound requests only).
     PEER = "peer"
@@ -173,9 +189,11 @@ class RequestEntry:
         "id",
         "late_events",
         "method",
+        "peer_cancelled",
         "progress",
         "progress_token",
         "queued_at",
+        "reply_written",
         "started_at",
         "state",
         "user_data",
@@ -205,6 +223,12 @@ class RequestEntry:
         # The serialized response, made when the handler finished (so a result
         # that is not JSON fails the request there, not in the writer).
         self.encoded: bytes | None = None
+        # Inbound only. The peer sent ``notifications/cancelled`` for it before its
+        # reply was written: no reply may be written any more (CN-05), even when
+        # the record already ended (cancel_origin then keeps the first asker).
+        self.peer_cancelled = False
+        # Inbound only. Its reply has been handed to the transport (by encode()).
+        self.reply_written = False
         # Free slot for the layer above (the session keeps its scope/waiter here).
         self.user_data: Any = None
 
@@ -230,6 +254,8 @@ class RequestEntry:
         if self.cancel_origin is None:
             self.cancel_origin = origin
             self.cancel_reason = reason
+        if origin is CancelOrigin.PEER:
+            self.peer_cancelled = True
         return True
 
     def snapshot(self) -> RequestRecord:

@@ -1,0 +1,110 @@
+"""FIFO admission of inbound requests under the session's concurrency limit.
+
+Theory of operation
+-------------------
+The admission decision is made by the *reader*, which sees requests in arrival
+order: :meth:`Admission.arrive` either takes a free slot for the request there
+and then, or appends a :class:`Ticket` to a FIFO. Each request's task (started
+at arrival, inside the request's cancel scope) then waits on its ticket, if it
+got one; :meth:`Admission.release` hands a freed slot straight to the oldest
+ticket still waiting. So requests take slots in arrival order, whatever order
+Trio happens to start their tasks in.
+
+A request cancelled while queued (its scope cancelled: by the peer, shutdown,
+the transport) abandons its ticket and never starts; ``release`` skips
+abandoned tickets. A ticket granted a slot whose task is cancelled before it
+runs gives the slot back (the task's ``finally`` calls ``release``).
+
+Without a limit (``limit`` None) there is no admission at all: every request
+runs at once.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import trio
+
+
+class Ticket:
+    """A queued request's place in line. Not constructed directly."""
+
+    __slots__ = ("abandoned", "granted", "task")
+
+    def __init__(self) -> None:
+        #: A slot was handed to this ticket; its holder must release it.
+        self.granted = False
+        #: The waiter was cancelled while queued: skip it.
+        self.abandoned = False
+        #: The task parked on this ticket, while it waits.
+        self.task: trio.lowlevel.Task | None = None
+
+
+class Admission:
+    """Up to *limit* requests hold a slot at once; the rest wait in arrival order."""
+
+    __slots__ = ("_queue", "in_use", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.in_use = 0
+        self._queue: deque[Ticket] = deque()
+
+    @property
+    def waiting(self) -> int:
+        """Tickets in line (including abandoned ones not yet skipped)."""
+        return len(self._queue)
+
+    def arrive(self) -> Ticket | None:
+        """Called in arrival order. None: a slot was taken now. Else: wait on the ticket."""
+        if self.in_use < self.limit and not self._queue:
+            self.in_use += 1
+            return None
+        ticket = Ticket()
+        self._queue.append(ticket)
+        return ticket
+
+    async def wait(self, ticket: Ticket) -> None:
+        """Block until *ticket* is granted a slot.
+
+        Cancellation:
+            If cancelled before the slot is granted, the ticket is abandoned (no
+            slot is held) and ``Cancelled`` propagates. If the slot was granted
+            but the caller's scope is already cancelled, ``Cancelled`` propagates
+            with the slot held: the caller releases it (``ticket.granted``).
+        """
+        try:
+            if not ticket.granted:
+                await trio.lowlevel.checkpoint_if_cancelled()
+            if not ticket.granted:
+                ticket.task = trio.lowlevel.current_task()
+
+                def abort(_: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
+                    ticket.task = None
+                    ticket.abandoned = True
+                    return trio.lowlevel.Abort.SUCCEEDED
+
+                await trio.lowlevel.wait_task_rescheduled(abort)
+            # Granted: a request whose scope was cancelled meanwhile still never
+            # starts.
+            await trio.lowlevel.checkpoint_if_cancelled()
+        except BaseException:
+            # Not granted: leave the line (release() skips us). Granted: the
+            # caller holds the slot and releases it.
+            ticket.abandoned = not ticket.granted
+            ticket.task = None
+            raise
+
+    def release(self) -> None:
+        """Give a slot back: to the oldest waiting ticket, or to the pool."""
+        queue = self._queue
+        while queue:
+            ticket = queue.popleft()
+            if ticket.abandoned:
+                continue
+            ticket.granted = True
+            task, ticket.task = ticket.task, None
+            if task is not None:
+                trio.lowlevel.reschedule(task)
+            return
+        self.in_use -= 1
