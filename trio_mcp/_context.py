@@ -83,3 +83,143 @@ class RequestContext:
             await self.session._checkpoint()
         else:
             await self.session._queue(note)
+
+
+class Context:
+    """The server-side per-request context: what a tool, resource, prompt or
+    completion function gets when it declares a parameter annotated ``Context``.
+
+    It wraps the session's :class:`RequestContext` (``ctx.request``) and adds
+    the server's conveniences: logging to the client, progress, the negotiated
+    revision, and requests back to the client (sampling, elicitation, roots).
+
+    Cancellation:
+        The function runs in its request's own cancel scope: a peer's
+        ``notifications/cancelled``, shutdown or transport loss arrive as
+        :class:`trio.Cancelled` at its next checkpoint. Every ``async`` method
+        here is a checkpoint. Requests to the client made through the context
+        are cancelled with the request (the client is told, CN-01).
+    """
+
+    __slots__ = ("_server", "ran_in_thread", "request")
+
+    def __init__(self, request: RequestContext, server: Any) -> None:
+        #: The session-level context of this request.
+        self.request = request
+        self._server = server
+        #: True while (and after) a sync function of this request ran in a worker thread.
+        self.ran_in_thread = False
+
+    # -- what the request is
+
+    @property
+    def session(self) -> Session:
+        """The session this request arrived on."""
+        return self.request.session
+
+    @property
+    def server(self) -> Any:
+        """The :class:`~trio_mcp.Server` answering the request."""
+        return self._server
+
+    @property
+    def request_id(self) -> RequestId:
+        return self.request.request_id
+
+    @property
+    def method(self) -> str:
+        return self.request.method
+
+    @property
+    def meta(self) -> JSONObject | None:
+        """The request's raw ``_meta`` object, if it had one."""
+        return self.request.meta
+
+    @property
+    def revision(self) -> str | None:
+        """The negotiated protocol revision of the session."""
+        return self.request.session.protocol.revision
+
+    @property
+    def record(self) -> RequestRecord:
+        """A snapshot of this request's record."""
+        return self.request.record
+
+    @property
+    def cancel_requested(self) -> bool:
+        """True once anyone asked to cancel this request (see :class:`RequestContext`)."""
+        return self.request.cancel_requested
+
+    @property
+    def progress_token(self) -> str | int | None:
+        return self.request.progress_token
+
+    # -- telling the client
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """As :meth:`RequestContext.report_progress`: sent only when the request
+        carried a progress token (PG-07), never after the response (PG-10).
+
+        Cancellation: a checkpoint.
+        """
+        await self.request.report_progress(progress, total, message)
+
+    async def log(self, level: Any, data: Any, *, logger: str | None = None) -> None:
+        """Send ``notifications/message`` to this session, if its level allows.
+
+        *level* is a :class:`~trio_mcp.types.LoggingLevel` or its name; *data*
+        any JSON value (structured data is kept as is). Nothing is sent when the
+        server does not declare ``logging`` or the message is below the level
+        the client set with ``logging/setLevel``. Never put secrets or internal
+        details in *data* (LG-10).
+
+        Cancellation: a checkpoint; if cancelled while the queue is full, nothing is sent.
+
+        Spec: LG-01, LG-02, LG-03.
+        """
+        await self._server.send_log(self.request.session, level, data, logger=logger)
+
+    async def debug(self, data: Any, *, logger: str | None = None) -> None:
+        """``log("debug", ...)``. Cancellation: as :meth:`log`."""
+        await self.log("debug", data, logger=logger)
+
+    async def info(self, data: Any, *, logger: str | None = None) -> None:
+        """``log("info", ...)``. Cancellation: as :meth:`log`."""
+        await self.log("info", data, logger=logger)
+
+    async def warning(self, data: Any, *, logger: str | None = None) -> None:
+        """``log("warning", ...)``. Cancellation: as :meth:`log`."""
+        await self.log("warning", data, logger=logger)
+
+    async def error(self, data: Any, *, logger: str | None = None) -> None:
+        """``log("error", ...)``. Cancellation: as :meth:`log`."""
+        await self.log("error", data, logger=logger)
+
+    # -- asking the client (the client side of these is the client's own feature)
+
+    async def create_message(self, params: Any) -> Any:
+        """``sampling/createMessage`` to the client; returns ``CreateMessageResult``.
+
+        Raises:
+            LocalProtocolError: the client did not declare ``sampling``.
+            RPCError, RequestTimeout, SessionClosed: as :meth:`Session.request`.
+
+        Cancellation: as :meth:`Session.request` (the client is told).
+        """
+        return await self.request.session.request("sampling/createMessage", params)
+
+    async def elicit(self, params: Any) -> Any:
+        """``elicitation/create`` to the client (2025-06-18+); returns ``ElicitResult``.
+
+        Raises / Cancellation: as :meth:`create_message` (needs ``elicitation``).
+        """
+        return await self.request.session.request("elicitation/create", params)
+
+    async def list_roots(self) -> Any:
+        """``roots/list`` to the client; returns ``ListRootsResult``.
+
+        Raises / Cancellation: as :meth:`create_message` (needs ``roots``).
+        """
+        return await self.request.session.request("roots/list")

@@ -1,56 +1,108 @@
-"""``Server``: a registry of tools that answers a session's requests.
+"""``Server``: a registry of tools, resources, prompts and completions that
+answers a session's requests.
 
-The registry does no I/O. It is *run* by ``serve_*`` functions (``serve_session``
-for any transport), so one ``Server`` can serve many sessions over many
-transports at once. Capabilities are derived from what is registered, never
-declared by hand, so a feature that was not declared is refused on the wire.
+The registry does no I/O. It is *run* by ``serve_*`` functions
+(:func:`serve_session` for any transport), so one ``Server`` serves many
+sessions over many transports at once. Capabilities are derived from what is
+registered and from the constructor's options, never declared by hand, so a
+feature that was not declared is refused on the wire (the protocol answers
+-32601, LC-11). They are fixed per session when it starts: a session that
+began with no tools has no ``tools`` capability (pass ``features=("tools",)``
+to declare a feature before anything is registered).
+
+Changes while sessions are live (``add_tool``, ``remove_prompt``, ...) queue a
+``notifications/*/list_changed`` to every session that negotiated it, and
+:meth:`Server.resource_updated` queues ``notifications/resources/updated`` to
+the sessions subscribed to that URI (or a parent of it). The registration
+methods are synchronous; delivery is done by a small task that
+:func:`serve_session` runs next to each session, so a slow client never blocks
+the code that changed the registry. Repeated changes before delivery are
+coalesced into one notification.
+
+Spec: TL-01, TL-02, RS-01, RS-05, RS-06, PR-01, PR-03, LG-01, CP-01.
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+import weakref
+from collections.abc import Callable, Collection
+from typing import Any, TypeVar, overload
 
-import attrs
 import trio
 
 from . import types as mcp_types
-from ._context import RequestContext
-from ._errors import RPCError
-from ._schema import ToolSignature
+from ._completion import Completer
+from ._context import Context, RequestContext
+from ._errors import RPCError, SessionClosed
+from ._logging import coerce_level, log_params
+from ._pagination import paginate
+from ._prompts import RegisteredPrompt, unknown_prompt
+from ._resources import RegisteredResource, RegisteredTemplate, resource_not_found
 from ._session import Session, open_session
+from ._tools import (
+    STRUCTURED_REVISIONS,
+    RegisteredTool,
+    ToolError,
+    error_result,
+    to_call_tool_result,
+    unknown_tool,
+)
 from ._transport import Transport
-from .protocol import ErrorCode, NotificationReceived, Protocol, Role
+from .protocol import (
+    ErrorCode,
+    LocalProtocolError,
+    NotificationReceived,
+    Protocol,
+    Role,
+    SessionState,
+)
+
+__all__ = [
+    "Context",
+    "RegisteredTool",
+    "Server",
+    "ToolError",
+    "error_result",
+    "serve_session",
+    "to_call_tool_result",
+]
 
 logger = logging.getLogger("trio_mcp.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: What a handler receives to learn about its request (the per-request context).
-Context = RequestContext
+_TOOLS_CHANGED = "notifications/tools/list_changed"
+_RESOURCES_CHANGED = "notifications/resources/list_changed"
+_PROMPTS_CHANGED = "notifications/prompts/list_changed"
+_RESOURCE_UPDATED = "notifications/resources/updated"
 
 
-class ToolError(Exception):
-    """Raise from a tool to return an ``isError`` result with this message.
+class _Peer:
+    """What the server keeps per session: log level, subscriptions, queued notices."""
 
-    Any other exception gives an ``isError`` result with a generic message (the
-    traceback is logged, never sent).
-    """
+    __slots__ = ("log_level", "pending", "subscriptions", "wake")
+
+    def __init__(self) -> None:
+        self.log_level: mcp_types.LoggingLevel | None = None
+        self.subscriptions: set[str] = set()
+        #: (method, uri or None) to deliver; a set, so repeats coalesce.
+        self.pending: dict[tuple[str, str | None], None] = {}
+        self.wake = trio.Event()
+
+    def push(self, method: str, uri: str | None = None) -> None:
+        self.pending[(method, uri)] = None
+        self.wake.set()
 
 
-@attrs.frozen
-class RegisteredTool:
-    """A tool as registered: its wire definition and how to call it."""
-
-    definition: mcp_types.Tool
-    signature: ToolSignature
-    fn: Callable[..., Awaitable[Any]]
+def _subscribed(subscriptions: set[str], uri: str) -> bool:
+    # RS-06: an update may concern a sub-resource of the subscribed URI.
+    return uri in subscriptions or any(uri.startswith(s.rstrip("/") + "/") for s in subscriptions)
 
 
 class Server:
-    """An MCP server: register tools, then serve sessions.
+    """An MCP server: register tools, resources, prompts and completions, then
+    serve sessions.
 
     Example::
 
@@ -60,135 +112,559 @@ class Server:
         async def add(a: int, b: int) -> int:
             \"\"\"Add two integers.\"\"\"
             return a + b
+
+    Args:
+        name, version: the ``serverInfo``.
+        instructions: sent in the ``initialize`` result.
+        page_size: items per page of every list method (None: one page).
+        list_changed: declare ``listChanged`` for tools, resources and prompts
+            and send the notifications.
+        subscribe: declare ``resources.subscribe`` (when resources exist).
+        logging: declare ``logging`` (log messages from :class:`Context`).
+        features: declare these features even when nothing is registered yet
+            (any of ``"tools"``, ``"resources"``, ``"prompts"``, ``"completions"``).
     """
 
-    def __init__(self, name: str, version: str = "0.0.0", *, instructions: str | None = None):
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.0.0",
+        *,
+        instructions: str | None = None,
+        title: str | None = None,
+        page_size: int | None = None,
+        list_changed: bool = True,
+        subscribe: bool = True,
+        logging: bool = True,
+        features: Collection[str] = (),
+    ) -> None:
+        if page_size is not None and page_size < 1:
+            raise ValueError("page_size must be at least 1")
         self.name = name
         self.version = version
+        self.title = title
         self.instructions = instructions
+        self.page_size = page_size
+        self.list_changed = list_changed
+        self.subscribe = subscribe
+        self.logging = logging
+        self.features = frozenset(features)
         self._tools: dict[str, RegisteredTool] = {}
+        self._resources: dict[str, RegisteredResource] = {}
+        self._templates: dict[str, RegisteredTemplate] = {}
+        self._prompts: dict[str, RegisteredPrompt] = {}
+        self._completers: dict[tuple[str, str, str], Completer] = {}
+        self._peers: weakref.WeakKeyDictionary[Session, _Peer] = weakref.WeakKeyDictionary()
+        self._handlers: dict[str, Callable[[RequestContext], Any]] = {
+            "tools/call": self._call_tool,
+            "tools/list": self._list_tools,
+            "resources/list": self._list_resources,
+            "resources/templates/list": self._list_templates,
+            "resources/read": self._read_resource,
+            "resources/subscribe": self._subscribe,
+            "resources/unsubscribe": self._unsubscribe,
+            "prompts/list": self._list_prompts,
+            "prompts/get": self._get_prompt,
+            "completion/complete": self._complete,
+            "logging/setLevel": self._set_level,
+        }
 
-    # ----------------------------------------------------------- registration
+    # ----------------------------------------------------------- tools
 
+    @overload
+    def tool(self, name: F, /) -> F: ...
+    @overload
     def tool(
         self,
         name: str | None = None,
         *,
         title: str | None = None,
         description: str | None = None,
-    ) -> Callable[[F], F]:
-        """Register an ``async def`` function as a tool (decorator form of :meth:`add_tool`)."""
+        annotations: mcp_types.ToolAnnotations | None = None,
+        icons: list[mcp_types.Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+    ) -> Callable[[F], F]: ...
+    def tool(self, name: Any = None, **options: Any) -> Any:
+        """Register a function as a tool (decorator form of :meth:`add_tool`);
+        usable bare (``@server.tool``) or called (``@server.tool(title=...)``)."""
+        if callable(name):
+            self.add_tool(name)
+            return name
 
         def decorate(fn: F) -> F:
-            self.add_tool(fn, name=name, title=title, description=description)
+            self.add_tool(fn, name=name, **options)
             return fn
 
         return decorate
 
     def add_tool(
         self,
-        fn: Callable[..., Awaitable[Any]],
+        fn: Callable[..., Any],
         *,
         name: str | None = None,
         title: str | None = None,
         description: str | None = None,
+        annotations: mcp_types.ToolAnnotations | None = None,
+        icons: list[mcp_types.Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
     ) -> None:
-        """Register *fn* as a tool; its input schema comes from its signature."""
-        if not inspect.iscoroutinefunction(fn):
-            raise TypeError(f"tool {fn.__name__!r} must be an async def function")
-        signature = ToolSignature.from_function(fn, context_type=RequestContext)
-        tool_name = name or fn.__name__
-        definition = mcp_types.Tool(
-            name=tool_name,
+        """Register *fn* (``async def`` or plain) as a tool.
+
+        The input schema comes from the signature: parameter types from the
+        closed set in :mod:`trio_mcp._schema`, defaults, descriptions from the
+        docstring's ``Args:`` section; a parameter annotated ``Context`` (or
+        ``RequestContext``) is injected. A structured return annotation gives an
+        ``outputSchema`` (``structured_output=False`` turns that off). Plain
+        functions run in a worker thread that is abandoned on cancellation.
+        Replacing an existing tool of the same name is allowed.
+
+        Raises:
+            TypeError: an unsupported parameter or return type.
+            ValueError: an invalid tool name (TL-11).
+
+        Spec: TL-06, TL-07, TL-10, TL-11.
+        """
+        tool = RegisteredTool.from_function(
+            fn,
+            name=name,
             title=title,
-            description=description or inspect.getdoc(fn),
-            input_schema=signature.input_schema,
+            description=description,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+            structured_output=structured_output,
         )
-        self._tools[tool_name] = RegisteredTool(definition, signature, fn)
+        self._tools[tool.name] = tool
+        self._changed(_TOOLS_CHANGED)
+
+    def remove_tool(self, name: str) -> None:
+        """Unregister a tool. Raises ``KeyError`` if there is none of that name."""
+        del self._tools[name]
+        self._changed(_TOOLS_CHANGED)
+
+    # -------------------------------------------------------- resources
+
+    def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
+        """Register a function as the resource *uri* (decorator form of
+        :meth:`add_resource`)."""
+
+        def decorate(fn: F) -> F:
+            self.add_resource(uri, fn, **options)
+            return fn
+
+        return decorate
+
+    def add_resource(
+        self,
+        uri: str,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        annotations: mcp_types.Annotations | None = None,
+        size: int | None = None,
+        icons: list[mcp_types.Icon] | None = None,
+    ) -> None:
+        """Register *fn* (no parameters but a context) as the resource *uri*.
+
+        It returns ``str`` (text), ``bytes`` (sent base64), resource contents,
+        or a list of those.
+
+        Raises:
+            ValueError: the URI has no scheme. TypeError: *fn* takes parameters.
+
+        Spec: RS-02, RS-04, RS-14.
+        """
+        resource = RegisteredResource.from_function(
+            uri,
+            fn,
+            name=name,
+            title=title,
+            description=description,
+            mime_type=mime_type,
+            annotations=annotations,
+            size=size,
+            icons=icons,
+        )
+        self._resources[uri] = resource
+        self._changed(_RESOURCES_CHANGED)
+
+    def remove_resource(self, uri: str) -> None:
+        """Unregister a resource. Raises ``KeyError`` if there is none."""
+        del self._resources[uri]
+        self._changed(_RESOURCES_CHANGED)
+
+    def resource_template(self, uri_template: str, **options: Any) -> Callable[[F], F]:
+        """Register a function for an RFC 6570 URI template (decorator form of
+        :meth:`add_resource_template`)."""
+
+        def decorate(fn: F) -> F:
+            self.add_resource_template(uri_template, fn, **options)
+            return fn
+
+        return decorate
+
+    def add_resource_template(
+        self,
+        uri_template: str,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        annotations: mcp_types.Annotations | None = None,
+        icons: list[mcp_types.Icon] | None = None,
+    ) -> None:
+        """Register *fn* for *uri_template*; its parameters are the template's variables.
+
+        Raising ``KeyError`` or ``FileNotFoundError`` from *fn* answers -32002.
+
+        Raises:
+            ValueError: a malformed template, or variables and parameters differ.
+
+        Spec: RS-02, RS-08.
+        """
+        template = RegisteredTemplate.from_function(
+            uri_template,
+            fn,
+            name=name,
+            title=title,
+            description=description,
+            mime_type=mime_type,
+            annotations=annotations,
+            icons=icons,
+        )
+        self._templates[uri_template] = template
+        self._changed(_RESOURCES_CHANGED)
+
+    def remove_resource_template(self, uri_template: str) -> None:
+        """Unregister a resource template. Raises ``KeyError`` if there is none."""
+        del self._templates[uri_template]
+        self._changed(_RESOURCES_CHANGED)
+
+    def resource_updated(self, uri: str) -> None:
+        """Queue ``notifications/resources/updated`` for every session subscribed
+        to *uri* or to a parent of it (RS-06). Not a checkpoint; never blocks."""
+        for peer in list(self._peers.values()):
+            if _subscribed(peer.subscriptions, uri):
+                peer.push(_RESOURCE_UPDATED, uri)
+
+    # ---------------------------------------------------------- prompts
+
+    @overload
+    def prompt(self, name: F, /) -> F: ...
+    @overload
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[mcp_types.Icon] | None = None,
+    ) -> Callable[[F], F]: ...
+    def prompt(self, name: Any = None, **options: Any) -> Any:
+        """Register a function as a prompt (decorator form of :meth:`add_prompt`)."""
+        if callable(name):
+            self.add_prompt(name)
+            return name
+
+        def decorate(fn: F) -> F:
+            self.add_prompt(fn, name=name, **options)
+            return fn
+
+        return decorate
+
+    def add_prompt(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[mcp_types.Icon] | None = None,
+    ) -> None:
+        """Register *fn* as a prompt; its ``str`` parameters are the arguments
+        (required unless they have a default).
+
+        Spec: PR-01, PR-05, PR-06.
+        """
+        prompt = RegisteredPrompt.from_function(
+            fn, name=name, title=title, description=description, icons=icons
+        )
+        self._prompts[prompt.definition.name] = prompt
+        self._changed(_PROMPTS_CHANGED)
+
+    def remove_prompt(self, name: str) -> None:
+        """Unregister a prompt. Raises ``KeyError`` if there is none."""
+        del self._prompts[name]
+        self._changed(_PROMPTS_CHANGED)
+
+    # ------------------------------------------------------- completion
+
+    def completion(
+        self, *, argument: str, prompt: str | None = None, template: str | None = None
+    ) -> Callable[[F], F]:
+        """Register a completion function for a prompt argument or template variable.
+
+        Example::
+
+            @server.completion(prompt="greet", argument="language")
+            def languages(value: str) -> list[str]:
+                return [x for x in LANGUAGES if x.startswith(value)]
+
+        The function takes ``value`` (the partial value) and optionally
+        ``arguments`` (resolved arguments, CP-03) and a context; it returns
+        strings or a ``Completion``.
+
+        Spec: CP-01..CP-04.
+        """
+        if (prompt is None) == (template is None):
+            raise ValueError("give exactly one of prompt= or template=")
+        key = ("ref/prompt", prompt, argument) if prompt else ("ref/resource", template, argument)
+
+        def decorate(fn: F) -> F:
+            self._completers[key] = Completer.from_function(fn)  # type: ignore[index]
+            return fn
+
+        return decorate
+
+    # ----------------------------------------------------- capabilities
 
     def capabilities(self) -> dict[str, Any]:
         """The capabilities object this server declares (derived from the registry)."""
+        changed = {"listChanged": True} if self.list_changed else {}
         caps: dict[str, Any] = {}
-        if self._tools:
-            caps["tools"] = {}
+        if self._prompts or "prompts" in self.features:
+            caps["prompts"] = dict(changed)
+        if self._resources or self._templates or "resources" in self.features:
+            caps["resources"] = {**({"subscribe": True} if self.subscribe else {}), **changed}
+        if self._tools or "tools" in self.features:
+            caps["tools"] = dict(changed)
+        if self.logging:
+            caps["logging"] = {}
+        if self._completers or "completions" in self.features:
+            caps["completions"] = {}
         return caps
 
     def make_protocol(self) -> Protocol:
         """A fresh server-side :class:`Protocol` for one session."""
+        info: dict[str, Any] = {"name": self.name, "version": self.version}
+        if self.title is not None:
+            info["title"] = self.title
         return Protocol(
             Role.SERVER,
             capabilities=self.capabilities(),
-            info={"name": self.name, "version": self.version},
+            info=info,
             instructions=self.instructions,
         )
 
-    # -------------------------------------------------------------- dispatch
+    def run_stdio(self, **options: Any) -> None:
+        """Serve this server over stdin/stdout in a fresh Trio run (for scripts).
+
+        Returns on stdin EOF, SIGTERM or Ctrl+C. Options: see
+        :func:`trio_mcp.transports.serve_stdio`.
+
+        Cancellation: see :func:`trio_mcp.transports.serve_stdio`.
+        """
+        from .transports._stdio_server import run_stdio  # lazy: keeps imports lean
+
+        run_stdio(self, **options)
+
+    def _peer(self, session: Session) -> _Peer:
+        peer = self._peers.get(session)
+        if peer is None:
+            peer = self._peers[session] = _Peer()
+        return peer
+
+    def _changed(self, method: str) -> None:
+        if not self.list_changed:
+            return
+        for session, peer in list(self._peers.items()):
+            if not session.closed:
+                peer.push(method)
+
+    # ---------------------------------------------------------- dispatch
 
     async def handle_request(self, ctx: RequestContext) -> Any:
-        """Answer one request (called by the session in the request's own task)."""
-        method = ctx.method
-        if method == "tools/call":
-            return await self._call_tool(ctx)
-        if method == "tools/list":
-            return mcp_types.ListToolsResult(tools=[t.definition for t in self._tools.values()])
-        raise RPCError(int(ErrorCode.METHOD_NOT_FOUND), f"Method not found: {method}")
+        """Answer one request (called by the session in the request's own task).
+
+        Cancellation: the handler runs in the request's cancel scope (see
+        :class:`RequestContext`).
+        """
+        handler = self._handlers.get(ctx.method)
+        if handler is None:
+            raise RPCError(int(ErrorCode.METHOD_NOT_FOUND), f"Method not found: {ctx.method}")
+        return await handler(ctx)
 
     async def handle_notification(self, session: Session, event: NotificationReceived) -> None:
-        """React to a notification from the client (none need action yet)."""
+        """React to a notification from the client (``initialized`` registers the session)."""
+        if event.method == "notifications/initialized":
+            # Notices queued during the handshake can go out now.
+            self._peer(session).wake.set()
         logger.debug("notification %s", event.method)
+
+    async def send_log(
+        self,
+        session: Session,
+        level: mcp_types.LoggingLevel | str,
+        data: Any,
+        *,
+        logger: str | None = None,
+    ) -> None:
+        """Send ``notifications/message`` to *session* if logging is declared and
+        the session's level (``logging/setLevel``) lets *level* through.
+
+        Cancellation: a checkpoint; if cancelled while the queue is full, nothing is sent.
+
+        Spec: LG-01, LG-02, LG-03, LG-04.
+        """
+        wanted = coerce_level(level)
+        threshold = self._peer(session).log_level
+        if not self.logging or (threshold is not None and wanted < threshold):
+            await trio.lowlevel.checkpoint()
+            return
+        try:
+            await session.notify("notifications/message", log_params(wanted, data, logger))
+        except LocalProtocolError as exc:  # e.g. before notifications/initialized
+            _server_logger().debug("log message not sent: %s", exc)
+
+    # -- tools
+
+    async def _list_tools(self, ctx: RequestContext) -> mcp_types.ListToolsResult:
+        modern = ctx.session.protocol.revision in STRUCTURED_REVISIONS
+        tools = [t.definition if modern else t.legacy_definition for t in self._tools.values()]
+        page, cursor = paginate("tools", tools, _cursor(ctx.params), self.page_size)
+        return mcp_types.ListToolsResult(tools=page, next_cursor=cursor)
 
     async def _call_tool(self, ctx: RequestContext) -> mcp_types.CallToolResult:
         params: mcp_types.CallToolRequestParams = ctx.params
         tool = self._tools.get(params.name)
         if tool is None:
-            raise RPCError(int(ErrorCode.INVALID_PARAMS), f"Unknown tool: {params.name}")
-        try:
-            kwargs = tool.signature.bind(params.arguments or {}, ctx)
-        except ValueError as exc:
-            return _tool_error(f"Invalid arguments for tool {params.name}: {exc}")
-        try:
-            value = await tool.fn(**kwargs)
-        except ToolError as exc:
-            return _tool_error(str(exc))
-        except RPCError:
-            raise
-        except Exception:
-            logger.exception("tool %s failed", params.name)
-            return _tool_error(f"Tool {params.name} failed")
-        return to_call_tool_result(value)
+            raise unknown_tool(params.name)
+        result: mcp_types.CallToolResult = await tool.call(ctx, self, params.arguments)
+        return result
+
+    # -- resources
+
+    async def _list_resources(self, ctx: RequestContext) -> mcp_types.ListResourcesResult:
+        items = [r.definition for r in self._resources.values()]
+        page, cursor = paginate("resources", items, _cursor(ctx.params), self.page_size)
+        return mcp_types.ListResourcesResult(resources=page, next_cursor=cursor)
+
+    async def _list_templates(self, ctx: RequestContext) -> mcp_types.ListResourceTemplatesResult:
+        items = [t.definition for t in self._templates.values()]
+        page, cursor = paginate("templates", items, _cursor(ctx.params), self.page_size)
+        return mcp_types.ListResourceTemplatesResult(resource_templates=page, next_cursor=cursor)
+
+    async def _read_resource(self, ctx: RequestContext) -> mcp_types.ReadResourceResult:
+        uri = ctx.params.uri
+        resource = self._resources.get(uri)
+        if resource is not None:
+            return await resource.read(ctx, self)
+        for template in list(self._templates.values()):
+            variables = template.template.match(uri)
+            if variables is not None:
+                return await template.read(uri, variables, ctx, self)
+        raise resource_not_found(uri)
+
+    async def _subscribe(self, ctx: RequestContext) -> mcp_types.EmptyResult:
+        self._peer(ctx.session).subscriptions.add(ctx.params.uri)
+        return mcp_types.EmptyResult()
+
+    async def _unsubscribe(self, ctx: RequestContext) -> mcp_types.EmptyResult:
+        self._peer(ctx.session).subscriptions.discard(ctx.params.uri)
+        return mcp_types.EmptyResult()
+
+    # -- prompts
+
+    async def _list_prompts(self, ctx: RequestContext) -> mcp_types.ListPromptsResult:
+        modern = ctx.session.protocol.revision in STRUCTURED_REVISIONS
+        items = [p.definition if modern else p.legacy_definition for p in self._prompts.values()]
+        page, cursor = paginate("prompts", items, _cursor(ctx.params), self.page_size)
+        return mcp_types.ListPromptsResult(prompts=page, next_cursor=cursor)
+
+    async def _get_prompt(self, ctx: RequestContext) -> mcp_types.GetPromptResult:
+        params: mcp_types.GetPromptRequestParams = ctx.params
+        prompt = self._prompts.get(params.name)
+        if prompt is None:
+            raise unknown_prompt(params.name)
+        return await prompt.render(params.arguments, ctx, self)
+
+    # -- completion and logging
+
+    async def _complete(self, ctx: RequestContext) -> mcp_types.CompleteResult:
+        if not self._completers and "completions" not in self.features:
+            # 2024-11-05 has no completions capability, so the protocol lets the
+            # request through: answer "not supported" ourselves (CP-04).
+            raise RPCError(int(ErrorCode.METHOD_NOT_FOUND), "Method not found: completion/complete")
+        params: mcp_types.CompleteRequestParams = ctx.params
+        ref = params.ref
+        argument = params.argument.name
+        if isinstance(ref, mcp_types.PromptReference):
+            prompt = self._prompts.get(ref.name)
+            if prompt is None:
+                raise unknown_prompt(ref.name)
+            known = prompt.accepted
+            key = ("ref/prompt", ref.name, argument)
+        else:
+            template = self._templates.get(ref.uri)
+            if template is None:
+                raise RPCError(
+                    int(ErrorCode.INVALID_PARAMS), f"Unknown resource template: {ref.uri}"
+                )
+            known = frozenset(template.template.variables)
+            key = ("ref/resource", ref.uri, argument)
+        if argument not in known:
+            raise RPCError(int(ErrorCode.INVALID_PARAMS), f"Unknown argument: {argument}")
+        completer = self._completers.get(key)
+        if completer is None:
+            return mcp_types.CompleteResult(completion=mcp_types.Completion(values=[]))
+        resolved = dict((params.context.arguments or {}) if params.context else {})
+        completion = await completer.complete(params.argument.value, resolved, ctx, self)
+        return mcp_types.CompleteResult(completion=completion)
+
+    async def _set_level(self, ctx: RequestContext) -> mcp_types.EmptyResult:
+        self._peer(ctx.session).log_level = ctx.params.level
+        return mcp_types.EmptyResult()
+
+    # ------------------------------------------------- per-session delivery
+
+    async def _deliver(self, session: Session, peer: _Peer) -> None:
+        """Send queued list-changed and resource-updated notices until cancelled.
+
+        Cancellation: cancelled by :func:`serve_session` when the session closes;
+        a notice that was not queued yet is dropped.
+        """
+        while True:
+            await peer.wake.wait()
+            peer.wake = trio.Event()
+            if session.state is not SessionState.OPERATING:
+                # Kept until notifications/initialized arrives (it wakes us).
+                continue
+            pending, peer.pending = peer.pending, {}
+            for method, uri in pending:
+                params = {"uri": uri} if uri is not None else None
+                try:
+                    await session.notify(method, params)
+                except LocalProtocolError as exc:
+                    # Not negotiated in this session (its capabilities were
+                    # fixed when it started).
+                    logger.debug("%s not sent: %s", method, exc)
+                except SessionClosed:
+                    return
 
 
-def _tool_error(message: str) -> mcp_types.CallToolResult:
-    return mcp_types.CallToolResult(content=[mcp_types.TextContent(text=message)], is_error=True)
+def _server_logger() -> logging.Logger:
+    return logging.getLogger("trio_mcp.server")
 
 
-_CONTENT_TYPES = (
-    mcp_types.TextContent,
-    mcp_types.ImageContent,
-    mcp_types.AudioContent,
-    mcp_types.ResourceLink,
-    mcp_types.EmbeddedResource,
-)
-
-
-def to_call_tool_result(value: Any) -> mcp_types.CallToolResult:
-    """Turn a tool's return value into a ``CallToolResult``.
-
-    Strings become text content; content blocks (and lists of them) pass
-    through; anything else is rendered as JSON text.
-    """
-    if isinstance(value, mcp_types.CallToolResult):
-        return value
-    if isinstance(value, str):
-        return mcp_types.CallToolResult(content=[mcp_types.TextContent(text=value)])
-    if isinstance(value, _CONTENT_TYPES):
-        return mcp_types.CallToolResult(content=[value])
-    if isinstance(value, list) and value and all(isinstance(v, _CONTENT_TYPES) for v in value):
-        return mcp_types.CallToolResult(content=list(value))
-    import orjson
-
-    text = orjson.dumps(mcp_types.converter.unstructure(value)).decode()
-    return mcp_types.CallToolResult(content=[mcp_types.TextContent(text=text)])
+def _cursor(params: Any) -> str | None:
+    return params.cursor if params is not None else None
 
 
 async def serve_session(
@@ -201,6 +677,8 @@ async def serve_session(
     """Serve one session of *server* over *transport* until it closes.
 
     ``task_status.started`` receives the :class:`Session` (for ``nursery.start``).
+    Next to the session runs the task that delivers this session's
+    list-changed and resource-updated notifications.
 
     Cancellation:
         Cancelling this call shuts the session down in the documented order
@@ -209,5 +687,9 @@ async def serve_session(
     async with open_session(
         transport, server.make_protocol(), server, **session_options
     ) as session:
+        peer = server._peer(session)
         task_status.started(session)
-        await session.wait_closed()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(server._deliver, session, peer)
+            await session.wait_closed()
+            nursery.cancel_scope.cancel()

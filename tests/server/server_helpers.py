@@ -1,0 +1,69 @@
+"""Helpers of the server-feature tests (tests/server/).
+
+* :func:`everything` builds the ``examples/everything.py`` server.
+* :func:`open_raw` serves a ``Server`` with :func:`~trio_mcp.serve_session`
+  (so list-changed delivery runs) to a raw JSON peer, after a handshake.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import trio
+from helpers import LATEST, RawPeer
+
+from trio_mcp import Server, Session, serve_session
+from trio_mcp.testing import memory_transport_pair
+
+ROOT = Path(__file__).resolve().parents[2]
+EVERYTHING = ROOT / "examples" / "everything.py"
+
+
+def _load_everything() -> Any:
+    name = "examples_everything"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, EVERYTHING)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+everything_module = _load_everything()
+
+
+def everything(page_size: int | None = None) -> Server:
+    """A fresh ``examples/everything.py`` server."""
+    server: Server = everything_module.build_server(page_size=page_size)
+    return server
+
+
+@asynccontextmanager
+async def open_raw(
+    server: Server, version: str | None = LATEST
+) -> AsyncIterator[tuple[RawPeer, Session]]:
+    """*server* served by ``serve_session`` to a raw peer (handshaken at *version*)."""
+    peer_end, server_end = memory_transport_pair()
+    peer = RawPeer(peer_end)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(peer.collect)
+        session: Session = await nursery.start(serve_session, server, server_end)
+        if version is not None:
+            await peer.handshake_as_client(version)
+        yield peer, session
+        await session.aclose()
+        await peer.wait_eof()
+
+
+def error_code(frame: dict[str, Any]) -> int:
+    assert "error" in frame, frame
+    code: int = frame["error"]["code"]
+    return code

@@ -1,0 +1,36 @@
+"""The quick argument check never accepts what jsonschema rejects."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from trio_mcp._context import Context, RequestContext
+from trio_mcp._schema import FunctionSignature
+
+
+def _tool(
+    name: str,
+    seats: int,
+    kind: Literal["a", "b", 1] = "a",
+    flag: bool = False,
+    ratio: float | None = None,
+) -> None: ...
+
+
+SIG = FunctionSignature.from_function(_tool, context_types=(Context, RequestContext))
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=2), inner),
+    max_leaves=4,
+)
+KEYS = st.sampled_from(["name", "seats", "kind", "flag", "ratio", "other"])
+
+
+@given(st.dictionaries(KEYS, JSON | st.sampled_from(["a", "b", 1, True, 1.0])))
+def test_quick_check_is_sound(arguments: dict[str, Any]) -> None:
+    assert SIG.quick_check is not None
+    if SIG.quick_check(arguments):
+        assert SIG.validator.is_valid(arguments)

@@ -1,0 +1,137 @@
+"""Prompts: templates of messages with string arguments.
+
+A prompt is a function whose parameters (all strings on the wire) are the
+prompt's arguments; parameters without a default are required. Missing
+required arguments and unknown arguments are -32602, as is an unknown prompt
+(PR-06). The function returns a string (one user message), a
+``PromptMessage``, content blocks, a list of those, or a ``GetPromptResult``;
+any content type is allowed (PR-05).
+
+Spec: PR-01, PR-05, PR-06, PR-07.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from . import types as mcp_types
+from ._context import RequestContext
+from ._errors import RPCError
+from ._resources import _context_params, inject_context
+from ._schema import parse_docstring
+from ._tools import CONTENT_TYPES, call_function
+from .protocol import ErrorCode
+
+
+def unknown_prompt(name: str) -> RPCError:
+    """The -32602 error for an unknown prompt (PR-06)."""
+    return RPCError(int(ErrorCode.INVALID_PARAMS), f"Unknown prompt: {name}")
+
+
+@attrs.frozen
+class RegisteredPrompt:
+    """A prompt as registered."""
+
+    definition: mcp_types.Prompt
+    legacy_definition: mcp_types.Prompt
+    fn: Callable[..., Any]
+    required: frozenset[str]
+    accepted: frozenset[str]
+    context_params: dict[str, Any]
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[mcp_types.Icon] | None = None,
+    ) -> RegisteredPrompt:
+        """Build a prompt from *fn*.
+
+        Raises:
+            TypeError: a parameter is ``*args``/``**kwargs`` or annotated with a
+                type other than ``str`` (prompt arguments are strings).
+        """
+        context = _context_params(fn)
+        doc, param_docs = parse_docstring(inspect.getdoc(fn))
+        hints = inspect.get_annotations(fn, eval_str=True)
+        arguments = []
+        required = set()
+        for pname, param in inspect.signature(fn).parameters.items():
+            if pname in context:
+                continue
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
+                raise TypeError(f"prompt parameter {pname!r} must be a named parameter")
+            annotation = hints.get(pname, str)
+            if annotation not in (str, str | None):
+                raise TypeError(f"prompt parameter {pname!r} must be a str, not {annotation!r}")
+            is_required = param.default is inspect.Parameter.empty
+            if is_required:
+                required.add(pname)
+            arguments.append(
+                mcp_types.PromptArgument(
+                    name=pname, description=param_docs.get(pname), required=is_required
+                )
+            )
+        definition = mcp_types.Prompt(
+            name=name or fn.__name__,
+            title=title,
+            description=description or doc,
+            arguments=arguments,
+            icons=icons,
+        )
+        legacy = attrs.evolve(definition, title=None, icons=None)
+        accepted = frozenset(a.name for a in arguments)
+        return cls(definition, legacy, fn, frozenset(required), accepted, context)
+
+    async def render(
+        self, arguments: dict[str, str] | None, request: RequestContext, server: Any
+    ) -> mcp_types.GetPromptResult:
+        """Render the prompt.
+
+        Raises:
+            RPCError: -32602 for missing required or unknown arguments.
+
+        Cancellation: see :func:`~trio_mcp._tools.call_function`.
+        """
+        args = dict(arguments or {})
+        missing = sorted(self.required - set(args))
+        if missing:
+            raise RPCError(
+                int(ErrorCode.INVALID_PARAMS),
+                f"Missing required argument(s) for prompt {self.definition.name}: "
+                + ", ".join(missing),
+            )
+        unknown = sorted(set(args) - self.accepted)
+        if unknown:
+            raise RPCError(
+                int(ErrorCode.INVALID_PARAMS),
+                f"Unknown argument(s) for prompt {self.definition.name}: " + ", ".join(unknown),
+            )
+        ctx = inject_context(args, self.context_params, request, server)
+        value = await call_function(self.fn, args, ctx)
+        if isinstance(value, mcp_types.GetPromptResult):
+            return value
+        return mcp_types.GetPromptResult(
+            description=self.definition.description, messages=to_messages(value)
+        )
+
+
+def to_messages(value: Any) -> list[mcp_types.PromptMessage]:
+    """Prompt messages for a returned value (strings and bare content are from the user)."""
+    if isinstance(value, mcp_types.PromptMessage):
+        return [value]
+    if isinstance(value, str):
+        return [mcp_types.PromptMessage(role="user", content=mcp_types.TextContent(text=value))]
+    if isinstance(value, CONTENT_TYPES):
+        return [mcp_types.PromptMessage(role="user", content=value)]
+    if isinstance(value, list | tuple):
+        return [message for item in value for message in to_messages(item)]
+    raise TypeError(f"a prompt function returned {type(value).__name__}")

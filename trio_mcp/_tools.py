@@ -1,0 +1,278 @@
+"""Tools: definitions from functions, argument binding, calling, and results.
+
+Two error channels (TL-13, TL-14):
+
+* protocol errors are JSON-RPC errors: an unknown tool is -32602; an
+  :class:`~trio_mcp.RPCError` raised by the tool is sent as is;
+* everything that goes wrong *inside* the tool is a result with
+  ``isError: true``: invalid arguments (the text names the argument and says
+  why), :class:`ToolError` (its message), and any other exception (a generic
+  message; the traceback goes to the ``trio_mcp.server`` logger, never to the
+  client).
+
+Results: a return annotation that is structured (attrs class, TypedDict, dict,
+list, tuple, numbers, Enum) gives the tool an ``outputSchema``; its value is
+sent as ``structuredContent`` plus the same JSON as text (TL-07, TL-09), for
+revisions that have structured output (2025-06-18+). Values that are not
+objects are wrapped as ``{"result": value}`` because ``structuredContent`` is
+an object in the handshake era (TL-08). Strings, content blocks and lists of
+them are returned as content.
+
+Spec: TL-06, TL-07, TL-08, TL-09, TL-13, TL-14, TL-20.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import typing
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import orjson
+import trio
+
+from . import types as mcp_types
+from ._context import Context, RequestContext
+from ._errors import RPCError
+from ._schema import (
+    FunctionSignature,
+    Validator,
+    describe_errors,
+    is_object_schema,
+    is_structured_annotation,
+    type_schema,
+    user_converter,
+)
+from .protocol import ErrorCode
+
+logger = logging.getLogger("trio_mcp.server")
+
+#: Revisions with ``outputSchema``/``structuredContent``/``title``.
+STRUCTURED_REVISIONS = frozenset({"2025-06-18", "2025-11-25"})
+
+CONTENT_TYPES = (
+    mcp_types.TextContent,
+    mcp_types.ImageContent,
+    mcp_types.AudioContent,
+    mcp_types.ResourceLink,
+    mcp_types.EmbeddedResource,
+)
+
+_TOOL_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
+
+
+class ToolError(Exception):
+    """Raise from a tool to return an ``isError`` result with this message.
+
+    Any other exception gives an ``isError`` result with a generic message (the
+    traceback is logged, never sent); raise :class:`~trio_mcp.RPCError` for a
+    JSON-RPC error instead.
+
+    Spec: TL-13, TL-14.
+    """
+
+
+def check_tool_name(name: str) -> None:
+    """Refuse names outside TL-11 (1-128 chars of ``A-Z a-z 0-9 _ - .``).
+
+    Raises:
+        ValueError: the name breaks the rule.
+    """
+    if not 1 <= len(name) <= 128 or not set(name) <= _TOOL_NAME_CHARS:
+        raise ValueError(f"invalid tool name {name!r}: use 1-128 characters of A-Z a-z 0-9 _ - .")
+
+
+async def call_function(fn: Callable[..., Any], kwargs: dict[str, Any], ctx: Context | None) -> Any:
+    """Call a registered function: ``async def`` directly, a plain function in a
+    worker thread.
+
+    Cancellation:
+        An ``async`` function is cancelled at its next checkpoint. A sync
+        function's worker thread cannot be interrupted: on cancellation it is
+        *abandoned* (``abandon_on_cancel=True``), the request ends at once, and
+        whatever the thread returns later is discarded. ``ctx.ran_in_thread``
+        (and the debug log) say that a thread was used.
+    """
+    if inspect.iscoroutinefunction(fn):
+        return await fn(**kwargs)
+    if ctx is not None:
+        ctx.ran_in_thread = True
+    logger.debug("running %s in a worker thread (abandoned on cancel)", fn)
+    return await trio.to_thread.run_sync(functools.partial(fn, **kwargs), abandon_on_cancel=True)
+
+
+def is_async(fn: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(fn)
+
+
+@attrs.frozen
+class RegisteredTool:
+    """A tool as registered: its wire definitions and how to call it."""
+
+    name: str
+    fn: Callable[..., Any]
+    signature: FunctionSignature
+    #: The definition for 2025-06-18+ (title, outputSchema, icons, _meta).
+    definition: mcp_types.Tool
+    #: The definition for older revisions (no structured-output fields).
+    legacy_definition: mcp_types.Tool
+    output_schema: dict[str, Any] | None
+    #: Wrap the structured value as ``{"result": value}``.
+    wrap_output: bool
+    output_validator: Any
+    wants_context: bool
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: mcp_types.ToolAnnotations | None = None,
+        icons: list[mcp_types.Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+    ) -> RegisteredTool:
+        """Build a tool from *fn* (see :meth:`Server.add_tool`).
+
+        Raises:
+            TypeError: unsupported parameter or return annotation.
+            ValueError: an invalid tool name.
+        """
+        tool_name = fn.__name__ if name is None else name
+        check_tool_name(tool_name)
+        signature = FunctionSignature.from_function(fn, context_types=(Context, RequestContext))
+        returns = typing.get_type_hints(fn).get("return", inspect.Signature.empty)
+        structured = is_structured_annotation(returns)
+        if structured_output is True and not structured:
+            raise TypeError(
+                f"tool {tool_name!r}: structured_output=True needs a structured return "
+                f"annotation, not {returns!r}"
+            )
+        output_schema = None
+        wrap = False
+        if structured and structured_output is not False:
+            schema = type_schema(returns)
+            if not is_object_schema(schema):
+                schema = {
+                    "type": "object",
+                    "properties": {"result": schema},
+                    "required": ["result"],
+                }
+                wrap = True
+            Validator.check_schema(schema)
+            output_schema = schema
+        definition = mcp_types.Tool(
+            name=tool_name,
+            title=title,
+            description=description or signature.description,
+            input_schema=signature.input_schema,
+            output_schema=output_schema,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+        )
+        legacy = attrs.evolve(definition, title=None, output_schema=None, icons=None, meta=None)
+        return cls(
+            name=tool_name,
+            fn=fn,
+            signature=signature,
+            definition=definition,
+            legacy_definition=legacy,
+            output_schema=output_schema,
+            wrap_output=wrap,
+            output_validator=None if output_schema is None else Validator(output_schema),
+            wants_context=bool(signature.context_parameters),
+        )
+
+    async def call(self, request: RequestContext, server: Any, arguments: Any) -> Any:
+        """Run the tool for one ``tools/call``; return the ``CallToolResult``.
+
+        Cancellation: see :func:`call_function`.
+        """
+        try:
+            kwargs = self.signature.bind(arguments if arguments is not None else {})
+        except ValueError as exc:
+            return error_result(f"Invalid arguments for tool {self.name}: {exc}")
+        ctx: Context | None = None
+        if self.wants_context:
+            ctx = Context(request, server)
+            for param, kind in self.signature.context_parameters.items():
+                kwargs[param] = ctx if kind is Context else request
+        try:
+            value = await call_function(self.fn, kwargs, ctx)
+        except ToolError as exc:
+            return error_result(str(exc))
+        except RPCError:
+            raise
+        except Exception:
+            logger.exception("tool %s failed", self.name)
+            return error_result(f"Tool {self.name} failed")
+        structured = request.session.protocol.revision in STRUCTURED_REVISIONS
+        return self.to_result(value, structured)
+
+    def to_result(self, value: Any, structured: bool) -> mcp_types.CallToolResult:
+        """Turn the tool's return value into a ``CallToolResult``."""
+        if self.output_schema is None or isinstance(value, mcp_types.CallToolResult):
+            return to_call_tool_result(value)
+        plain = user_converter.unstructure(value)
+        # The text is the JSON of the value itself (TL-09); a non-object value
+        # is wrapped only in structuredContent (TL-08).
+        data = {"result": plain} if self.wrap_output else plain
+        errors = list(self.output_validator.iter_errors(data))
+        if errors:
+            # TL-07: structured results MUST conform; a tool that breaks its
+            # own annotation is a bug in the tool, reported as a tool error.
+            logger.error(
+                "tool %s returned a value outside its outputSchema: %s",
+                self.name,
+                describe_errors(errors),
+            )
+            return error_result(f"Tool {self.name} returned an invalid result")
+        text = orjson.dumps(plain).decode()
+        return mcp_types.CallToolResult(
+            content=[mcp_types.TextContent(text=text)],
+            structured_content=data if structured else None,
+        )
+
+
+def error_result(message: str) -> mcp_types.CallToolResult:
+    """An ``isError`` result with one text block."""
+    return mcp_types.CallToolResult(content=[mcp_types.TextContent(text=message)], is_error=True)
+
+
+def to_content(value: Any) -> list[Any]:
+    """Content blocks for a value: strings become text, blocks pass through,
+    bytes are refused (use ``ImageContent.from_bytes`` / ``AudioContent.from_bytes``),
+    anything else is rendered as JSON text."""
+    if isinstance(value, str):
+        return [mcp_types.TextContent(text=value)]
+    if isinstance(value, CONTENT_TYPES):
+        return [value]
+    if (
+        isinstance(value, list | tuple)
+        and value
+        and all(isinstance(v, (*CONTENT_TYPES, str)) for v in value)
+    ):
+        return [mcp_types.TextContent(text=v) if isinstance(v, str) else v for v in value]
+    if value is None:
+        return []
+    text = orjson.dumps(user_converter.unstructure(value)).decode()
+    return [mcp_types.TextContent(text=text)]
+
+
+def to_call_tool_result(value: Any) -> mcp_types.CallToolResult:
+    """A ``CallToolResult`` for an unstructured return value."""
+    if isinstance(value, mcp_types.CallToolResult):
+        return value
+    return mcp_types.CallToolResult(content=to_content(value))
+
+
+def unknown_tool(name: str) -> RPCError:
+    """The -32602 error for a ``tools/call`` of a tool that does not exist (TL-13)."""
+    return RPCError(int(ErrorCode.INVALID_PARAMS), f"Unknown tool: {name}")
