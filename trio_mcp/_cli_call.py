@@ -1,0 +1,138 @@
+"""``trio-mcp call -- CMD ARGS... TOOL JSON``: call one tool of a stdio server.
+
+Prints the result (text blocks as text, structured content as JSON), with a
+live progress bar on a terminal while the server reports progress.
+``--timeout`` is the progress-extended idle timeout (each progress
+notification restarts it). Ctrl+C cancels the call properly: the server is sent
+``notifications/cancelled``, then shut down, and the command exits with 130.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, TextIO
+
+import trio
+
+from .protocol import Progress
+
+
+class ProgressBar:
+    """Draws progress on one terminal line (or one line per update elsewhere)."""
+
+    def __init__(self, out: TextIO, *, live: bool) -> None:
+        self.out = out
+        self.live = live
+        self.drawn = False
+
+    def __call__(self, progress: Progress) -> None:
+        total = progress.total
+        message = progress.message or ""
+        if total:
+            fraction = min(max(progress.progress / total, 0.0), 1.0)
+            filled = int(fraction * 30)
+            bar = f"[{'#' * filled}{'.' * (30 - filled)}] {progress.progress:g}/{total:g}"
+        else:
+            bar = f"[{progress.progress:g}]"
+        if self.live:
+            print(f"\r\x1b[2K{bar} {message}", end="", file=self.out, flush=True)
+            self.drawn = True
+        else:
+            print(f"progress {bar} {message}", file=self.out, flush=True)
+
+    def finish(self) -> None:
+        if self.drawn:
+            print(file=self.out, flush=True)
+            self.drawn = False
+
+
+def render_result(result: Any) -> str:
+    """A tool result as text: text blocks as they are, others as JSON."""
+    from . import types as mcp_types
+
+    parts: list[str] = []
+    for block in result.content:
+        if isinstance(block, mcp_types.TextContent):
+            parts.append(block.text)
+        else:
+            parts.append(json.dumps(mcp_types.unstructure(block)))
+    if result.structured_content is not None:
+        parts.append(json.dumps(result.structured_content, indent=2))
+    return "\n".join(parts)
+
+
+@asynccontextmanager
+async def _unwrapped() -> AsyncIterator[None]:
+    # Our nursery wraps the call's error in a group of one: give back the error.
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        from ._session import unwrap_group
+
+        raise unwrap_group(group) from None
+
+
+async def run_call(
+    command: Sequence[str],
+    tool: str,
+    arguments: dict[str, Any],
+    *,
+    progress_idle_timeout: float | None = 60.0,
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+    inherit_env: bool = False,
+    handle_signals: bool = True,
+) -> int:
+    """Call *tool* once; return the command's exit status (0, 1 for a tool or
+    protocol error, 130 when interrupted).
+
+    Cancellation: on Ctrl+C (or cancellation of the caller) the call is
+    cancelled with ``notifications/cancelled``, then the server is shut down.
+    """
+    from ._errors import MCPError
+    from .protocol import ProtocolError
+    from .transports._stdio_client import open_stdio_client
+
+    bar = ProgressBar(err, live=err.isatty())
+    interrupted = False
+    try:
+        async with _unwrapped(), trio.open_nursery() as nursery:
+            call_scope = trio.CancelScope()
+            if handle_signals:
+
+                async def on_sigint(task_status: trio.TaskStatus[None]) -> None:
+                    nonlocal interrupted
+                    with trio.open_signal_receiver(signal.SIGINT) as signals:
+                        task_status.started()
+                        async for _ in signals:
+                            interrupted = True
+                            call_scope.cancel(reason="interrupted by the user (Ctrl+C)")
+                            return
+
+                await nursery.start(on_sigint)
+            with call_scope:
+                async with open_stdio_client(
+                    command[0], command[1:], inherit_env=inherit_env, name="trio-mcp-call"
+                ) as client:
+                    result = await client.call_tool(
+                        tool,
+                        arguments,
+                        on_progress=bar,
+                        progress_idle_timeout=progress_idle_timeout,
+                    )
+                    bar.finish()
+                    print(render_result(result), file=out)
+            nursery.cancel_scope.cancel()
+    except (MCPError, ProtocolError, OSError) as exc:
+        bar.finish()
+        print(f"trio-mcp call: {exc}", file=err)
+        return 1
+    bar.finish()
+    if interrupted:
+        print("trio-mcp call: cancelled (the server was told)", file=err)
+        return 130
+    return 1 if result.is_error else 0

@@ -1,0 +1,441 @@
+"""The client side of stdio: spawn a server process and talk over its pipes.
+
+Theory of operation
+-------------------
+:func:`open_stdio_process` spawns the server with no shell, arguments passed
+verbatim, in a new session (so in its own process group: launchers such as
+``sh -c`` or ``npx`` and everything they start can be signalled together), with
+a small safe environment. A task pumps the server's stderr line by line to a
+sink and keeps its last lines. The yielded :class:`StdioProcess` is the
+transport (newline framing over the child's stdin and stdout).
+
+Closing the transport (what a session does at its end) only closes the child's
+stdin, which is quick, so it fits the session's bounded close. Leaving
+``open_stdio_process`` then runs the shutdown of SI-10/LC-16, each step bounded
+and shielded, also when the caller is being cancelled::
+
+    close stdin -> wait close_grace -> SIGTERM the group -> wait terminate_grace
+                -> SIGKILL the group -> reap
+
+while draining stdout, so a server blocked writing can still exit. After the
+leader is reaped the group gets SIGKILL, so no grandchild survives it. Which
+step ended the process is :attr:`StdioProcess.exit_step`, also reported to
+``on_event``.
+
+When the server's stdout ends, ``receive`` waits briefly for the process to
+exit: a clean exit (status 0) is end of channel; anything else is
+``BrokenResourceError`` naming the exit status and the last lines of stderr, so
+every pending call fails at once with that reason.
+
+Spec: SI-01, SI-04, SI-06, SI-10, LC-16.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import os
+import signal
+import subprocess
+import sys
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import trio
+
+from ..protocol._codec import DEFAULT_MAX_MESSAGE_SIZE
+from ._framing import LineChannel
+
+if TYPE_CHECKING:
+    from .._client import Client
+
+#: Environment variables passed to the server by default (everything else only on request).
+SAFE_ENVIRONMENT = (
+    "HOME",
+    "LOGNAME",
+    "USER",
+    "PATH",
+    "SHELL",
+    "TERM",
+    "TMPDIR",
+    "TZ",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "SYSTEMROOT",
+)
+
+#: Longest stderr line passed on whole (longer ones are split).
+STDERR_LINE_LIMIT = 64 * 1024
+
+
+def safe_environment() -> dict[str, str]:
+    """The default environment of a spawned server: :data:`SAFE_ENVIRONMENT` from ours.
+
+    Secrets in the parent's environment (tokens, keys) are not passed on unless
+    the caller passes them.
+    """
+    return {name: os.environ[name] for name in SAFE_ENVIRONMENT if name in os.environ}
+
+
+class ExitStep(enum.Enum):
+    """What ended the server process."""
+
+    #: It had exited before shutdown began (crashed, or closed on its own).
+    EXITED = "exited on its own"
+    #: It exited after its stdin was closed (the graceful path).
+    STDIN_CLOSED = "exited after stdin was closed"
+    #: It exited after SIGTERM to its process group.
+    SIGTERM = "exited after SIGTERM"
+    #: It had to be killed with SIGKILL.
+    SIGKILL = "killed with SIGKILL"
+
+
+@attrs.frozen
+class ProcessEvent:
+    """One step of a server process's life, for ``on_event``.
+
+    ``kind`` is one of ``spawned``, ``stdin_closed``, ``sigterm``, ``sigkill``,
+    ``exited`` (then ``returncode`` and ``step`` are set).
+    """
+
+    kind: str
+    pid: int
+    at: float
+    returncode: int | None = None
+    step: ExitStep | None = None
+
+
+def describe_returncode(returncode: int | None) -> str:
+    """``"status 3"``, ``"signal SIGKILL"`` or ``"still running"``."""
+    if returncode is None:
+        return "still running"
+    if returncode < 0:
+        try:
+            return f"signal {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"signal {-returncode}"
+    return f"status {returncode}"
+
+
+def stderr_to_our_stderr(label: str) -> Callable[[str], None]:
+    """A sink that writes each server stderr line to our stderr, prefixed ``[label]``."""
+
+    def sink(line: str) -> None:
+        print(f"[{label}] {line}", file=sys.stderr, flush=True)
+
+    return sink
+
+
+class StdioProcess(LineChannel):
+    """A spawned stdio server: the transport to it, and its process.
+
+    Made by :func:`open_stdio_process`. ``receive``/``send`` frame messages over
+    the child's stdout/stdin; ``aclose`` closes the child's stdin (the start of
+    the shutdown, which :func:`open_stdio_process` completes).
+    """
+
+    def __init__(
+        self,
+        process: trio.Process,
+        *,
+        max_message_size: int,
+        stderr_tail: int,
+        exit_wait: float,
+        on_event: Callable[[ProcessEvent], None] | None,
+    ) -> None:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        super().__init__(process.stdin, process.stdout, max_message_size=max_message_size)
+        self.process = process
+        self.pid = process.pid
+        #: The last lines the server wrote to stderr.
+        self.stderr_lines: deque[str] = deque(maxlen=stderr_tail)
+        #: What ended the process (None while it runs).
+        self.exit_step: ExitStep | None = None
+        self.exit_wait = exit_wait
+        self._on_event = on_event
+        self._stderr_done = trio.Event()
+        self._stdin_closed = False
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status (negative: killed by that signal), None while it runs."""
+        return self.process.returncode
+
+    def _event(self, kind: str, **fields: Any) -> None:
+        if self._on_event is not None:
+            self._on_event(ProcessEvent(kind, self.pid, trio.current_time(), **fields))
+
+    def describe_exit(self) -> str:
+        """``server exited with status 1; last stderr lines: ...`` (for errors)."""
+        text = f"server process {self.pid} {describe_returncode(self.returncode)}"
+        if self.returncode is not None:
+            text = f"server process {self.pid} exited with {describe_returncode(self.returncode)}"
+        if self.stderr_lines:
+            text += "; last stderr lines: " + " | ".join(self.stderr_lines)
+        return text
+
+    async def receive(self) -> bytes:
+        try:
+            return await super().receive()
+        except trio.EndOfChannel:
+            if self._stdin_closed:
+                raise  # our own shutdown: the exit is reported by exit_step
+            # The server closed its stdout: usually it is exiting. Wait a little
+            # for its status and last stderr lines, to say why in the error.
+            with trio.move_on_after(self.exit_wait):
+                await self.process.wait()
+                await self._stderr_done.wait()
+            if self.returncode == 0 or self.returncode is None:
+                raise  # a clean close (SI-12) or stdout closed while it runs
+            raise trio.BrokenResourceError(self.describe_exit()) from None
+
+    async def aclose(self) -> None:
+        """Close the child's stdin (idempotent); the process is ended by the owner."""
+        if self._stdin_closed:
+            return
+        self._stdin_closed = True
+        self._closed = True
+        assert self.send_stream is not None
+        with trio.CancelScope(shield=True):
+            await self.send_stream.aclose()
+        self._event("stdin_closed")
+
+    async def _pump_stderr(self, sink: Callable[[str], None] | None) -> None:
+        stream = self.process.stderr
+        assert stream is not None
+        buffer = bytearray()
+        try:
+            while True:
+                try:
+                    chunk = await stream.receive_some(READ_STDERR)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    chunk = b""
+                if not chunk:
+                    if buffer:
+                        self._stderr_line(bytes(buffer), sink)
+                    return
+                buffer += chunk
+                while True:
+                    end = buffer.find(b"\n")
+                    if end < 0:
+                        if len(buffer) > STDERR_LINE_LIMIT:
+                            self._stderr_line(bytes(buffer[:STDERR_LINE_LIMIT]), sink)
+                            del buffer[:STDERR_LINE_LIMIT]
+                        break
+                    self._stderr_line(bytes(buffer[:end]), sink)
+                    del buffer[: end + 1]
+        finally:
+            self._stderr_done.set()
+
+    def _stderr_line(self, raw: bytes, sink: Callable[[str], None] | None) -> None:
+        line = raw.rstrip(b"\r").decode("utf-8", errors="replace")
+        self.stderr_lines.append(line)
+        if sink is not None:
+            sink(line)
+
+    async def _drain_stdout(self) -> None:
+        # Keep reading (and dropping) what the server writes while it shuts
+        # down, so a server blocked on a full pipe can still exit (P-09).
+        stream = self.receive_stream
+        try:
+            while await stream.receive_some(READ_STDERR):
+                pass
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+    async def _terminate(self, close_grace: float, terminate_grace: float) -> None:
+        """The bounded shutdown of SI-10; run shielded by the owner."""
+        process = self.process
+        if process.returncode is not None:
+            self.exit_step = ExitStep.EXITED
+        await self.aclose()
+        if self.exit_step is None:
+            with trio.move_on_after(close_grace):
+                await process.wait()
+            if process.returncode is not None:
+                self.exit_step = ExitStep.STDIN_CLOSED
+        if self.exit_step is None:
+            self._signal_group(signal.SIGTERM)
+            self._event("sigterm")
+            with trio.move_on_after(terminate_grace):
+                await process.wait()
+            if process.returncode is not None:
+                self.exit_step = ExitStep.SIGTERM
+        if self.exit_step is None:
+            self._signal_group(signal.SIGKILL)
+            self._event("sigkill")
+            self.exit_step = ExitStep.SIGKILL
+        await process.wait()  # reaps; after SIGKILL this is immediate
+        # Whatever the leader left behind in its group goes too (grandchildren).
+        self._signal_group(signal.SIGKILL)
+        self._event("exited", returncode=process.returncode, step=self.exit_step)
+
+    def _signal_group(self, signum: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signum)  # fails when the group is already gone
+
+
+#: Bytes per read of stderr, and of stdout while draining.
+READ_STDERR = 1 << 16
+
+
+@asynccontextmanager
+async def open_stdio_process(
+    command: str,
+    args: Sequence[str] = (),
+    *,
+    env: Mapping[str, str] | None = None,
+    inherit_env: bool = False,
+    cwd: str | os.PathLike[str] | None = None,
+    stderr: Callable[[str], None] | str | None = "forward",
+    stderr_tail: int = 20,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    close_grace: float = 2.0,
+    terminate_grace: float = 2.0,
+    exit_wait: float = 0.5,
+    on_event: Callable[[ProcessEvent], None] | None = None,
+) -> AsyncIterator[StdioProcess]:
+    """Spawn ``command args...`` and yield the transport to it (a :class:`StdioProcess`).
+
+    Args:
+        command: the program (looked up on the child's ``PATH``); never run by a shell.
+        args: its arguments, passed verbatim.
+        env: extra environment variables for the child.
+        inherit_env: start from our whole environment instead of
+            :func:`safe_environment` (only when you trust the server with it).
+        cwd: the child's working directory.
+        stderr: where the server's stderr lines go: ``"forward"`` (our stderr,
+            labelled with the command and pid), a callable taking each line, or
+            None (dropped). The last *stderr_tail* lines are kept either way.
+        max_message_size: longest line accepted from the server, in bytes.
+        close_grace: seconds to wait for an exit after closing stdin.
+        terminate_grace: seconds to wait after SIGTERM before SIGKILL.
+        exit_wait: seconds ``receive`` waits, after stdout ends, for the exit status.
+        on_event: called with each :class:`ProcessEvent`.
+
+    Raises:
+        OSError: the command could not be started (e.g. ``FileNotFoundError``).
+
+    Cancellation:
+        Leaving the block, also by cancellation, runs the bounded shutdown
+        (at most *close_grace* + *terminate_grace* seconds plus the reap) shielded,
+        then re-raises. No zombie, descriptor or process-group member is left.
+
+    Spec: SI-01, SI-04, SI-10, LC-16.
+    """
+    child_env = dict(os.environ) if inherit_env else safe_environment()
+    if env:
+        child_env.update(env)
+    process = await trio.lowlevel.open_process(
+        [command, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_env,
+        cwd=cwd,
+        start_new_session=True,
+    )
+    transport = StdioProcess(
+        process,
+        max_message_size=max_message_size,
+        stderr_tail=stderr_tail,
+        exit_wait=exit_wait,
+        on_event=on_event,
+    )
+    sink: Callable[[str], None] | None
+    if stderr == "forward":
+        sink = stderr_to_our_stderr(f"{os.path.basename(command)} {process.pid}")
+    elif isinstance(stderr, str):
+        raise ValueError(f"stderr must be 'forward', a callable or None, not {stderr!r}")
+    else:
+        sink = stderr
+    transport._event("spawned")
+    try:
+        async with _unwrapped(), trio.open_nursery() as nursery:
+            nursery.start_soon(transport._pump_stderr, sink, name="trio_mcp stderr pump")
+            try:
+                yield transport
+            finally:
+                with trio.CancelScope(shield=True):
+                    nursery.start_soon(transport._drain_stdout, name="trio_mcp stdout drain")
+                    await transport._terminate(close_grace, terminate_grace)
+                    # A grandchild that kept stderr open is gone now, so this ends.
+                    with trio.move_on_after(exit_wait):
+                        await transport._stderr_done.wait()
+                    nursery.cancel_scope.cancel()
+    finally:
+        with trio.CancelScope(shield=True):
+            if process.returncode is None:  # spawned, then failed before the body
+                transport._signal_group(signal.SIGKILL)
+                await process.wait()
+            for stream in (process.stdin, process.stdout, process.stderr):
+                if stream is not None:
+                    await stream.aclose()
+
+
+@asynccontextmanager
+async def _unwrapped() -> AsyncIterator[None]:
+    # The body's own exception comes out of our nursery as a group of one;
+    # give the caller that exception (as open_session does).
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        from .._session import unwrap_group
+
+        raise unwrap_group(group) from None
+
+
+@asynccontextmanager
+async def open_stdio_client(
+    command: str,
+    args: Sequence[str] = (),
+    *,
+    env: Mapping[str, str] | None = None,
+    inherit_env: bool = False,
+    cwd: str | os.PathLike[str] | None = None,
+    stderr: Callable[[str], None] | str | None = "forward",
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    close_grace: float = 2.0,
+    terminate_grace: float = 2.0,
+    on_event: Callable[[ProcessEvent], None] | None = None,
+    **client_options: Any,
+) -> AsyncIterator[Client]:
+    """Spawn a stdio MCP server, run the handshake, yield the connected :class:`~trio_mcp.Client`.
+
+    Process options are those of :func:`open_stdio_process`; *client_options*
+    go to :func:`~trio_mcp.open_client` (name, version, protocol_version and
+    session options such as ``observer``). The transport, with its
+    :attr:`~StdioProcess.exit_step` after the block, is
+    ``client.session.transport``.
+
+    Cancellation:
+        As :func:`~trio_mcp.open_client`, then the process shutdown of
+        :func:`open_stdio_process` (bounded, shielded).
+
+    Spec: SI-01, SI-10, LC-16, TR-02.
+    """
+    from .._client import open_client
+
+    async with (
+        open_stdio_process(
+            command,
+            args,
+            env=env,
+            inherit_env=inherit_env,
+            cwd=cwd,
+            stderr=stderr,
+            max_message_size=max_message_size,
+            close_grace=close_grace,
+            terminate_grace=terminate_grace,
+            on_event=on_event,
+        ) as transport,
+        open_client(transport, **client_options) as client,
+    ):
+        yield client
