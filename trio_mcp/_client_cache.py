@@ -1,0 +1,264 @@
+"""The client's cached lists of what the server offers, and the events they raise.
+
+Theory of operation
+-------------------
+After the handshake the client fetches every list the server declared (tools,
+prompts, resources, resource templates), following every page (PA-01, PA-04).
+A ``notifications/*/list_changed`` only marks a list *dirty*; a refresher task
+in the client's own nursery re-fetches dirty lists one at a time, so a burst
+of notifications costs one refresh and the session's notifier never waits on
+a request. Each finished refresh bumps a generation and wakes
+:meth:`ListCache.wait_changed`, and publishes a :class:`ListChanged` event;
+a tool whose definition differs from the one first seen also publishes a
+:class:`ToolDefinitionChanged`, so a host can ask the user to re-approve it.
+
+Structured-output validators are compiled once per tool definition and
+dropped when the definition changes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import attrs
+import jsonschema  # type: ignore[import-untyped]  # no stubs installed
+import trio
+
+from . import types as mcp_types
+from ._errors import MCPError, RPCError
+from .protocol import ErrorCode
+
+logger = logging.getLogger("trio_mcp.client")
+
+#: kind -> (method, result attribute, key attribute, server capability)
+LISTS: dict[str, tuple[str, str, str, str]] = {
+    "tools": ("tools/list", "tools", "name", "tools"),
+    "prompts": ("prompts/list", "prompts", "name", "prompts"),
+    "resources": ("resources/list", "resources", "uri", "resources"),
+    "resource_templates": (
+        "resources/templates/list",
+        "resource_templates",
+        "uri_template",
+        "resources",
+    ),
+}
+#: list_changed notification -> kinds it dirties
+CHANGED_NOTES: dict[str, tuple[str, ...]] = {
+    "notifications/tools/list_changed": ("tools",),
+    "notifications/prompts/list_changed": ("prompts",),
+    # Resources and templates share one notification.
+    "notifications/resources/list_changed": ("resources", "resource_templates"),
+}
+
+
+class PaginationError(MCPError):
+    """The server's pagination does not end (a repeated cursor, or too many pages)."""
+
+
+@attrs.frozen
+class ListChanged:
+    """A cached list was re-fetched. Keys are names (tools, prompts) or URIs."""
+
+    kind: str
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    changed: tuple[str, ...]
+
+
+@attrs.frozen
+class ToolDefinitionChanged:
+    """A tool's definition differs from the one first seen (re-approve it)."""
+
+    name: str
+    first_seen: mcp_types.Tool
+    previous: mcp_types.Tool
+    current: mcp_types.Tool
+
+
+ClientEvent = ListChanged | ToolDefinitionChanged
+Request = Callable[[str, Any], Awaitable[Any]]
+
+
+async def fetch_all(request: Request, method: str, attr: str, *, max_pages: int) -> list[Any]:
+    """Every item of a paginated list, page after page.
+
+    The cursor is opaque and passed back untouched; only its absence ends the
+    list (an empty string is a cursor). A cursor seen twice, or more than
+    *max_pages* pages, raises :class:`PaginationError` instead of looping.
+
+    Cancellation: as the underlying requests; a partial list is discarded.
+
+    Spec: PA-01, PA-02, PA-04, PA-05.
+    """
+    items: list[Any] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    for _ in range(max_pages):
+        params = None if cursor is None else {"cursor": cursor}
+        page = await request(method, params)
+        items.extend(getattr(page, attr))
+        cursor = page.next_cursor
+        if cursor is None:
+            return items
+        if cursor in seen:
+            raise PaginationError(f"{method}: the server repeated cursor {cursor!r}")
+        seen.add(cursor)
+    raise PaginationError(f"{method}: more than {max_pages} pages")
+
+
+class ListCache:
+    """Cached lists of one client, kept up to date. Owned by the ``Client``."""
+
+    def __init__(self, request: Request, capabilities: dict[str, Any], *, max_pages: int) -> None:
+        self._request = request
+        self._capabilities = capabilities
+        self.max_pages = max_pages
+        self.items: dict[str, dict[str, Any]] = {kind: {} for kind in LISTS}
+        self.generation: dict[str, int] = dict.fromkeys(LISTS, 0)
+        self._changed: dict[str, trio.Event] = {kind: trio.Event() for kind in LISTS}
+        self.first_seen_tools: dict[str, mcp_types.Tool] = {}
+        self._dirty: set[str] = set()
+        self._wake = trio.Event()
+        self._subscribers: list[
+            tuple[trio.MemorySendChannel[ClientEvent], trio.MemoryReceiveChannel[ClientEvent]]
+        ] = []
+        self._validators: dict[str, tuple[mcp_types.Tool, jsonschema.protocols.Validator]] = {}
+        #: Events dropped because a subscriber's buffer was full.
+        self.dropped_events = 0
+
+    def declared(self, kind: str) -> bool:
+        return LISTS[kind][3] in self._capabilities
+
+    # ------------------------------------------------------------ refreshing
+
+    async def refresh(self, kind: str) -> None:
+        """Re-fetch one list now (every page) and publish what changed.
+
+        Cancellation: the old list stays if cancelled midway.
+        """
+        method, attr, key, _ = LISTS[kind]
+        fetched = await fetch_all(self._request, method, attr, max_pages=self.max_pages)
+        new = {getattr(item, key): item for item in fetched}
+        old = self.items[kind]
+        self.items[kind] = new
+        event = ListChanged(
+            kind,
+            added=tuple(k for k in new if k not in old),
+            removed=tuple(k for k in old if k not in new),
+            changed=tuple(k for k in new if k in old and old[k] != new[k]),
+        )
+        if kind == "tools":
+            self._track_tools(old, new)
+        self.generation[kind] += 1
+        self._changed[kind].set()
+        self._changed[kind] = trio.Event()
+        self.publish(event)
+
+    def _track_tools(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        for name, tool in new.items():
+            first = self.first_seen_tools.setdefault(name, tool)
+            previous = old.get(name, first)
+            if tool != previous:
+                self._validators.pop(name, None)
+            if tool != first and tool != previous:
+                self.publish(ToolDefinitionChanged(name, first, previous, tool))
+            elif tool != first and name not in old:
+                # Removed, then back with another definition.
+                self.publish(ToolDefinitionChanged(name, first, previous, tool))
+
+    async def discover(self) -> None:
+        """Fetch every list the server declared.
+
+        A server that declared a capability yet answers its list with -32601 is
+        tolerated (logged; the list stays empty).
+        """
+        for kind in LISTS:
+            if not self.declared(kind):
+                continue
+            try:
+                await self.refresh(kind)
+            except RPCError as exc:
+                if exc.code != int(ErrorCode.METHOD_NOT_FOUND):
+                    raise
+                logger.warning("server declared %s but %s failed: %s", kind, LISTS[kind][0], exc)
+
+    def mark_dirty(self, notification: str) -> None:
+        """A list_changed arrived: schedule a refresh (never blocks)."""
+        for kind in CHANGED_NOTES.get(notification, ()):
+            if self.declared(kind):
+                self._dirty.add(kind)
+                self._wake.set()
+
+    async def run_refresher(self) -> None:
+        """Refresh dirty lists until cancelled (runs in the client's nursery).
+
+        A failed refresh is logged and leaves the previous list in place.
+
+        Cancellation: stops at once; nothing is left half-updated.
+        """
+        while True:
+            await self._wake.wait()
+            self._wake = trio.Event()
+            while self._dirty:
+                kind = next(k for k in LISTS if k in self._dirty)  # table order
+                self._dirty.discard(kind)
+                try:
+                    await self.refresh(kind)
+                except MCPError as exc:
+                    logger.warning("refreshing %s failed: %s", kind, exc)
+
+    async def wait_changed(self, kind: str) -> None:
+        """Block until the next refresh of *kind* finishes."""
+        await self._changed[kind].wait()
+
+    # ---------------------------------------------------------------- events
+
+    def subscribe(self, buffer: float) -> trio.MemoryReceiveChannel[ClientEvent]:
+        send, receive = trio.open_memory_channel[ClientEvent](buffer)
+        self._subscribers.append((send, receive))
+        return receive
+
+    def unsubscribe(self, channel: trio.MemoryReceiveChannel[ClientEvent]) -> None:
+        self._subscribers = [pair for pair in self._subscribers if pair[1] is not channel]
+
+    def publish(self, event: ClientEvent) -> None:
+        for pair in list(self._subscribers):
+            try:
+                pair[0].send_nowait(event)
+            except trio.WouldBlock:
+                self.dropped_events += 1
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                self._subscribers.remove(pair)
+
+    # ------------------------------------------------------------ validation
+
+    def output_validator(self, name: str) -> jsonschema.protocols.Validator | None:
+        """The cached validator of tool *name*'s ``outputSchema`` (None: no schema known).
+
+        Raises:
+            jsonschema.SchemaError: the server's output schema is not a valid schema.
+        """
+        tool: mcp_types.Tool | None = self.items["tools"].get(name)
+        if tool is None or tool.output_schema is None:
+            return None
+        cached = self._validators.get(name)
+        if cached is not None and cached[0] is tool:
+            return cached[1]
+        schema = tool.output_schema
+        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        cls.check_schema(schema)
+        validator = cls(schema)
+        self._validators[name] = (tool, validator)
+        return validator
+
+
+__all__ = [
+    "ClientEvent",
+    "ListCache",
+    "ListChanged",
+    "PaginationError",
+    "ToolDefinitionChanged",
+    "fetch_all",
+]

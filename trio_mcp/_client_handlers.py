@@ -1,0 +1,259 @@
+"""What a client answers: roots, sampling and elicitation, from application handlers.
+
+:class:`ClientHandlers` holds what the application registered and derives the
+capabilities the client declares from it: a feature without a handler is not
+declared, so the protocol layer refuses its requests with -32601 before any
+code here runs (RT-05, SM-01, EL-01, LC-11). Every request that does arrive is
+checked before the application sees it, and the application's answer is
+checked before it is sent; bad input from the server gets -32602 and the
+session goes on.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import trio
+
+from . import types as mcp_types
+from ._context import RequestContext
+from ._elicitation import (
+    ElicitationSchemaError,
+    FormElicitation,
+    URLElicitation,
+    check_form_answer,
+    check_form_schema,
+    url_elicitation,
+)
+from ._errors import RPCError
+from .protocol import ErrorCode
+
+logger = logging.getLogger("trio_mcp.client")
+
+#: Roots: a fixed list, or a function (sync or async) returning the current list.
+RootsSource = (
+    Sequence[mcp_types.Root]
+    | Callable[[], Sequence[mcp_types.Root]]
+    | Callable[[], Awaitable[Sequence[mcp_types.Root]]]
+)
+#: Answers ``sampling/createMessage``.
+SamplingHandler = Callable[
+    [mcp_types.CreateMessageRequestParams], Awaitable[mcp_types.CreateMessageResult]
+]
+#: Answers a form-mode ``elicitation/create``.
+FormElicitationHandler = Callable[[FormElicitation], Awaitable[mcp_types.ElicitResult]]
+#: Answers a URL-mode ``elicitation/create`` (the handler decides whether to open it).
+URLElicitationHandler = Callable[[URLElicitation], Awaitable[mcp_types.ElicitResult]]
+
+_INVALID_PARAMS = int(ErrorCode.INVALID_PARAMS)
+_INTERNAL = int(ErrorCode.INTERNAL_ERROR)
+
+
+def check_roots(roots: Sequence[mcp_types.Root]) -> list[mcp_types.Root]:
+    """*roots* as a list, after checking each is a :class:`Root` with a ``file://`` URI.
+
+    Raises:
+        ValueError: a root is not a ``file://`` URI (RT-04).
+
+    Spec: RT-04.
+    """
+    checked = list(roots)
+    for root in checked:
+        if not isinstance(root, mcp_types.Root):
+            raise TypeError(f"roots must be trio_mcp.types.Root instances, not {root!r}")
+        if not root.uri.startswith("file://"):
+            raise ValueError(f"root URI {root.uri!r} is not a file:// URI (RT-04)")
+    return checked
+
+
+def check_sampling_messages(params: mcp_types.CreateMessageRequestParams) -> list[str]:
+    """Problems with the tool-use structure of a sampling conversation (SM-05).
+
+    A user message holding ``tool_result`` blocks holds nothing else, and every
+    assistant ``tool_use`` is answered by the next message's ``tool_result`` s.
+    """
+    problems: list[str] = []
+    messages = params.messages
+    for i, message in enumerate(messages):
+        blocks = message.content if isinstance(message.content, list) else [message.content]
+        results = [b for b in blocks if isinstance(b, mcp_types.ToolResultContent)]
+        if results and len(results) != len(blocks):
+            problems.append(f"messages[{i}]: tool results mixed with other content")
+        uses = {b.id for b in blocks if isinstance(b, mcp_types.ToolUseContent)}
+        if uses:
+            following = messages[i + 1] if i + 1 < len(messages) else None
+            if following is None:
+                continue  # the model's turn ends here; the answer comes later
+            nxt = following.content if isinstance(following.content, list) else [following.content]
+            answered = {b.tool_use_id for b in nxt if isinstance(b, mcp_types.ToolResultContent)}
+            if following.role != "user" or answered != uses:
+                problems.append(f"messages[{i + 1}]: must answer tool uses {sorted(uses)}")
+    return problems
+
+
+class ClientHandlers:
+    """The application's handlers for server-to-client requests.
+
+    Args:
+        roots: the roots to expose (a list, or a function returning them).
+        sampling: answers ``sampling/createMessage``.
+        sampling_tools: the sampling handler understands ``tools``/``toolChoice``
+            (2025-11-25); declares ``sampling.tools``.
+        elicitation: answers form-mode elicitations.
+        url_elicitation: answers URL-mode elicitations (2025-11-25).
+        apply_elicitation_defaults: fill fields missing from an accepted form
+            answer with the schema's defaults before validating it (EL-05).
+        server_name: shown to handlers as who is asking (set after the handshake).
+    """
+
+    def __init__(
+        self,
+        *,
+        roots: RootsSource | None = None,
+        sampling: SamplingHandler | None = None,
+        sampling_tools: bool = False,
+        elicitation: FormElicitationHandler | None = None,
+        url_elicitation: URLElicitationHandler | None = None,
+        apply_elicitation_defaults: bool = False,
+    ) -> None:
+        if roots is not None and not callable(roots):
+            roots = check_roots(roots)
+        self.roots = roots
+        self.sampling = sampling
+        self.sampling_tools = sampling_tools
+        self.elicitation = elicitation
+        self.url_elicitation = url_elicitation
+        self.apply_elicitation_defaults = apply_elicitation_defaults
+        self.server_name = ""
+        #: URL elicitations the application accepted, by id, until completed.
+        self.pending_url: dict[str, trio.Event] = {}
+
+    def capabilities(self) -> dict[str, Any]:
+        """The client capabilities object: only what has a handler.
+
+        Spec: RT-01, SM-01, SM-03, EL-01, EL-02.
+        """
+        caps: dict[str, Any] = {}
+        if self.roots is not None:
+            caps["roots"] = {"listChanged": True}
+        if self.sampling is not None:
+            caps["sampling"] = {"tools": {}} if self.sampling_tools else {}
+        modes: dict[str, Any] = {}
+        if self.elicitation is not None:
+            modes["form"] = {}
+        if self.url_elicitation is not None:
+            modes["url"] = {}
+        if modes:
+            caps["elicitation"] = modes
+        return caps
+
+    async def handle_request(self, ctx: RequestContext) -> Any:
+        """Answer one server request (in the request's own task and cancel scope).
+
+        Cancellation: the server's ``notifications/cancelled`` cancels the
+        application's handler at its next checkpoint; nothing is sent then.
+        """
+        method = ctx.method
+        if method == "roots/list" and self.roots is not None:
+            return mcp_types.ListRootsResult(roots=await self.current_roots())
+        if method == "sampling/createMessage" and self.sampling is not None:
+            return await self._sample(ctx.params)
+        if method == "elicitation/create":
+            return await self._elicit(ctx.params)
+        raise RPCError(int(ErrorCode.METHOD_NOT_FOUND), f"Method not found: {method}")
+
+    async def current_roots(self) -> list[mcp_types.Root]:
+        """The roots now (calls the roots function, if one was given).
+
+        Raises:
+            RPCError: -32603 when the roots function returns a bad root.
+        """
+        source = self.roots
+        if source is None:
+            return []
+        if not callable(source):
+            return list(source)
+        value = source()
+        if inspect.isawaitable(value):
+            value = await value
+        try:
+            return check_roots(value)
+        except (TypeError, ValueError) as exc:
+            logger.error("the roots function returned a bad root: %s", exc)
+            raise RPCError(_INTERNAL, "Internal error: invalid roots") from exc
+
+    async def _sample(self, params: mcp_types.CreateMessageRequestParams) -> Any:
+        assert self.sampling is not None
+        if (params.tools or params.tool_choice) and not self.sampling_tools:
+            # SM-03: the server must not send tools unless we declared sampling.tools.
+            raise RPCError(
+                _INVALID_PARAMS, "Tool use in sampling needs the sampling.tools capability"
+            )
+        problems = check_sampling_messages(params)
+        if problems:
+            raise RPCError(_INVALID_PARAMS, "Invalid sampling messages", {"errors": problems})
+        result: Any = await self.sampling(params)
+        if not isinstance(result, mcp_types.CreateMessageResult):
+            logger.error("sampling handler returned %r, not a CreateMessageResult", result)
+            raise RPCError(_INTERNAL, "Internal error")
+        return result
+
+    async def _elicit(self, params: mcp_types.ElicitRequestParams) -> mcp_types.ElicitResult:
+        if isinstance(params, mcp_types.ElicitRequestURLParams):
+            return await self._elicit_url(params)
+        if self.elicitation is None:
+            # EL-02: a mode we did not declare gets -32602.
+            raise RPCError(_INVALID_PARAMS, "Form-mode elicitation was not declared")
+        try:
+            check_form_schema(params.requested_schema)
+        except ElicitationSchemaError as exc:
+            raise RPCError(
+                _INVALID_PARAMS, "Invalid requestedSchema", {"errors": exc.errors}
+            ) from None
+        request = FormElicitation(
+            message=params.message,
+            schema=params.requested_schema,
+            server_name=self.server_name,
+            params=params,
+        )
+        result: Any = await self.elicitation(request)
+        if not isinstance(result, mcp_types.ElicitResult):
+            logger.error("elicitation handler returned %r, not an ElicitResult", result)
+            raise RPCError(_INTERNAL, "Internal error")
+        if result.action != "accept":
+            return mcp_types.ElicitResult(action=result.action, meta=result.meta)
+        content: dict[str, Any] = dict(result.content or {})
+        if self.apply_elicitation_defaults:
+            content = request.with_defaults(content)
+        problems = check_form_answer(params.requested_schema, content)
+        if problems:
+            # Never send an answer that does not match what was asked (EL-17).
+            logger.error("elicitation answer does not match the schema: %s", problems)
+            raise RPCError(_INTERNAL, "Internal error: the client's answer was invalid")
+        return mcp_types.ElicitResult(action="accept", content=content, meta=result.meta)
+
+    async def _elicit_url(self, params: mcp_types.ElicitRequestURLParams) -> mcp_types.ElicitResult:
+        if self.url_elicitation is None:
+            raise RPCError(_INVALID_PARAMS, "URL-mode elicitation was not declared")
+        request = url_elicitation(params, self.server_name)
+        if isinstance(request, str):
+            raise RPCError(_INVALID_PARAMS, f"Invalid URL elicitation: {request}")
+        result: Any = await self.url_elicitation(request)
+        if not isinstance(result, mcp_types.ElicitResult):
+            logger.error("URL elicitation handler returned %r, not an ElicitResult", result)
+            raise RPCError(_INTERNAL, "Internal error")
+        if result.action == "accept":
+            self.pending_url.setdefault(params.elicitation_id, trio.Event())
+        # URL mode carries no content (EL-07): consent only.
+        return mcp_types.ElicitResult(action=result.action, meta=result.meta)
+
+    def elicitation_completed(self, elicitation_id: str) -> bool:
+        """Mark a URL elicitation complete; False (ignored) if the id is unknown (EL-09)."""
+        event = self.pending_url.pop(elicitation_id, None)
+        if event is None:
+            return False
+        event.set()
+        return True
