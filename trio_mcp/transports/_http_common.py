@@ -1,0 +1,264 @@
+"""Pieces shared by the HTTP transports: headers, message sniffing, the
+Origin/Host policy, and JSON-RPC error bodies for HTTP refusals.
+
+Nothing here does I/O.
+
+Spec: HT-02, HT-03, HT-08, HT-28, HT-37, SS-01, SEC-01.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import secrets
+from collections.abc import Collection, Iterable
+from typing import Any
+
+import orjson
+
+from ..protocol import SUPPORTED_VERSIONS, RequestId, is_valid_request_id
+
+#: Header names (lower case, as ASGI gives them).
+SESSION_HEADER = "mcp-session-id"
+VERSION_HEADER = "mcp-protocol-version"
+LAST_EVENT_ID_HEADER = "last-event-id"
+
+#: Assumed when a request carries no ``MCP-Protocol-Version`` and the session
+#: does not know better (HT-36).
+DEFAULT_HTTP_VERSION = "2025-03-26"
+
+#: Revisions that send priming events and may close connections for polling (HT-10).
+PRIMING_VERSIONS = frozenset(v for v in SUPPORTED_VERSIONS if v >= "2025-11-25")
+
+Headers = list[tuple[bytes, bytes]]
+
+
+def new_session_id() -> str:
+    """A session id: 192 bits from the OS CSPRNG, URL-safe base64 (only 0x21-0x7E).
+
+    Spec: HT-28, SEC-07.
+    """
+    return secrets.token_urlsafe(24)
+
+
+def is_visible_ascii(value: str) -> bool:
+    """True if *value* is non-empty and only has characters 0x21-0x7E (HT-28)."""
+    return bool(value) and all(0x21 <= ord(c) <= 0x7E for c in value)
+
+
+def header_values(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> list[str]:
+    """All values of header *name* (lower-case bytes), decoded as Latin-1."""
+    return [v.decode("latin-1") for k, v in headers if k == name]
+
+
+def one_header(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> str | None:
+    """The single value of *name*; raises ValueError if it is repeated."""
+    values = header_values(headers, name)
+    if len(values) > 1:
+        raise ValueError(f"duplicate {name.decode()} header")
+    return values[0] if values else None
+
+
+def media_types(value: str | None) -> set[str]:
+    """The media types listed in an ``Accept`` or ``Content-Type`` value, lower case."""
+    if not value:
+        return set()
+    return {part.split(";", 1)[0].strip().lower() for part in value.split(",") if part.strip()}
+
+
+def accepts(accept: str | None, media_type: str) -> bool:
+    """Does an ``Accept`` value admit *media_type* (wildcards included)?"""
+    types = media_types(accept)
+    major = media_type.split("/", 1)[0]
+    return media_type in types or "*/*" in types or f"{major}/*" in types
+
+
+def error_body(code: int, message: str, request_id: RequestId | None = None) -> bytes:
+    """A JSON-RPC error response for an HTTP refusal (id null when unknown)."""
+    return orjson.dumps(
+        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    )
+
+
+# ------------------------------------------------------------------ sniffing
+
+
+def id_key(request_id: Any) -> tuple[bool, Any]:
+    """A dict key for a request id that keeps ``1`` and ``"1"`` apart."""
+    return (isinstance(request_id, str), request_id)
+
+
+class Sniffed:
+    """What the HTTP layer needs to know about a POST body (one message or a batch)."""
+
+    __slots__ = (
+        "cancelled_ids",
+        "has_initialize",
+        "notifications",
+        "problem",
+        "progress_tokens",
+        "request_ids",
+    )
+
+    def __init__(self) -> None:
+        self.request_ids: list[RequestId] = []
+        self.progress_tokens: dict[tuple[bool, Any], RequestId] = {}
+        self.has_initialize = False
+        self.notifications = 0
+        #: Request ids named by ``notifications/cancelled`` in the body.
+        self.cancelled_ids: list[Any] = []
+        #: Why the body is not a valid JSON-RPC message (None if it is).
+        self.problem: str | None = None
+
+
+def sniff(body: Any) -> Sniffed:
+    """Classify a parsed POST body without typing its params.
+
+    A request (string method and a valid id) needs a response stream;
+    notifications and responses are accepted with 202. Anything else is a
+    malformed message, refused by the HTTP layer with 400 before it reaches
+    any session.
+    """
+    out = Sniffed()
+    items = body if isinstance(body, list) else [body]
+    if isinstance(body, list) and not body:
+        out.problem = "empty batch"
+        return out
+    for item in items:
+        if not isinstance(item, dict) or item.get("jsonrpc") != "2.0":
+            out.problem = "not a JSON-RPC 2.0 message"
+            return out
+        method = item.get("method")
+        if method is not None:
+            if not isinstance(method, str):
+                out.problem = "method must be a string"
+                return out
+            if "id" in item:
+                rid = item["id"]
+                if not is_valid_request_id(rid):
+                    out.problem = "request id must be a string or an integer"
+                    return out
+                out.request_ids.append(rid)
+                if method == "initialize":
+                    out.has_initialize = True
+                params = item.get("params")
+                meta = params.get("_meta") if isinstance(params, dict) else None
+                token = meta.get("progressToken") if isinstance(meta, dict) else None
+                if isinstance(token, str | int) and not isinstance(token, bool):
+                    out.progress_tokens[id_key(token)] = rid
+            else:
+                out.notifications += 1
+                params = item.get("params")
+                if method == "notifications/cancelled" and isinstance(params, dict):
+                    out.cancelled_ids.append(params.get("requestId"))
+        elif "result" in item or "error" in item:
+            out.notifications += 1  # a response: accepted like a notification
+        else:
+            out.problem = "neither a request, a notification nor a response"
+            return out
+    if len({id_key(r) for r in out.request_ids}) != len(out.request_ids):
+        out.problem = "duplicate request id in one batch"
+    return out
+
+
+# ------------------------------------------------------------ Origin and Host
+
+_LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+
+
+def is_loopback_host(host: str) -> bool:
+    """Is *host* (a bind address or host name, no port) a loopback address?"""
+    host = host.strip("[]").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _host_matches(value: str, allowed: Collection[str]) -> bool:
+    value = value.lower()
+    if value in allowed:
+        return True
+    name, _, _port = value.rpartition(":") if not value.endswith("]") else (value, "", "")
+    return bool(name) and f"{name}:*" in allowed
+
+
+class OriginPolicy:
+    """Which ``Host`` and ``Origin`` values a listener accepts (DNS rebinding defence).
+
+    Args:
+        allowed_hosts: ``Host`` header values, ``name:port`` or ``name:*``. None
+            means automatic: when the listener is bound to a loopback address,
+            only ``localhost``, ``127.0.0.1`` and ``[::1]`` with the bound port;
+            otherwise any Host.
+        allowed_origins: full origins (``scheme://host[:port]``), or ``"*"`` for
+            any (not recommended). None means automatic: an ``Origin`` must be
+            the origin of an allowed Host (``http`` or ``https``), and, when the
+            Host is not restricted, the same origin as the request's own Host.
+
+    Matching is exact after lower-casing; a trailing dot (``localhost.``) is a
+    different name and is refused. ``Origin: null`` and repeated Origin headers
+    are refused. A missing Origin (a non-browser client) is accepted.
+
+    Spec: HT-02, SS-01, SEC-01.
+    """
+
+    def __init__(
+        self,
+        *,
+        allowed_hosts: Collection[str] | None = None,
+        allowed_origins: Collection[str] | None = None,
+    ) -> None:
+        self.allowed_hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
+        self.allowed_origins = (
+            None if allowed_origins is None else {o.lower().rstrip("/") for o in allowed_origins}
+        )
+
+    def hosts_for(self, server: tuple[str, int] | None) -> set[str] | None:
+        """The Host values accepted by a listener bound to *server* (None: any)."""
+        if self.allowed_hosts is not None:
+            return self.allowed_hosts
+        if server is None or not is_loopback_host(str(server[0])):
+            return None
+        port = server[1]
+        return {f"{name}:{port}" for name in _LOOPBACK_NAMES}
+
+    def check(
+        self, headers: Iterable[tuple[bytes, bytes]], server: tuple[str, int] | None
+    ) -> tuple[int, str] | None:
+        """None if the request may proceed, else ``(status, reason)``: 400, 403 or 421."""
+        headers = list(headers)
+        hosts = header_values(headers, b"host")
+        if len(hosts) != 1 or not hosts[0]:
+            return 400, "missing or repeated Host header"
+        host = hosts[0].lower()
+        allowed_hosts = self.hosts_for(server)
+        if allowed_hosts is not None and not _host_matches(host, allowed_hosts):
+            return 421, "Host not allowed"
+        origins = header_values(headers, b"origin")
+        if not origins:
+            return None
+        if len(origins) > 1:
+            return 403, "repeated Origin header"
+        origin = origins[0].lower().rstrip("/")
+        if origin == "null":
+            return 403, "Origin not allowed"
+        if self.allowed_origins is not None:
+            if "*" in self.allowed_origins or origin in self.allowed_origins:
+                return None
+            return 403, "Origin not allowed"
+        scheme, sep, rest = origin.partition("://")
+        if not sep or scheme not in ("http", "https") or not rest:
+            return 403, "Origin not allowed"
+        if allowed_hosts is not None:
+            return None if _host_matches(rest, allowed_hosts) else (403, "Origin not allowed")
+        return None if rest == host else (403, "Origin not allowed")
+
+
+def check_version(value: str | None) -> str | None:
+    """None if *value* (an ``MCP-Protocol-Version`` header) is absent or supported;
+    else the reason for a 400 (HT-37)."""
+    if value is None or value in SUPPORTED_VERSIONS:
+        return None
+    return f"Unsupported MCP-Protocol-Version {value[:64]!r}"

@@ -1,0 +1,659 @@
+"""Streamable HTTP, server side: an ASGI application and :func:`serve_http`.
+
+:class:`StreamableHTTPApp` is a plain ASGI 3 application, so it mounts in any
+ASGI framework that runs on Trio; :func:`serve_http` runs it on hypercorn's Trio
+worker. Each MCP session is a :class:`~trio_mcp.Session` (its own nursery, as
+everywhere else) over an :class:`HttpServerTransport`, living in a nursery
+owned by the application: opened by the ASGI lifespan, by :meth:`run`, or by
+:func:`serve_http`.
+
+Every request is checked *before* anything is allocated for it, in this order:
+path (404), Host (421) and Origin (403) against the DNS-rebinding policy,
+method (405), ``Content-Type`` (415) and ``Accept`` (406), the
+``MCP-Protocol-Version`` header (400), body size (413), JSON (400, -32700) and
+envelope (400, -32600), then the session: missing id (400), unknown, ended or
+another principal's (404); only an ``initialize`` without a session id creates
+one, and only below ``max_sessions`` (503). So a flood of refused requests
+allocates no session and no task (reliability D-06).
+
+Spec: HT-01..HT-37 (server side), SS-01..SS-05 and SS-07 (legacy endpoints, in
+``_legacy_sse``), SEC-01, SEC-07.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Hashable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, cast
+
+import orjson
+import trio
+
+from ..protocol import LATEST_VERSION, SUPPORTED_VERSIONS, SessionState
+from . import _legacy_sse
+from ._asgi import (
+    JSON,
+    BodyTooLarge,
+    Disconnected,
+    Receive,
+    Scope,
+    Send,
+    read_body,
+    refuse,
+    respond,
+    stream_sse,
+)
+from ._event_store import EventStore, split_event_id
+from ._http_common import (
+    DEFAULT_HTTP_VERSION,
+    PRIMING_VERSIONS,
+    Headers,
+    OriginPolicy,
+    Sniffed,
+    accepts,
+    check_version,
+    is_visible_ascii,
+    media_types,
+    new_session_id,
+    one_header,
+    sniff,
+)
+from ._http_session import END, HttpServerTransport, Stream
+
+if TYPE_CHECKING:
+    from .._server import Server
+
+logger = logging.getLogger("trio_mcp.http")
+
+#: Runs one session over its transport (the default serves a ``Server``).
+TransportHandler = Callable[[HttpServerTransport], Awaitable[None]]
+#: Who is asking (e.g. from an auth middleware's scope entries); None: anonymous.
+PrincipalOf = Callable[[Scope], Hashable | None]
+
+
+class _Entry:
+    __slots__ = ("principal", "transport")
+
+    def __init__(self, transport: HttpServerTransport, principal: Hashable | None) -> None:
+        self.transport = transport
+        self.principal = principal
+
+
+class StreamableHTTPApp:
+    """The MCP endpoint (and, optionally, the legacy HTTP+SSE endpoints) as ASGI.
+
+    Args:
+        server: what answers the sessions (its ``make_protocol`` and dispatcher).
+        path: the MCP endpoint (POST, GET, DELETE).
+        json_response: answer requests with one ``application/json`` body
+            instead of an SSE stream (no resumability, no related messages).
+        stateless: no sessions: every POST is self-contained (no GET, no DELETE).
+        event_store: makes streams resumable (``Last-Event-ID``); e.g.
+            :class:`MemoryEventStore`. None: not resumable.
+        retry_interval: milliseconds sent as the SSE ``retry`` field with
+            priming events (HT-12).
+        allowed_hosts, allowed_origins: see :class:`OriginPolicy` (the default
+            protects loopback binds).
+        principal_of: identifies the authenticated principal of a request; a
+            session answers only its creator's requests (404 otherwise).
+        max_sessions: live sessions at most; more ``initialize`` get 503.
+        session_idle_timeout: seconds without any request or open stream after
+            which a session ends (None: never).
+        max_body_size: bytes per POST body (413 beyond).
+        allow_delete: let clients end sessions with DELETE (405 otherwise).
+        enable_get: offer the standalone GET stream (405 otherwise).
+        legacy_sse: also serve the 2024-11-05 HTTP+SSE endpoints at
+            ``sse_path`` and ``messages_path`` (SS-07).
+        keepalive: seconds between SSE comment lines on an idle stream (None: off).
+        session_options: passed to :func:`~trio_mcp.serve_session`.
+
+    Cancellation:
+        Sessions live in the nursery of :meth:`run` (or of the ASGI lifespan);
+        leaving it shuts them down (each bounded, as any session).
+    """
+
+    def __init__(
+        self,
+        server: Server | None = None,
+        *,
+        path: str = "/mcp",
+        json_response: bool = False,
+        stateless: bool = False,
+        event_store: EventStore | None = None,
+        retry_interval: int | None = None,
+        allowed_hosts: Collection[str] | None = None,
+        allowed_origins: Collection[str] | None = None,
+        principal_of: PrincipalOf | None = None,
+        max_sessions: int = 10_000,
+        session_idle_timeout: float | None = 1800.0,
+        max_body_size: int = 4 * 1024 * 1024,
+        allow_delete: bool = True,
+        enable_get: bool = True,
+        legacy_sse: bool = True,
+        sse_path: str = "/sse",
+        messages_path: str = "/messages/",
+        keepalive: float | None = None,
+        session_options: dict[str, Any] | None = None,
+        transport_handler: TransportHandler | None = None,
+    ) -> None:
+        if server is None and transport_handler is None:
+            raise TypeError("give a server (or a transport_handler)")
+        self.server = server
+        self.path = path.rstrip("/") or "/"
+        self.json_response = json_response
+        self.stateless = stateless
+        self.event_store = None if stateless else event_store
+        self.retry_interval = retry_interval
+        self.policy = OriginPolicy(allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
+        self.principal_of = principal_of
+        self.max_sessions = max_sessions
+        self.session_idle_timeout = session_idle_timeout
+        self.max_body_size = max_body_size
+        self.allow_delete = allow_delete
+        self.enable_get = enable_get
+        self.legacy_sse = legacy_sse and not stateless
+        self.sse_path = sse_path
+        self.messages_path = messages_path
+        self.keepalive = keepalive
+        self.session_options = dict(session_options or {})
+        self._handler = transport_handler or self._serve_session
+        self._sessions: dict[str, _Entry] = {}
+        self._nursery: trio.Nursery | None = None
+
+    # ------------------------------------------------------------- lifetime
+
+    @asynccontextmanager
+    async def run(self) -> AsyncIterator[StreamableHTTPApp]:
+        """Own the nursery sessions live in (for hosts without ASGI lifespan).
+
+        Cancellation: leaving the block cancels every session (bounded shutdown).
+        """
+        if self._nursery is not None:
+            raise RuntimeError("the application is already running")
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            if self.session_idle_timeout is not None and not self.stateless:
+                nursery.start_soon(self._reap_idle, name="trio_mcp http reaper")
+            try:
+                yield self
+            finally:
+                self._nursery = None
+                for entry in list(self._sessions.values()):
+                    entry.transport.peer_closed()
+                nursery.cancel_scope.cancel(reason="HTTP application stopped")
+
+    @property
+    def session_count(self) -> int:
+        """Live sessions (for statistics and tests)."""
+        return len(self._sessions)
+
+    def sessions(self) -> dict[str, HttpServerTransport]:
+        """Live sessions by id (a copy)."""
+        return {sid: e.transport for sid, e in self._sessions.items()}
+
+    async def _reap_idle(self) -> None:
+        timeout = self.session_idle_timeout
+        assert timeout is not None
+        while True:
+            await trio.sleep(max(timeout / 4, 0.01))
+            now = trio.current_time()
+            for sid, entry in list(self._sessions.items()):
+                transport = entry.transport
+                if transport.idle and now - transport.last_activity >= timeout:
+                    logger.info("session expired after %ss idle", timeout)
+                    self._sessions.pop(sid, None)
+                    transport.peer_closed()
+
+    async def _serve_session(self, transport: HttpServerTransport) -> None:
+        from .._session import open_session
+
+        assert self.server is not None
+        async with open_session(
+            transport, self.server.make_protocol(), self.server, **self.session_options
+        ) as session:
+            await session.wait_closed()
+
+    async def _serve_stateless(self, transport: HttpServerTransport, version: str) -> None:
+        from .._session import open_session
+
+        assert self.server is not None
+        protocol = self.server.make_protocol()
+        # Stateless: each request stands alone, as in an initialized session
+        # of the revision the request names (HT-36 default).
+        protocol.state = SessionState.OPERATING
+        protocol.revision = version
+        async with open_session(transport, protocol, self.server, **self.session_options) as s:
+            await s.wait_closed()
+
+    async def _run_session(self, sid: str, transport: HttpServerTransport) -> None:
+        try:
+            await self._handler(transport)
+        finally:
+            transport.close()
+            entry = self._sessions.get(sid)
+            if entry is not None and entry.transport is transport:
+                del self._sessions[sid]
+            if self.event_store is not None:
+                with trio.CancelScope(shield=True), trio.move_on_after(1):
+                    await self.event_store.forget_session(sid)
+
+    def new_session(
+        self, principal: Hashable | None, *, single_stream: bool = False
+    ) -> HttpServerTransport | None:
+        """Create and start a session; None when the table is full or not running."""
+        if self._nursery is None or len(self._sessions) >= self.max_sessions:
+            return None
+        sid = new_session_id()
+        transport = HttpServerTransport(
+            sid,
+            event_store=None if single_stream else self.event_store,
+            single_stream=single_stream,
+        )
+        self._sessions[sid] = _Entry(transport, principal)
+        self._nursery.start_soon(self._run_session, sid, transport)
+        return transport
+
+    def lookup(self, sid: str, scope: Scope) -> HttpServerTransport | None:
+        """The live session *sid* if *scope*'s principal owns it (else None: 404)."""
+        entry = self._sessions.get(sid)
+        if entry is None or entry.transport.closed:
+            return None
+        if entry.principal != self._principal(scope):
+            return None
+        return entry.transport
+
+    def _principal(self, scope: Scope) -> Hashable | None:
+        return None if self.principal_of is None else self.principal_of(scope)
+
+    # ------------------------------------------------------------------ ASGI
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if kind != "http":
+            if kind == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+            return
+        path = scope.get("path", "")
+        if path.rstrip("/") == self.path.rstrip("/") or (path == "/" and self.path == "/"):
+            await self._endpoint(scope, receive, send)
+        elif self.legacy_sse and path == self.sse_path:
+            await _legacy_sse.handle_get(self, scope, receive, send)
+        elif self.legacy_sse and path == self.messages_path:
+            await _legacy_sse.handle_post(self, scope, receive, send)
+        else:
+            await refuse(send, 404, "Not found")
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        message = await receive()
+        if message["type"] != "lifespan.startup":
+            return
+        if self._nursery is not None:  # serve_http (or the embedder) runs it already
+            await send({"type": "lifespan.startup.complete"})
+            await receive()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        async with self.run():
+            await send({"type": "lifespan.startup.complete"})
+            await receive()
+        await send({"type": "lifespan.shutdown.complete"})
+
+    def check_origin(self, scope: Scope) -> tuple[int, str] | None:
+        server = scope.get("server")
+        return self.policy.check(scope["headers"], tuple(server) if server else None)
+
+    async def _endpoint(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refusal = self.check_origin(scope)
+        if refusal is not None:
+            await refuse(send, *refusal)
+            return
+        method = scope["method"]
+        if method == "POST":
+            await self._post(scope, receive, send)
+        elif method == "GET" and self.enable_get and not self.stateless:
+            await self._get(scope, receive, send)
+        elif method == "DELETE" and self.allow_delete and not self.stateless:
+            await self._delete(scope, send)
+        else:
+            allow = ["POST"]
+            if self.enable_get and not self.stateless:
+                allow.append("GET")
+            if self.allow_delete and not self.stateless:
+                allow.append("DELETE")
+            await refuse(
+                send, 405, "Method not allowed", headers=[(b"allow", ", ".join(allow).encode())]
+            )
+
+    def _session_for(
+        self, scope: Scope
+    ) -> tuple[HttpServerTransport | None, tuple[int, str] | None]:
+        try:
+            sid = one_header(scope["headers"], b"mcp-session-id")
+        except ValueError:
+            return None, (400, "Repeated Mcp-Session-Id header")
+        if sid is None:
+            return None, (400, "Bad Request: Mcp-Session-Id header is required")
+        transport = self.lookup(sid, scope)
+        if transport is None:
+            return None, (404, "Session not found")
+        return transport, None
+
+    async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = scope["headers"]
+        try:
+            content_type = one_header(headers, b"content-type")
+            accept = ", ".join(v.decode("latin-1") for k, v in headers if k == b"accept")
+            version = one_header(headers, b"mcp-protocol-version")
+            declared = one_header(headers, b"content-length")
+        except ValueError as exc:
+            await refuse(send, 400, str(exc))
+            return
+        if "application/json" not in media_types(content_type):
+            await refuse(send, 415, "Unsupported Media Type: Content-Type must be application/json")
+            return
+        if not accepts(accept, "application/json") or (
+            not self.json_response and not accepts(accept, "text/event-stream")
+        ):
+            await refuse(
+                send, 406, "Not Acceptable: Accept must list application/json and text/event-stream"
+            )
+            return
+        problem = check_version(version)
+        if problem is not None:
+            await refuse(send, 400, problem)
+            return
+        try:
+            body = await read_body(receive, self.max_body_size, declared)
+        except BodyTooLarge:
+            await refuse(send, 413, f"Request body larger than {self.max_body_size} bytes")
+            return
+        except Disconnected:
+            return  # nothing was dispatched (S-10)
+        try:
+            parsed = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            await refuse(send, 400, "Parse error", code=-32700)
+            return
+        sniffed = sniff(parsed)
+        if sniffed.problem is None and sniffed.has_initialize and isinstance(parsed, list):
+            sniffed.problem = "initialize must not be part of a batch"
+        if sniffed.problem is not None:
+            await refuse(send, 400, f"Invalid Request: {sniffed.problem}")
+            return
+        if self.stateless:
+            await self._post_stateless(scope, receive, send, body, sniffed, version)
+            return
+        transport: HttpServerTransport | None
+        if sniffed.has_initialize and one_header(headers, b"mcp-session-id") is None:
+            transport = self.new_session(self._principal(scope))
+            if transport is None:
+                await refuse(send, 503, "Too many open sessions", code=-32000)
+                return
+            requested = parsed.get("params", {}) if isinstance(parsed, dict) else {}
+            asked = requested.get("protocolVersion") if isinstance(requested, dict) else None
+            stream_version = asked if asked in SUPPORTED_VERSIONS else LATEST_VERSION
+        else:
+            transport, refusal = self._session_for(scope)
+            if transport is None:
+                assert refusal is not None
+                await refuse(send, *refusal)
+                return
+            # An unsupported version was refused above (400, HT-31). A supported
+            # one that differs from the negotiated one is accepted: the spec asks
+            # for 400 only for invalid or unsupported versions, and real clients
+            # (the conformance harness 0.1.16 among them) send such headers.
+            negotiated = transport.protocol_version
+            stream_version = negotiated or version or DEFAULT_HTTP_VERSION
+        transport.touch()
+        await self._dispatch(receive, send, transport, body, sniffed, stream_version)
+
+    async def _post_stateless(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        body: bytes,
+        sniffed: Sniffed,
+        version: str | None,
+    ) -> None:
+        transport = HttpServerTransport(None)
+        async with trio.open_nursery() as nursery:
+            if self.server is not None:
+                nursery.start_soon(
+                    self._serve_stateless, transport, version or DEFAULT_HTTP_VERSION
+                )
+            else:
+                nursery.start_soon(self._handler, transport)
+            try:
+                await self._dispatch(
+                    receive, send, transport, body, sniffed, version or DEFAULT_HTTP_VERSION
+                )
+            finally:
+                transport.peer_closed()
+
+    async def _dispatch(
+        self,
+        receive: Receive,
+        send: Send,
+        transport: HttpServerTransport,
+        body: bytes,
+        sniffed: Sniffed,
+        version: str,
+    ) -> None:
+        sid_headers: Headers = (
+            [(b"mcp-session-id", transport.session_id.encode())] if transport.session_id else []
+        )
+        if not sniffed.request_ids:
+            try:
+                await transport.deliver(body)
+            except trio.ClosedResourceError:
+                await refuse(send, 404, "Session not found")
+                return
+            for request_id in sniffed.cancelled_ids:
+                transport.forget_request(request_id)
+            await respond(send, 202, headers=sid_headers)
+            return
+        if any(transport.in_flight(rid) for rid in sniffed.request_ids):
+            # A second in-flight request with the same id would steal the first
+            # one's stream (reliability A12): refuse it, the first runs on.
+            await refuse(send, 409, "Conflict: a request with this id is already in flight")
+            return
+        stream = transport.open_stream(
+            sniffed.request_ids,
+            sniffed.progress_tokens,
+            json=self.json_response,
+            initialize=sniffed.has_initialize,
+        )
+        if self.json_response:
+            await self._answer_json(receive, send, transport, stream, body, sid_headers)
+            return
+        conn = transport.attach(stream)
+        prime_id = None
+        if version in PRIMING_VERSIONS and transport.event_store is not None:
+            prime_id = await transport.prime(stream)
+        try:
+            await transport.deliver(body)
+        except trio.ClosedResourceError:
+            transport.detach(stream, conn)
+            await refuse(send, 404, "Session not found")
+            return
+        await stream_sse(
+            receive,
+            send,
+            transport,
+            stream,
+            conn,
+            prime_id=prime_id,
+            retry=self.retry_interval if prime_id is not None else None,
+            keepalive=self.keepalive,
+        )
+
+    async def _answer_json(
+        self,
+        receive: Receive,
+        send: Send,
+        transport: HttpServerTransport,
+        stream: Stream,
+        body: bytes,
+        sid_headers: Headers,
+    ) -> None:
+        try:
+            await transport.deliver(body)
+        except trio.ClosedResourceError:
+            await refuse(send, 404, "Session not found")
+            return
+        with trio.CancelScope() as scope:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_cancel_on_disconnect, receive, scope)
+                await stream.done_event.wait()
+                nursery.cancel_scope.cancel()
+        if scope.cancelled_caught:
+            return  # the client left; the request runs on (HT-17), its answer is dropped
+        if not stream.collected:
+            await refuse(send, 404, "Session ended before answering", code=-32000)
+            return
+        if len(stream.collected) == 1:
+            payload = stream.collected[0]
+        else:
+            payload = b"[" + b",".join(stream.collected) + b"]"
+        await respond(send, 200, payload, content_type=JSON, headers=sid_headers)
+
+    async def _get(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = scope["headers"]
+        try:
+            accept = ", ".join(v.decode("latin-1") for k, v in headers if k == b"accept")
+            version = one_header(headers, b"mcp-protocol-version")
+            last_event_id = one_header(headers, b"last-event-id")
+        except ValueError as exc:
+            await refuse(send, 400, str(exc))
+            return
+        if not accepts(accept, "text/event-stream"):
+            await refuse(send, 406, "Not Acceptable: Accept must list text/event-stream")
+            return
+        problem = check_version(version)
+        if problem is not None:
+            await refuse(send, 400, problem)
+            return
+        transport, refusal = self._session_for(scope)
+        if transport is None:
+            assert refusal is not None
+            await refuse(send, *refusal)
+            return
+        transport.touch()
+        if last_event_id is not None and transport.event_store is not None:
+            await self._resume(receive, send, transport, last_event_id)
+            return
+        stream = transport.get_stream
+        if stream.conn is not None:
+            await refuse(send, 409, "Conflict: only one GET stream per session")
+            return
+        conn = transport.attach(stream)
+        prime_id = await transport.prime(stream) if transport.primes else None
+        await stream_sse(
+            receive,
+            send,
+            transport,
+            stream,
+            conn,
+            prime_id=prime_id,
+            retry=self.retry_interval if prime_id is not None else None,
+            keepalive=self.keepalive,
+        )
+
+    async def _resume(
+        self, receive: Receive, send: Send, transport: HttpServerTransport, last_event_id: str
+    ) -> None:
+        store = transport.event_store
+        assert store is not None
+        assert transport.session_id is not None
+        parsed = split_event_id(last_event_id) if is_visible_ascii(last_event_id) else None
+        if parsed is None or len(last_event_id) > 128:
+            await refuse(send, 400, "Malformed Last-Event-ID")
+            return
+        live = transport.live_stream(parsed[0])
+        if live is not None and live.conn is not None:
+            await refuse(send, 409, "Conflict: this stream is already connected")
+            return
+        stream = live if live is not None else Stream(parsed[0])
+        conn = transport.attach(stream)
+        if live is None:
+            conn.push(END)
+        found = await store.events_after(transport.session_id, last_event_id)
+        if found is None or found[0] != parsed[0]:
+            transport.detach(stream, conn)
+            await refuse(send, 400, "Unknown or expired Last-Event-ID")
+            return
+        await stream_sse(
+            receive, send, transport, stream, conn, replay=found[1], keepalive=self.keepalive
+        )
+
+    async def _delete(self, scope: Scope, send: Send) -> None:
+        transport, refusal = self._session_for(scope)
+        if transport is None:
+            assert refusal is not None
+            await refuse(send, *refusal)
+            return
+        assert transport.session_id is not None
+        self._sessions.pop(transport.session_id, None)
+        transport.peer_closed()
+        await respond(send, 200)
+
+
+async def _cancel_on_disconnect(receive: Receive, scope: trio.CancelScope) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            scope.cancel(reason="client disconnected")
+            return
+
+
+async def serve_http(
+    server: Server | StreamableHTTPApp,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+    **app_options: Any,
+) -> None:
+    """Serve *server* over Streamable HTTP (at ``/mcp``) on hypercorn's Trio worker.
+
+    ``task_status.started`` receives the base URL (``http://127.0.0.1:PORT``);
+    port 0 picks a free port. *app_options* go to :class:`StreamableHTTPApp`
+    (or pass a ready app instead of a server). A warning is logged when binding a
+    non-loopback address without an explicit ``allowed_hosts``.
+
+    Cancellation:
+        Runs until cancelled; then the listener closes and every session shuts
+        down (bounded).
+
+    Spec: HT-01, HT-03.
+    """
+    from hypercorn.config import Config
+    from hypercorn.trio import serve
+
+    app = (
+        server
+        if isinstance(server, StreamableHTTPApp)
+        else StreamableHTTPApp(server, **app_options)
+    )
+    from ._http_common import is_loopback_host
+
+    if not is_loopback_host(host) and app.policy.allowed_hosts is None:
+        logger.warning("binding %s without allowed_hosts: Host is not validated", host)
+    config = Config()
+    config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+    config.accesslog = None
+    config.errorlog = logging.getLogger("trio_mcp.http.hypercorn")
+    config.graceful_timeout = 1.0
+    config.keep_alive_timeout = 75.0
+
+    async def started(*, task_status: trio.TaskStatus[list[str]]) -> None:
+        await serve(cast(Any, app), config, task_status=task_status, mode="asgi")
+
+    async with app.run(), trio.open_nursery() as nursery:
+        binds = await nursery.start(started)
+        task_status.started(binds[0])
+        await trio.sleep_forever()

@@ -1,0 +1,440 @@
+"""The server side of one Streamable HTTP session, as a :data:`Transport`.
+
+A session engine (:func:`trio_mcp.open_session`) runs over an
+:class:`HttpServerTransport` exactly as over a pipe: ``receive`` gives the frames
+clients POSTed, ``send`` takes every frame the session writes. What HTTP adds
+is *where* each outgoing frame goes, and the transport works it out from the
+frame itself (the session engine knows nothing of HTTP):
+
+* a response or error goes to the stream of the POST that carried its request
+  (HT-13), and a stream whose requests are all answered ends (HT-16);
+* ``notifications/progress`` goes to the stream of the request that asked for
+  it (by ``progressToken``); ``notifications/cancelled`` to the stream that
+  carried the request it cancels;
+* any other request or notification is unrelated to a particular request: it
+  goes to the standalone GET stream (HT-20); while none is connected, to the
+  only open POST stream if there is exactly one (it can only relate to that
+  request), else it waits (bounded) for the GET stream. A server-to-client
+  *request* that can never be delivered (JSON-response or stateless mode with no
+  GET stream) fails at once: the transport answers it with an error on the
+  client's behalf, so the caller does not hang (reliability S-15, S-16).
+
+Every frame goes to exactly one stream (HT-23). A stream is a logical object
+that outlives HTTP connections: when its connection drops, frames are still
+stored (when an event store is configured) and a client that reconnects with
+``Last-Event-ID`` gets them (HT-17, HT-25, HT-26); without a store they are
+dropped. A disconnect never cancels a request (HT-17).
+
+A connection's buffer is bounded; a client that does not read (slow or stuck)
+overflows it and loses that *connection* (it may resume), while the session
+writer never blocks on it, so one slow client stalls nobody else (D-04).
+
+Cancellation:
+    ``send`` and ``receive`` are checkpoints; a cancelled ``send`` has either
+    routed the frame or not. ``aclose`` never blocks.
+
+Spec: HT-13, HT-14, HT-16, HT-17, HT-20, HT-23, HT-24, HT-26.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections import deque
+from typing import Any
+
+import orjson
+import trio
+
+from ._event_store import EventStore, split_event_id
+from ._http_common import PRIMING_VERSIONS, id_key
+
+logger = logging.getLogger("trio_mcp.http")
+
+#: Marks the end of a connection's items.
+END: Any = object()
+#: Error code of the synthesized answer to an undeliverable server request.
+UNDELIVERABLE = -32000
+#: The standalone GET stream's id.
+GET_STREAM = "0"
+
+
+class Connection:
+    """The live HTTP response of a stream: a bounded queue of ``(event_id, frame)``."""
+
+    __slots__ = ("broken", "receive_channel", "send_channel")
+
+    def __init__(self, buffer: int) -> None:
+        self.send_channel, self.receive_channel = trio.open_memory_channel[Any](buffer)
+        self.broken = False
+
+    def push(self, item: Any) -> bool:
+        """Queue *item* without blocking; on overflow the connection is dropped."""
+        try:
+            self.send_channel.send_nowait(item)
+        except trio.WouldBlock:
+            logger.warning("HTTP client does not read its stream; dropping the connection")
+            self.broken = True
+            self.send_channel.close()
+            return False
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            return False
+        return True
+
+    def end(self) -> None:
+        if not self.broken:
+            with contextlib.suppress(
+                trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError
+            ):
+                self.send_channel.send_nowait(END)
+        self.send_channel.close()
+
+
+class Stream:
+    """A POST's response stream or the standalone GET stream."""
+
+    __slots__ = (
+        "collected",
+        "conn",
+        "done",
+        "done_event",
+        "json",
+        "pending",
+        "stream_id",
+        "tokens",
+    )
+
+    def __init__(self, stream_id: str, *, json: bool = False) -> None:
+        self.stream_id = stream_id
+        #: Request ids (as :func:`id_key`) still owed a response.
+        self.pending: set[tuple[bool, Any]] = set()
+        self.tokens: list[tuple[bool, Any]] = []
+        self.conn: Connection | None = None
+        self.done = False
+        self.done_event = trio.Event()
+        #: JSON-response mode: the frames of the answer, not a stream.
+        self.json = json
+        self.collected: list[bytes] = []
+
+
+class HttpServerTransport(trio.abc.Channel[bytes]):
+    """One HTTP session's frames (see the module docstring for routing).
+
+    Made by the HTTP application; one per session (stateful) or per POST
+    (stateless).
+    """
+
+    def __init__(
+        self,
+        session_id: str | None,
+        *,
+        event_store: EventStore | None = None,
+        inbound_buffer: int = 64,
+        connection_buffer: int = 1024,
+        backlog: int = 1024,
+        single_stream: bool = False,
+    ) -> None:
+        self.session_id = session_id
+        self.event_store = event_store if session_id is not None else None
+        self._in_send, self._in_receive = trio.open_memory_channel[bytes](inbound_buffer)
+        self.connection_buffer = connection_buffer
+        self._streams: dict[str, Stream] = {}
+        self._by_request: dict[tuple[bool, Any], Stream] = {}
+        self._by_token: dict[tuple[bool, Any], Stream] = {}
+        self._server_requests: dict[tuple[bool, Any], Stream] = {}
+        self._next_stream = 1
+        self.get_stream = Stream(GET_STREAM)
+        self._backlog: deque[tuple[str | None, bytes]] = deque(maxlen=backlog)
+        #: Legacy HTTP+SSE: every frame goes to the one SSE stream.
+        self.single_stream = single_stream
+        self._closed = False
+        self._peer_closed = False
+        self._initialize_key: tuple[bool, Any] | None = None
+        #: The negotiated revision, read from the initialize result.
+        self.protocol_version: str | None = None
+        self.last_activity = trio.current_time()
+        self.on_close: list[Any] = []
+        self._closed_event: trio.Event | None = None
+        self._get_attached: trio.Event | None = None
+
+    # ------------------------------------------------------------ Channel API
+
+    async def send(self, value: bytes) -> None:
+        await trio.lowlevel.checkpoint_if_cancelled()
+        if self._closed:
+            raise trio.ClosedResourceError("transport closed")
+        data = bytes(value)
+        await self._route(data)
+
+    async def receive(self) -> bytes:
+        if self._closed:
+            raise trio.ClosedResourceError("transport closed")
+        try:
+            return await self._in_receive.receive()
+        except trio.ClosedResourceError:
+            raise trio.ClosedResourceError("transport closed") from None
+
+    async def aclose(self) -> None:
+        await trio.lowlevel.checkpoint()
+        self.close()
+
+    def close(self) -> None:
+        """Close now: every connection ends, later sends raise (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._in_send.close()
+        self._in_receive.close()
+        for stream in [self.get_stream, *self._streams.values()]:
+            self._finish(stream)
+        self._streams.clear()
+        if self._closed_event is not None:
+            self._closed_event.set()
+        for callback in self.on_close:
+            callback(self)
+
+    async def wait_closed(self) -> None:
+        """Block until the transport is closed."""
+        if self._closed:
+            await trio.lowlevel.checkpoint()
+            return
+        if self._closed_event is None:
+            self._closed_event = trio.Event()
+        await self._closed_event.wait()
+
+    async def wait_get_stream(self) -> None:
+        """Block until a client has attached the standalone GET stream."""
+        if self.get_stream.conn is not None:
+            await trio.lowlevel.checkpoint()
+            return
+        if self._get_attached is None:
+            self._get_attached = trio.Event()
+        await self._get_attached.wait()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # ------------------------------------------------------- the HTTP side
+
+    def peer_closed(self) -> None:
+        """The client ended the session (DELETE) or it expired: the session
+        reads end-of-channel after what was already delivered."""
+        self._peer_closed = True
+        self._in_send.close()
+
+    def touch(self) -> None:
+        self.last_activity = trio.current_time()
+
+    @property
+    def idle(self) -> bool:
+        """No HTTP connection is attached to any of this session's streams."""
+        if self.get_stream.conn is not None:
+            return False
+        return all(s.conn is None for s in self._streams.values())
+
+    def in_flight(self, request_id: Any) -> bool:
+        return id_key(request_id) in self._by_request
+
+    def open_stream(
+        self,
+        request_ids: list[Any],
+        progress_tokens: dict[tuple[bool, Any], Any],
+        *,
+        json: bool,
+        initialize: bool = False,
+    ) -> Stream:
+        """Register the stream that will carry the answers to *request_ids*.
+
+        Called before the frame is delivered, so no answer can race past it.
+        """
+        stream_id = str(self._next_stream)
+        self._next_stream += 1
+        stream = Stream(stream_id, json=json)
+        for rid in request_ids:
+            key = id_key(rid)
+            stream.pending.add(key)
+            self._by_request[key] = stream
+        for token in progress_tokens:
+            self._by_token[token] = stream
+            stream.tokens.append(token)
+        if initialize and request_ids:
+            self._initialize_key = id_key(request_ids[0])
+        self._streams[stream_id] = stream
+        return stream
+
+    def forget_request(self, request_id: Any) -> None:
+        """The client cancelled *request_id*: no answer will come (peer-cancelled
+        requests are never answered), so its stream must not wait for one."""
+        key = id_key(request_id)
+        stream = self._by_request.pop(key, None)
+        if stream is None:
+            return
+        stream.pending.discard(key)
+        if not stream.pending:
+            self._finish(stream)
+            self._streams.pop(stream.stream_id, None)
+
+    async def deliver(self, frame: bytes) -> None:
+        """Hand a POSTed frame to the session (waits while its inbound queue is full)."""
+        try:
+            await self._in_send.send(frame)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise trio.ClosedResourceError("session closed") from None
+
+    def live_stream(self, stream_id: str) -> Stream | None:
+        if stream_id == GET_STREAM:
+            return self.get_stream
+        return self._streams.get(stream_id)
+
+    def attach(self, stream: Stream) -> Connection:
+        """Attach a new connection to *stream* (the caller checked ``stream.conn``)."""
+        conn = Connection(self.connection_buffer)
+        stream.conn = conn
+        if stream is self.get_stream:
+            if self._get_attached is not None:
+                self._get_attached.set()
+                self._get_attached = None
+            while self._backlog:
+                if not conn.push(self._backlog.popleft()):
+                    break
+        if stream.done or self._closed:
+            conn.end()
+        return conn
+
+    def detach(self, stream: Stream, conn: Connection) -> None:
+        if stream.conn is conn:
+            stream.conn = None
+        conn.send_channel.close()
+
+    @property
+    def primes(self) -> bool:
+        """Does this session send priming events (resumable, 2025-11-25 or later)?"""
+        return self.event_store is not None and self.protocol_version in PRIMING_VERSIONS
+
+    async def prime(self, stream: Stream) -> str | None:
+        """Store a priming event for *stream* (HT-10); returns its id."""
+        if self.event_store is None or self.session_id is None:
+            return None
+        return await self.event_store.store_event(self.session_id, stream.stream_id, None)
+
+    # --------------------------------------------------------------- routing
+
+    async def _route(self, data: bytes) -> None:
+        if self.single_stream:
+            await self._emit(self.get_stream, data)
+            return
+        try:
+            msg = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            msg = None
+        if not isinstance(msg, dict):
+            await self._emit(self._unrelated_stream(), data)
+            return
+        method = msg.get("method")
+        if method is None:
+            key = id_key(msg.get("id"))
+            stream = self._by_request.pop(key, None)
+            if key == self._initialize_key:
+                result = msg.get("result")
+                if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
+                    self.protocol_version = result["protocolVersion"]
+                self._initialize_key = None
+            if stream is None:
+                # An answer whose POST is gone (e.g. after a failed delivery):
+                # the GET stream may carry it only when resuming; drop it.
+                logger.debug("dropped a response for an unknown request: %.200r", data)
+                return
+            stream.pending.discard(key)
+            await self._emit(stream, data)
+            if not stream.pending:
+                for token in stream.tokens:
+                    if self._by_token.get(token) is stream:
+                        del self._by_token[token]
+                self._finish(stream)
+                self._streams.pop(stream.stream_id, None)
+            return
+        params = msg.get("params")
+        params = params if isinstance(params, dict) else {}
+        target: Stream | None = None
+        if method == "notifications/progress":
+            target = self._by_token.get(id_key(params.get("progressToken")))
+        elif method == "notifications/cancelled":
+            target = self._server_requests.pop(id_key(params.get("requestId")), None)
+        if target is None:
+            target = self._unrelated_stream()
+        if "id" in msg:
+            # A request needs a connected stream now: waiting for a GET stream
+            # that may never come would hang the caller.
+            if target is None or target.json or target.conn is None:
+                await self._refuse_server_request(msg)
+                return
+            self._server_requests[id_key(msg["id"])] = target
+        if target is None:
+            logger.debug("no stream for a notification (stateless): %.200r", data)
+            return
+        if target.json:
+            return  # JSON-response mode: a related notification has nowhere to go
+        await self._emit(target, data)
+
+    def _unrelated_stream(self) -> Stream | None:
+        if self.get_stream.conn is not None:
+            return self.get_stream
+        open_streams = [s for s in self._streams.values() if not s.json and s.conn is not None]
+        if len(open_streams) == 1:
+            return open_streams[0]
+        if self.session_id is None:
+            return None
+        return self.get_stream
+
+    async def _refuse_server_request(self, msg: dict[str, Any]) -> None:
+        reply = orjson.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": msg["id"],
+                "error": {
+                    "code": UNDELIVERABLE,
+                    "message": "No stream can carry this request to the client "
+                    "(JSON-response or stateless mode, and no GET stream)",
+                },
+            }
+        )
+        try:
+            self._in_send.send_nowait(reply)
+        except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
+            logger.debug("could not refuse an undeliverable server request")
+
+    async def _emit(self, stream: Stream | None, data: bytes) -> None:
+        if stream is None:
+            return
+        if stream.json:
+            stream.collected.append(data)
+            return
+        event_id: str | None = None
+        if self.event_store is not None and self.session_id is not None:
+            event_id = await self.event_store.store_event(self.session_id, stream.stream_id, data)
+        conn = stream.conn
+        if conn is not None:
+            if not conn.push((event_id, data)):
+                self.detach(stream, conn)
+        elif stream is self.get_stream and event_id is None:
+            if len(self._backlog) == self._backlog.maxlen:
+                logger.warning("GET stream backlog full; dropping the oldest message")
+            self._backlog.append((None, data))
+        elif stream is self.get_stream:
+            # Stored: a resuming GET replays it; a fresh GET gets it from the backlog.
+            self._backlog.append((event_id, data))
+
+    def _finish(self, stream: Stream) -> None:
+        stream.done = True
+        stream.done_event.set()
+        if stream.conn is not None:
+            stream.conn.end()
+
+
+def event_seq(event_id: str | None) -> int:
+    """The session-wide sequence number of an event id (-1 if none)."""
+    if event_id is None:
+        return -1
+    parsed = split_event_id(event_id)
+    return -1 if parsed is None else parsed[1]
