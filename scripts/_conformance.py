@@ -1,0 +1,427 @@
+"""Run the official MCP conformance harness against trio_mcp; print a table.
+
+Used by ``scripts/conformance`` (see ``--help``). For each pinned harness
+version it
+
+1. installs, once, Node 22 (the npm package ``node``; the harness needs
+   Node >= 22) and the harness with its TypeScript SDK pinned, from the npm
+   registry only, into a cache directory outside the repository;
+2. starts ``examples/conformance_server.py --port 0`` and runs every server
+   scenario against it in one harness run;
+3. runs every client scenario one at a time (the harness's parallel mode is
+   timing-sensitive on small machines) with ``examples/conformance_client.py``;
+4. scores each scenario as the harness's ``--expected-failures`` mode does (a
+   FAILURE or WARNING check fails it; for client scenarios so does a non-zero
+   harness exit, i.e. a client that failed or timed out) and compares with
+   ``conformance/expected-failures-<version>.yml``: an unexpected failure, or
+   a listed scenario that passes (a stale entry), makes the run fail.
+
+Exit status: 0 when every scenario did what the expected-failures file says,
+1 otherwise, 2 on a setup problem (install, server start).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE_VERSION = "22.23.3"
+SDK_VERSION = "1.32.2"
+
+
+@dataclass(frozen=True)
+class Harness:
+    version: str
+    #: Extra arguments of the single ``server`` run.
+    server_args: tuple[str, ...]
+    #: Extra arguments of ``list`` that select the client scenarios.
+    client_filter: tuple[str, ...] = ()
+
+
+HARNESSES = {
+    "0.1.16": Harness("0.1.16", ("--suite", "all")),
+    "0.2.0-alpha.12": Harness(
+        "0.2.0-alpha.12",
+        ("--suite", "all", "--spec-version", "2025-11-25"),
+        ("--spec-version", "2025-11-25"),
+    ),
+}
+
+
+@dataclass
+class Outcome:
+    mode: str
+    scenario: str
+    counts: dict[str, int] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    seconds: float | None = None
+    expected_failure: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+    @property
+    def verdict(self) -> str:
+        if self.passed:
+            return "STALE" if self.expected_failure else "PASS"
+        return "xfail" if self.expected_failure else "FAIL"
+
+    @property
+    def ok(self) -> bool:
+        return self.passed != self.expected_failure
+
+
+class SetupError(Exception):
+    pass
+
+
+# ------------------------------------------------------------------ install
+
+
+def run(cmd: list[str], cwd: Path, what: str) -> None:
+    result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise SetupError(f"{what} failed ({' '.join(cmd)}):\n{result.stdout}{result.stderr}")
+
+
+def npm_install(directory: Path, packages: list[str], what: str) -> None:
+    """``npm install`` exact *packages* into *directory*, once (a stamp file
+    remembers what was installed)."""
+    stamp = directory / ".trio_mcp-installed"
+    wanted = " ".join(packages)
+    if stamp.is_file() and stamp.read_text() == wanted:
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        raise SetupError("npm is not on PATH (the harness is installed from the npm registry)")
+    directory.mkdir(parents=True, exist_ok=True)
+    if not (directory / "package.json").is_file():
+        (directory / "package.json").write_text('{"name": "trio-mcp-conformance", "private": true}')
+    print(f"installing {what} into {directory} ...", file=sys.stderr)
+    run([npm, "install", "--no-audit", "--no-fund", "--save-exact", *packages], directory, what)
+    stamp.write_text(wanted)
+
+
+def node_major(node: str) -> int:
+    try:
+        out = subprocess.run(
+            [node, "-p", "process.versions.node"], capture_output=True, text=True, check=True
+        ).stdout
+        return int(out.split(".")[0])
+    except (OSError, subprocess.CalledProcessError, ValueError):
+        return 0
+
+
+def install(home: Path, version: str) -> tuple[str, Path]:
+    """Node >= 22 and the harness *version*; returns (node binary, CLI path)."""
+    node = shutil.which("node")
+    if node is None or node_major(node) < 22:
+        npm_install(home / "node22", [f"node@{NODE_VERSION}"], f"Node {NODE_VERSION}")
+        node = str(home / "node22" / "node_modules" / ".bin" / "node")
+    if node_major(node) < 22:
+        raise SetupError(f"{node} is not Node >= 22")
+    harness_dir = home / f"harness-{version}"
+    npm_install(
+        harness_dir,
+        [
+            f"@modelcontextprotocol/conformance@{version}",
+            f"@modelcontextprotocol/sdk@{SDK_VERSION}",
+        ],
+        f"conformance harness {version}",
+    )
+    cli = harness_dir / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist"
+    cli = cli / "index.js"
+    if not cli.is_file():
+        raise SetupError(f"harness CLI missing: {cli}")
+    return node, cli
+
+
+def list_scenarios(node: str, cli: Path, mode: str, extra: tuple[str, ...] = ()) -> list[str]:
+    out = subprocess.run(
+        [node, str(cli), "list", f"--{mode}", *extra], capture_output=True, text=True, check=True
+    ).stdout
+    return re.findall(r"^  - (\S+)", out, flags=re.MULTILINE)
+
+
+# ------------------------------------------------------------------ results
+
+
+_TS = re.compile(r"^(?P<name>.+)-(?P<ts>\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d+Z)$")
+
+
+def read_checks(directory: Path, prefix: str = "") -> dict[str, list[dict[str, object]]]:
+    """Newest ``checks.json`` per scenario under *directory* (names without *prefix*)."""
+    newest: dict[str, tuple[str, Path]] = {}
+    for path in directory.rglob("checks.json"):
+        match = _TS.match(path.parent.name)
+        if match is None:
+            continue
+        parent = path.parent.parent.relative_to(directory)
+        name = match["name"]
+        key = name if str(parent) == "." else f"{parent.as_posix()}/{name}"
+        key = key.removeprefix(prefix)
+        if key not in newest or match["ts"] > newest[key][0]:
+            newest[key] = (match["ts"], path)
+    result = {}
+    for key, (_, path) in newest.items():
+        try:
+            result[key] = json.loads(path.read_text())
+        except (OSError, ValueError):
+            result[key] = []
+    return result
+
+
+def score(outcome: Outcome, checks: list[dict[str, object]] | None) -> None:
+    if checks is None:
+        outcome.problems.append("no checks.json (the scenario did not run)")
+        return
+    for status in ("SUCCESS", "FAILURE", "WARNING"):
+        outcome.counts[status] = sum(1 for c in checks if c.get("status") == status)
+    for check in checks:
+        if check.get("status") in ("FAILURE", "WARNING"):
+            message = check.get("errorMessage") or check.get("description")
+            outcome.problems.append(f"{check.get('status')} {check.get('id')}: {message}")
+
+
+def load_expected(path: Path) -> dict[str, set[str]]:
+    """The ``server:``/``client:`` lists of a harness expected-failures YAML file
+    (only that subset of YAML: keys, ``- item`` lines, ``[]``, comments)."""
+    expected: dict[str, set[str]] = {"server": set(), "client": set()}
+    if not path.is_file():
+        return expected
+    section: str | None = None
+    for raw in path.read_text().splitlines():
+        line = raw.split("#", 1)[0].rstrip()
+        if not line:
+            continue
+        if not line.startswith((" ", "-")):
+            key, _, rest = line.partition(":")
+            section = key.strip()
+            if section not in expected or rest.strip() not in ("", "[]"):
+                raise SetupError(f"{path}: unsupported line {raw!r}")
+        elif line.strip().startswith("- ") and section is not None:
+            expected[section].add(line.strip()[2:].strip().strip("'\""))
+        else:
+            raise SetupError(f"{path}: unsupported line {raw!r}")
+    return expected
+
+
+# ------------------------------------------------------------------- server
+
+
+def start_server(log: Path) -> tuple[subprocess.Popen[str], str]:
+    """Start the fixture server on a free port; returns (process, MCP URL)."""
+    cmd = [sys.executable, str(ROOT / "examples" / "conformance_server.py"), "--port", "0"]
+    with log.open("w") as errors:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors, text=True, cwd=ROOT)
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], 30.0)
+    line = proc.stdout.readline() if ready else ""
+    if not line.startswith("listening on "):
+        stop_server(proc)
+        raise SetupError(f"the conformance server did not start (log: {log}): {line!r}")
+    return proc, line.removeprefix("listening on ").strip()
+
+
+def stop_server(proc: subprocess.Popen[str]) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def run_server_suite(
+    node: str, cli: Path, harness: Harness, out: Path, only: list[str]
+) -> list[Outcome]:
+    out.mkdir(parents=True, exist_ok=True)
+    scenarios = only or list_scenarios(node, cli, "server", _spec_filter(harness.server_args))
+    proc, url = start_server(out / "server.log")
+    try:
+        # One scenario: run just it; otherwise the whole suite (and report on *only*).
+        args = ["--scenario", only[0]] if len(only) == 1 else list(harness.server_args)
+        with (out / "harness.log").open("w") as log:
+            subprocess.run(
+                [node, str(cli), "server", "--url", url, "-o", str(out), *args],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                check=False,
+                timeout=600,
+            )
+    finally:
+        stop_server(proc)
+    results = read_checks(out, prefix="server-")
+    outcomes = []
+    for name in scenarios:
+        outcome = Outcome("server", name)
+        score(outcome, results.get(name))
+        outcomes.append(outcome)
+    return outcomes
+
+
+def _spec_filter(args: tuple[str, ...]) -> tuple[str, ...]:
+    if "--spec-version" in args:
+        i = args.index("--spec-version")
+        return args[i : i + 2]
+    return ()
+
+
+# ------------------------------------------------------------------- client
+
+
+def run_client_scenarios(
+    node: str, cli: Path, harness: Harness, out: Path, only: list[str], timeout_ms: int
+) -> list[Outcome]:
+    out.mkdir(parents=True, exist_ok=True)
+    client = ROOT / "examples" / "conformance_client.py"
+    command = f"{sys.executable} {client}"
+    if " " in sys.executable or " " in str(client):
+        # The harness splits --command on single spaces.
+        raise SetupError(f"paths with spaces are not supported by the harness: {command!r}")
+    scenarios = only or list_scenarios(node, cli, "client", harness.client_filter)
+    outcomes = []
+    for name in scenarios:
+        start = time.monotonic()
+        with (out / "harness.log").open("a") as log:
+            rc = subprocess.run(
+                [
+                    node,
+                    str(cli),
+                    "client",
+                    "--command",
+                    command,
+                    "--scenario",
+                    name,
+                    "--timeout",
+                    str(timeout_ms),
+                    "-o",
+                    str(out),
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                check=False,
+                timeout=timeout_ms / 1000 + 60,
+            ).returncode
+        outcome = Outcome("client", name, seconds=time.monotonic() - start)
+        score(outcome, read_checks(out).get(name))
+        if rc != 0 and outcome.passed:
+            outcome.problems.append(f"harness exit code {rc} (client failed or timed out)")
+        outcomes.append(outcome)
+        print(f"  client {name:45} {outcome.seconds:5.1f}s", file=sys.stderr)
+    return outcomes
+
+
+# -------------------------------------------------------------------- main
+
+
+def report(version: str, outcomes: list[Outcome], details: bool) -> None:
+    for o in outcomes:
+        counts = " ".join(f"{k[0]}={v}" for k, v in o.counts.items())
+        print(f"{version:16} {o.mode:6} {o.verdict:5} {o.scenario:45} {counts}")
+        if o.problems and (details or not o.expected_failure):
+            for problem in o.problems[:5]:
+                print(f"{'':29}- {problem[:240]}")
+        if o.verdict == "STALE":
+            print(f"{'':29}- listed as an expected failure but passed: remove the entry")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="scripts/conformance", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "--harness",
+        action="append",
+        choices=sorted(HARNESSES),
+        help="harness version(s) to run (default: all pinned ones)",
+    )
+    parser.add_argument("--server-only", action="store_true")
+    parser.add_argument("--client-only", action="store_true")
+    parser.add_argument(
+        "--scenario", action="append", default=[], help="run only this scenario (repeatable)"
+    )
+    parser.add_argument(
+        "--home",
+        type=Path,
+        default=Path(
+            os.environ.get("CONFORMANCE_HOME", Path.home() / ".cache" / "trio_mcp" / "conformance")
+        ),
+        help="install directory (default: $CONFORMANCE_HOME or ~/.cache/trio_mcp/conformance)",
+    )
+    parser.add_argument("--out", type=Path, help="results directory (default: under --home)")
+    parser.add_argument("--timeout-ms", type=int, default=30000, help="per client scenario")
+    parser.add_argument("--install-only", action="store_true")
+    parser.add_argument("--details", action="store_true", help="show checks of xfail scenarios")
+    args = parser.parse_args(argv)
+
+    versions = args.harness or list(HARNESSES)
+    out_root = args.out or args.home / "results" / time.strftime("%Y%m%d-%H%M%S")
+    started = time.monotonic()
+    all_ok = True
+    summary = []
+    try:
+        for version in versions:
+            harness = HARNESSES[version]
+            node, cli = install(args.home, version)
+            if args.install_only:
+                print(f"harness {version}: {node} {cli}")
+                continue
+            expected = load_expected(ROOT / "conformance" / f"expected-failures-{version}.yml")
+            outcomes: list[Outcome] = []
+            if not args.client_only:
+                known = set(list_scenarios(node, cli, "server"))
+                only = [s for s in args.scenario if s in known]
+                if not args.scenario or only:
+                    outcomes += run_server_suite(
+                        node, cli, harness, out_root / version / "server", only
+                    )
+            if not args.server_only:
+                known = set(list_scenarios(node, cli, "client"))
+                only = [s for s in args.scenario if s in known]
+                if not args.scenario or only:
+                    outcomes += run_client_scenarios(
+                        node, cli, harness, out_root / version / "client", only, args.timeout_ms
+                    )
+            for o in outcomes:
+                o.expected_failure = o.scenario in expected[o.mode]
+            report(version, outcomes, args.details)
+            all_ok &= all(o.ok for o in outcomes)
+            for mode in ("server", "client"):
+                mine = [o for o in outcomes if o.mode == mode]
+                if mine:
+                    passed = sum(o.passed for o in mine)
+                    xfail = sum(1 for o in mine if o.expected_failure and not o.passed)
+                    bad = sum(1 for o in mine if not o.ok)
+                    summary.append(
+                        f"harness {version} {mode}: {passed}/{len(mine)} passed, "
+                        f"{xfail} expected failures, {bad} unexpected"
+                    )
+    except (SetupError, subprocess.SubprocessError) as exc:
+        print(f"conformance: setup problem: {exc}", file=sys.stderr)
+        return 2
+    if args.install_only:
+        return 0
+    print()
+    for line in summary:
+        print(line)
+    print(f"results: {out_root}  ({time.monotonic() - started:.0f}s)")
+    print("conformance: OK" if all_ok else "conformance: FAILED (unexpected results above)")
+    return 0 if all_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
