@@ -37,4 +37,4 @@ def test_embed_in_trio_app_example_runs() -> None:
     assert "2 + 3 = " in proc.stdout
     assert "slow call cancelled by our deadline: True" in proc.stdout
     # The server saw the client's cancel: its record ends CANCELLED, origin PEER.
-    assert re.search(r"server 3 tools/call cancelled CancelOrigin.PEER", proc.stdout)
+    assert re.search(r"server \d+ tools/call cancelled CancelOrigin.PEER", proc.stdout)

@@ -19,6 +19,12 @@ from ._version import __version__
 _LAZY = {
     "Client": "._client",
     "open_client": "._client",
+    "run_client": "._client",
+    "ToolCallError": "._client",
+    "ClientGroup": "._multi",
+    "open_clients": "._multi",
+    "open_stdio_client": ".transports._stdio_client",
+    "serve_stdio": ".transports._stdio_server",
     "RequestContext": "._context",
     "InvalidPeerResult": "._errors",
     "MCPError": "._errors",
@@ -46,7 +52,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from ._client import Client, open_client
+    from ._client import Client, ToolCallError, open_client, run_client
     from ._context import RequestContext
     from ._errors import (
         InvalidPeerResult,
@@ -55,6 +61,7 @@ if TYPE_CHECKING:
         RPCError,
         SessionClosed,
     )
+    from ._multi import ClientGroup, open_clients
     from ._server import (
         Context,
         Server,
@@ -79,6 +86,8 @@ if TYPE_CHECKING:
         RequestState,
         SessionState,
     )
+    from .transports._stdio_client import open_stdio_client
+    from .transports._stdio_server import serve_stdio
 
 
 def __getattr__(name: str) -> Any:
@@ -102,7 +111,13 @@ __all__ = [
     "ToolError",
     "Client",
     "open_client",
+    "run_client",
+    "open_clients",
+    "ClientGroup",
+    "ToolCallError",
     "serve_session",
+    "open_stdio_client",
+    "serve_stdio",
     # session level
     "open_session",
     "Session",
