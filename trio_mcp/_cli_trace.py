@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 import trio
@@ -176,6 +176,7 @@ async def run_trace(
                 inherit_env=inherit_env,
                 observer=printer,
                 name="trio-mcp-trace",
+                discover=False,  # the trace discovers itself, narrating each page
             ) as client:
                 assert isinstance(client.session.transport, StdioProcess)
                 transport = client.session.transport
@@ -186,11 +187,7 @@ async def run_trace(
                 )
                 for capability, method in DISCOVERY:
                     if capability in caps:
-                        say(method)
-                        try:
-                            await client.session.request(method)
-                        except MCPError as exc:
-                            say(f"{method} failed: {exc}")
+                        await _discover(client, method, say)
                 say("ping")
                 await client.ping()
                 say("shutdown: closing the server's stdin")
@@ -216,3 +213,23 @@ async def run_trace(
                 file=out,
             )
     return status
+
+
+async def _discover(client: Any, method: str, say: Callable[[str], None]) -> None:
+    """Fetch every page of one list method, narrating each page."""
+    from ._errors import MCPError
+
+    cursor: str | None = None
+    for page in range(1, 101):  # a server that pages forever is cut off
+        say(method if page == 1 else f"{method} (page {page})")
+        try:
+            result = await client.session.request(
+                method, {"cursor": cursor} if cursor is not None else None
+            )
+        except MCPError as exc:
+            say(f"{method} failed: {exc}")
+            return
+        cursor = result.next_cursor
+        if cursor is None:
+            return
+    say(f"{method}: stopped after 100 pages")
