@@ -247,7 +247,7 @@ class ListCache:
         if cached is not None and cached[0] is tool:
             return cached[1]
         schema = tool.output_schema
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        cls = validator_class(schema)
         cls.check_schema(schema)
         validator = cls(schema)
         self._validators[name] = (tool, validator)
@@ -262,3 +262,33 @@ __all__ = [
     "ToolDefinitionChanged",
     "fetch_all",
 ]
+
+
+#: JSON Schema dialects the client validates (JS-03): 2020-12 is the default when a
+#: schema has no ``$schema`` (JS-01); the older drafts are honoured when declared.
+SUPPORTED_DIALECTS: dict[str, type[jsonschema.protocols.Validator]] = {
+    cls.META_SCHEMA["$schema"].rstrip("#"): cls
+    for cls in (
+        jsonschema.Draft202012Validator,
+        jsonschema.Draft201909Validator,
+        jsonschema.Draft7Validator,
+        jsonschema.Draft6Validator,
+        jsonschema.Draft4Validator,
+    )
+}
+
+
+def validator_class(schema: Any) -> type[jsonschema.protocols.Validator]:
+    """The validator for *schema*'s declared dialect (JS-02).
+
+    Raises:
+        jsonschema.SchemaError: the schema declares a dialect we do not support
+            (said plainly, instead of silently validating with another one).
+    """
+    declared = schema.get("$schema") if isinstance(schema, dict) else None
+    if declared is None:
+        return jsonschema.Draft202012Validator
+    cls = SUPPORTED_DIALECTS.get(str(declared).rstrip("#"))
+    if cls is None:
+        raise jsonschema.SchemaError(f"unsupported JSON Schema dialect {declared!r}")
+    return cls
