@@ -278,6 +278,10 @@ SUPPORTED_DIALECTS: dict[str, type[jsonschema.protocols.Validator]] = {
 }
 
 
+#: The dialect of a schema without ``$schema`` (JS-01).
+DEFAULT_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
 def validator_class(schema: Any) -> type[jsonschema.protocols.Validator]:
     """The validator for *schema*'s declared dialect (JS-02).
 
@@ -287,7 +291,7 @@ def validator_class(schema: Any) -> type[jsonschema.protocols.Validator]:
     """
     declared = schema.get("$schema") if isinstance(schema, dict) else None
     if declared is None:
-        return jsonschema.Draft202012Validator
+        declared = DEFAULT_DIALECT
     cls = SUPPORTED_DIALECTS.get(str(declared).rstrip("#"))
     if cls is None:
         raise jsonschema.SchemaError(f"unsupported JSON Schema dialect {declared!r}")

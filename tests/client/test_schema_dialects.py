@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from client_fake_server import FakeServer, open_fake, text_result
 
 from trio_mcp import InvalidPeerResult
 from trio_mcp._client_cache import SUPPORTED_DIALECTS, validator_class
 from trio_mcp._context import RequestContext
-
-from client_fake_server import FakeServer, open_fake, text_result
 
 DRAFT7 = "http://json-schema.org/draft-07/schema#"
 

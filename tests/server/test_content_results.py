@@ -27,7 +27,8 @@ async def test_resource_links_and_embedded_resources_reach_the_client() -> None:
         result = await client.call_tool("find")
     assert not result.is_error
     text, link, embedded = result.content
-    assert isinstance(text, types.TextContent) and text.text == "found two"
+    assert isinstance(text, types.TextContent)
+    assert text.text == "found two"
     assert isinstance(link, types.ResourceLink)
     assert (link.uri, link.name, link.mime_type) == ("file:///a.txt", "a.txt", "text/plain")
     assert isinstance(embedded, types.EmbeddedResource)
