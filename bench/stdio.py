@@ -19,11 +19,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
 import time
 from typing import Any
+
+# Python puts this script's directory first on sys.path, where sibling bench
+# scripts (bench/http.py) would shadow standard modules (http) for the SDK.
+if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
+    del sys.path[0]
 
 BIG = 1 << 20
 
@@ -121,7 +127,6 @@ def run_ours(calls: int, concurrency: int, rounds: int) -> dict[str, float]:
 
 
 def run_official(calls: int, concurrency: int, rounds: int) -> dict[str, float]:
-    import os
     from contextlib import asynccontextmanager
 
     import anyio

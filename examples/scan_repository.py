@@ -4,7 +4,7 @@
 roots given on the command line), counts the lines matching *pattern* and
 reports progress after every file when the client sent a progress token. A
 client's ``notifications/cancelled`` stops it between two files (it checks
-for cancellation at every ``await``).
+for cancellation at every ``await``), and it logs to stderr where it stopped.
 
 Run it: ``python examples/scan_repository.py ROOT [ROOT...]``.
 """
@@ -43,12 +43,22 @@ async def scan_repository(
         raise trio_mcp.ToolError(f"{path} is outside the server's roots")
     files = await trio.to_thread.run_sync(_files, root)
     matches = 0
-    for done, file in enumerate(files, start=1):
-        text = await trio.Path(file).read_text(errors="replace")
-        matches += sum(pattern in line for line in text.splitlines())
-        await ctx.report_progress(done, total=len(files), message=str(file.relative_to(root)))
-        if delay:
-            await trio.sleep(delay)
+    done = 0
+    try:
+        for done, file in enumerate(files, start=1):
+            text = await trio.Path(file).read_text(errors="replace")
+            matches += sum(pattern in line for line in text.splitlines())
+            await ctx.report_progress(done, total=len(files), message=str(file.relative_to(root)))
+            if delay:
+                await trio.sleep(delay)
+    except trio.Cancelled:
+        # stderr is the server's log (SI-03): say where the cancel stopped us.
+        print(
+            f"scan_repository: cancelled after {done} of {len(files)} files",
+            file=sys.stderr,
+            flush=True,
+        )
+        raise
     return f"{matches} matching lines in {len(files)} files"
 
 

@@ -6,6 +6,8 @@ import os
 import sys
 from pathlib import Path
 
+import trio
+
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 PAPER_TRAIL = str(ROOT / "examples" / "paper_trail.py")
@@ -25,6 +27,22 @@ def gone(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
     except FileNotFoundError:
         return True
+
+
+async def wait_gone(pid: int) -> None:
+    """Wait until *pid* (any process, not only our child) has exited.
+
+    A pidfd becomes readable when the process exits, so this waits on an event
+    from the kernel instead of polling.
+    """
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        await trio.lowlevel.wait_readable(fd)
+    finally:
+        os.close(fd)
 
 
 def reaped(pid: int) -> bool:

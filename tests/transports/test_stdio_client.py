@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import trio
-from stdio_helpers import CHILD_ENV, PAPER_TRAIL, PYTHON, gone, open_fds, reaped
+from stdio_helpers import CHILD_ENV, PAPER_TRAIL, PYTHON, gone, open_fds, reaped, wait_gone
 
 from trio_mcp import SessionClosed
 from trio_mcp.transports import (
@@ -108,9 +108,9 @@ async def test_grandchildren_of_a_launcher_are_gone_after_shutdown() -> None:
     assert transport.exit_step is ExitStep.SIGTERM
     assert reaped(transport.pid)
     with trio.fail_after(5):
-        # The group's signals reach the grandchild asynchronously: poll (bounded).
-        while not gone(pids[0]):  # noqa: ASYNC110
-            await trio.sleep(0.01)
+        # The group's signals reach the grandchild asynchronously.
+        await wait_gone(pids[0])
+    assert gone(pids[0])
 
 
 async def test_grandchild_left_by_an_exited_leader_is_killed() -> None:
@@ -128,10 +128,9 @@ async def test_grandchild_left_by_an_exited_leader_is_killed() -> None:
             await got.wait()
     assert transport.exit_step is ExitStep.STDIN_CLOSED
     with trio.fail_after(5):
-        # SIGKILL to a non-child is delivered asynchronously and nothing can be
-        # awaited for it: poll (bounded above).
-        while not gone(pids[0]):  # noqa: ASYNC110
-            await trio.sleep(0.01)
+        # SIGKILL to a non-child is delivered asynchronously.
+        await wait_gone(pids[0])
+    assert gone(pids[0])
 
 
 @pytest.mark.spec("SI-04")
@@ -313,3 +312,20 @@ async def test_many_spawn_close_cycles_leave_no_fds_or_zombies() -> None:
                 pids.append(t.pid)
     assert open_fds() == before
     assert all(reaped(pid) for pid in pids)
+
+
+@pytest.mark.spec("SI-10")
+async def test_exit_after_our_stdin_close_is_stdin_closed_even_if_reaped_before_shutdown() -> None:
+    # A server that exits at once on EOF is often gone (and reaped) before the
+    # shutdown looks at it; that is still the graceful step, not "exited on its own".
+    events: list[ProcessEvent] = []
+    with trio.fail_after(20):
+        async with open_stdio_process(
+            PYTHON, [PAPER_TRAIL], env=CHILD_ENV, on_event=events.append
+        ) as transport:
+            await transport.aclose()
+            await transport.process.wait()
+    assert transport.exit_step is ExitStep.STDIN_CLOSED
+    assert transport.returncode == 0
+    assert [e.kind for e in events] == ["spawned", "stdin_closed", "exited"]
+    assert reaped(transport.pid)

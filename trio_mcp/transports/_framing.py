@@ -22,6 +22,9 @@ Spec: SI-02, SI-05, SI-06, TR-01, TR-04.
 
 from __future__ import annotations
 
+import errno
+import os
+
 import attrs
 import trio
 
@@ -31,6 +34,10 @@ from ..protocol._codec import DEFAULT_MAX_MESSAGE_SIZE
 READ_SIZE = 1 << 16
 
 _WHITESPACE = b" \t\r\x0b\x0c"
+_WHITESPACE_BYTES = frozenset(_WHITESPACE)
+
+# Streams whose descriptor we read and write ourselves (see _read/_write).
+_FdStream: type | None = getattr(trio.lowlevel, "FdStream", None)
 
 
 @attrs.frozen
@@ -58,13 +65,21 @@ class LineChannel(trio.abc.Channel[bytes]):
         max_message_size: longest line accepted whole, in bytes.
 
     ``send`` is not safe to call from two tasks at once (a session has one
-    writer); ``aclose`` closes both streams and is idempotent.
+    writer), nor is ``receive`` (one reader); ``aclose`` closes both streams
+    and is idempotent.
+
+    On a :class:`trio.lowlevel.FdStream` (pipes, a subprocess's stdio) the
+    descriptor is read and written directly, syscall first and schedule point
+    after, as Trio's sockets do: a frame goes out without first waiting a
+    scheduler pass, and a reader that has to wait for input waits once. This is
+    most of the latency of a stdio round trip.
 
     Cancellation:
         ``receive`` can be cancelled at any time without losing data: bytes read
-        so far stay buffered. ``send`` cancelled part-way may leave a partial
-        line on the wire, which breaks the framing; the session only cancels its
-        writer when it is closing the transport anyway.
+        so far stay buffered. ``send`` cancelled part-way (only possible while
+        the pipe is full) may leave a partial line on the wire, which breaks the
+        framing; the session only cancels its writer when it is closing the
+        transport anyway.
     """
 
     def __init__(
@@ -79,9 +94,17 @@ class LineChannel(trio.abc.Channel[bytes]):
         self.send_stream = send_stream
         self.receive_stream = receive_stream
         self.max_message_size = max_message_size
-        self._buffer = bytearray()
-        # Where to resume looking for a newline (bytes before it hold none).
+        self._send_fd = _FdStream is not None and type(send_stream) is _FdStream
+        self._receive_fd = _FdStream is not None and type(receive_stream) is _FdStream
+        # Unconsumed input is self._data[self._pos:]; it holds no newline
+        # before self._scan. Earlier pieces of the current line, which hold
+        # no newline, wait in self._partial (joined once the line ends, so a
+        # long line is copied once, not once per read).
+        self._data = b""
+        self._pos = 0
         self._scan = 0
+        self._partial: list[bytes] = []
+        self._partial_len = 0
         self._skipping = False  # inside the rest of an oversize line
         self._eof = False
         self._closed = False
@@ -99,65 +122,127 @@ class LineChannel(trio.abc.Channel[bytes]):
         if b"\n" in value:
             raise ValueError("a stdio frame must not contain a newline (SI-02)")
         data = bytes(value) + b"\n"
-        await self.send_stream.send_all(data)
+        if self._send_fd:
+            await self._write(data)
+        else:
+            await self.send_stream.send_all(data)
         self._frames_out += 1
         self._bytes_out += len(data)
+
+    async def _write(self, data: bytes) -> None:
+        # FdStream.send_all yields before it writes; writing first puts the
+        # frame on the wire a scheduler pass earlier (the peer starts on it
+        # while we yield afterwards).
+        stream = self.send_stream
+        assert stream is not None
+        await trio.lowlevel.checkpoint_if_cancelled()
+        waited = False
+        with memoryview(data) as view:
+            sent = 0
+            total = len(data)
+            while sent < total:
+                fd = stream.fileno()  # type: ignore[attr-defined]  # -1 once closed
+                try:
+                    sent += os.write(fd, view[sent:])
+                except BlockingIOError:
+                    waited = True
+                    await trio.lowlevel.wait_writable(fd)
+                except OSError as exc:
+                    if exc.errno == errno.EBADF:
+                        raise trio.ClosedResourceError("file was already closed") from None
+                    raise trio.BrokenResourceError(f"write failed: {exc}") from exc
+        if not waited:
+            await trio.lowlevel.cancel_shielded_checkpoint()
+
+    async def _read(self) -> bytes:
+        # Read first, wait only if nothing is there (FdStream.receive_some
+        # yields a scheduler pass first, then usually finds nothing and waits).
+        if not self._receive_fd:
+            chunk = await self.receive_stream.receive_some(READ_SIZE)
+            return chunk if type(chunk) is bytes else bytes(chunk)
+        stream = self.receive_stream
+        await trio.lowlevel.checkpoint_if_cancelled()
+        while True:
+            fd = stream.fileno()  # type: ignore[attr-defined]  # -1 once closed
+            try:
+                chunk = os.read(fd, READ_SIZE)
+            except BlockingIOError:
+                await trio.lowlevel.wait_readable(fd)
+                # Waiting was the schedule point; what we read next is returned at once.
+                try:
+                    return os.read(stream.fileno(), READ_SIZE)  # type: ignore[attr-defined]
+                except BlockingIOError:
+                    continue  # a spurious wake-up
+                except OSError as exc:
+                    raise _read_error(exc) from None
+            except OSError as exc:
+                raise _read_error(exc) from None
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            return chunk
 
     async def receive(self) -> bytes:
         if self._closed:
             raise trio.ClosedResourceError("the transport is closed")
-        buffer = self._buffer
+        limit = self.max_message_size
         while True:
-            end = buffer.find(b"\n", self._scan)
+            data = self._data
+            end = data.find(b"\n", self._scan)
             if end >= 0:
+                start = self._pos
+                self._pos = self._scan = end + 1
                 if self._skipping:
                     # The rest of an oversize line: drop it, frame the next.
                     self._skipping = False
-                    del buffer[: end + 1]
-                    self._scan = 0
+                    self._partial.clear()
+                    self._partial_len = 0
                     continue
-                if end > self.max_message_size:
-                    self._oversize += 1
-                    end_cut = self.max_message_size + 1
+                if self._partial:
+                    pieces = self._partial
+                    pieces.append(data[start:end])
+                    frame = b"".join(pieces)
+                    pieces.clear()
+                    self._partial_len = 0
                 else:
-                    end_cut = end
-                frame = bytes(buffer[:end_cut])
-                del buffer[: end + 1]
-                self._scan = 0
-                if frame.endswith(b"\r"):
+                    frame = data[start:end]
+                if len(frame) > limit:
+                    self._oversize += 1
+                    frame = frame[: limit + 1]
+                elif frame.endswith(b"\r"):
                     frame = frame[:-1]
-                if not frame.strip(_WHITESPACE):
+                if not frame or (frame[0] in _WHITESPACE_BYTES and not frame.strip(_WHITESPACE)):
                     self._blank += 1
                     continue
                 self._frames_in += 1
                 return frame
-            if self._skipping:
-                buffer.clear()
-                self._scan = 0
-            elif len(buffer) > self.max_message_size:
+            # No newline in what is left: keep it as part of the current line.
+            if self._pos < len(data) and not self._skipping:
+                rest = data[self._pos :] if self._pos else data
+                self._partial.append(rest)
+                self._partial_len += len(rest)
+            self._data = b""
+            self._pos = self._scan = 0
+            if not self._skipping and self._partial_len > limit:
                 # Hand over the over-limit prefix (the codec refuses it by
                 # size) and skip the rest of the line as it arrives.
-                frame = bytes(buffer[: self.max_message_size + 1])
-                buffer.clear()
-                self._scan = 0
+                frame = b"".join(self._partial)[: limit + 1]
+                self._partial.clear()
+                self._partial_len = 0
                 self._skipping = True
                 self._oversize += 1
                 self._frames_in += 1
                 return frame
-            else:
-                self._scan = len(buffer)
             if self._eof:
                 raise trio.EndOfChannel
-            chunk = await self.receive_stream.receive_some(READ_SIZE)
+            chunk = await self._read()
             if not chunk:
                 self._eof = True
-                if buffer.strip(_WHITESPACE) and not self._skipping:
-                    self._discarded_tail += len(buffer)
-                buffer.clear()
-                self._scan = 0
+                if not self._skipping and any(p.strip(_WHITESPACE) for p in self._partial):
+                    self._discarded_tail += self._partial_len
+                self._partial.clear()
+                self._partial_len = 0
                 raise trio.EndOfChannel
             self._bytes_in += len(chunk)
-            buffer += chunk
+            self._data = chunk
 
     async def aclose(self) -> None:
         if self._closed:
@@ -180,3 +265,9 @@ class LineChannel(trio.abc.Channel[bytes]):
             blank_lines=self._blank,
             discarded_tail=self._discarded_tail,
         )
+
+
+def _read_error(exc: OSError) -> Exception:
+    if exc.errno == errno.EBADF:
+        return trio.ClosedResourceError("file was already closed")
+    return trio.BrokenResourceError(f"read failed: {exc}")

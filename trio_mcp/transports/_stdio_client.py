@@ -162,6 +162,7 @@ class StdioProcess(LineChannel):
         self._on_event = on_event
         self._stderr_done = trio.Event()
         self._stdin_closed = False
+        self._exited_before_close = False
 
     @property
     def returncode(self) -> int | None:
@@ -200,6 +201,9 @@ class StdioProcess(LineChannel):
         """Close the child's stdin (idempotent); the process is ended by the owner."""
         if self._stdin_closed:
             return
+        # Whether it ended before we closed its stdin: that decides between
+        # EXITED and STDIN_CLOSED, however late _terminate looks at it.
+        self._exited_before_close = self.process.returncode is not None
         self._stdin_closed = True
         self._closed = True
         assert self.send_stream is not None
@@ -253,9 +257,9 @@ class StdioProcess(LineChannel):
     async def _terminate(self, close_grace: float, terminate_grace: float) -> None:
         """The bounded shutdown of SI-10; run shielded by the owner."""
         process = self.process
-        if process.returncode is not None:
+        await self.aclose()  # usually done already, by the session's close
+        if self._exited_before_close:
             self.exit_step = ExitStep.EXITED
-        await self.aclose()
         if self.exit_step is None:
             with trio.move_on_after(close_grace):
                 await process.wait()

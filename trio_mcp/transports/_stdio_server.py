@@ -118,11 +118,30 @@ async def _stop_on_signal(
             return
 
 
-def run_stdio(server: Server, **options: Any) -> None:
+def run_stdio(server: Server, *, fast_exit: bool = True, **options: Any) -> None:
     """Run *server* over stdio in a fresh Trio run (for ``if __name__ == "__main__"``).
+
+    Args:
+        server: the :class:`~trio_mcp.Server` to run.
+        fast_exit: when serving ends, freeze the garbage collector's heap
+            (:func:`gc.freeze`). ``run_stdio`` is meant to be the last thing a
+            script does, and the interpreter's final collection would otherwise
+            walk every object just before the process goes, which is most of
+            the time between the client closing stdin and the process being
+            gone (about 30 ms with the package loaded). ``atexit`` handlers,
+            flushing of files and module teardown still run; only objects
+            already in reference cycles are not finalized. Turn it off if the
+            program goes on after serving.
+        options: passed to :func:`serve_stdio`.
 
     Cancellation: see :func:`serve_stdio`; SIGTERM and one Ctrl+C stop it.
     """
     from functools import partial
 
-    trio.run(partial(serve_stdio, server, **options))
+    try:
+        trio.run(partial(serve_stdio, server, **options))
+    finally:
+        if fast_exit:
+            import gc
+
+            gc.freeze()
