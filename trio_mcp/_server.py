@@ -541,13 +541,13 @@ class Server:
         page, cursor = paginate("tools", tools, _cursor(ctx.params), self.page_size)
         return mcp_types.ListToolsResult(tools=page, next_cursor=cursor)
 
-    async def _call_tool(self, ctx: RequestContext) -> mcp_types.CallToolResult:
+    async def _call_tool(self, ctx: RequestContext) -> Any:
+        # A CallToolResult, or its JSON object (RegisteredTool.call's fast path).
         params: mcp_types.CallToolRequestParams = ctx.params
         tool = self._tools.get(params.name)
         if tool is None:
             raise unknown_tool(params.name)
-        result: mcp_types.CallToolResult = await tool.call(ctx, self, params.arguments)
-        return result
+        return await tool.call(ctx, self, params.arguments)
 
     # -- resources
 

@@ -85,10 +85,10 @@ async def shutdown(session: Session, reason: str) -> None:
             pending.finish("error", SessionClosed(reason, CancelOrigin.SHUTDOWN))
         # 3. Let inbound requests settle, then cancel them.
         with trio.move_on_after(session.shutdown_grace):
-            await session._inbound_idle.wait()
+            await session.wait_inbound_settled()
         cancel_inbound(session, CancelOrigin.SHUTDOWN, reason)
         with trio.move_on_after(grace):
-            await session._inbound_idle.wait()
+            await session.wait_inbound_settled()
         # 4. Flush the writer (bounded), then close the transport.
         session._send_channel.close()
         with trio.move_on_after(grace):

@@ -93,13 +93,18 @@ async def call_function(fn: Callable[..., Any], kwargs: dict[str, Any], ctx: Con
         An ``async`` function is cancelled at its next checkpoint. A sync
         function's worker thread cannot be interrupted: on cancellation it is
         *abandoned* (``abandon_on_cancel=True``), the request ends at once, and
-        whatever the thread returns later is discarded. ``ctx.ran_in_thread``
-        (and the debug log) say that a thread was used.
+        whatever the thread returns later is discarded. The request's record
+        (``in_worker_thread``), ``ctx.ran_in_thread`` and the debug log say that
+        a thread was used.
     """
     if inspect.iscoroutinefunction(fn):
         return await fn(**kwargs)
     if ctx is not None:
         ctx.ran_in_thread = True
+        # The request's record says so too (observers and requests() see it).
+        entry = ctx.session.protocol.inbound_entry(ctx.request_id)
+        if entry is not None:
+            entry.in_worker_thread = True
     logger.debug("running %s in a worker thread (abandoned on cancel)", fn)
     return await trio.to_thread.run_sync(functools.partial(fn, **kwargs), abandon_on_cancel=True)
 
@@ -124,6 +129,8 @@ class RegisteredTool:
     wrap_output: bool
     output_validator: Any
     wants_context: bool
+    #: ``fn`` is an ``async def`` (decided once: ``inspect`` is slow per call).
+    is_async: bool = False
 
     @classmethod
     def from_function(
@@ -188,10 +195,12 @@ class RegisteredTool:
             wrap_output=wrap,
             output_validator=None if output_schema is None else Validator(output_schema),
             wants_context=bool(signature.context_parameters),
+            is_async=inspect.iscoroutinefunction(fn),
         )
 
     async def call(self, request: RequestContext, server: Any, arguments: Any) -> Any:
-        """Run the tool for one ``tools/call``; return the ``CallToolResult``.
+        """Run the tool for one ``tools/call``; return the ``CallToolResult`` (or,
+        for a plain string result, the same result as its JSON object).
 
         Cancellation: see :func:`call_function`.
         """
@@ -205,7 +214,10 @@ class RegisteredTool:
             for param, kind in self.signature.context_parameters.items():
                 kwargs[param] = ctx if kind is Context else request
         try:
-            value = await call_function(self.fn, kwargs, ctx)
+            if self.is_async:
+                value = await self.fn(**kwargs)
+            else:
+                value = await call_function(self.fn, kwargs, ctx)
         except ToolError as exc:
             return error_result(str(exc))
         except RPCError:
@@ -213,11 +225,19 @@ class RegisteredTool:
         except Exception:
             logger.exception("tool %s failed", self.name)
             return error_result(f"Tool {self.name} failed")
+        if self.output_schema is None and type(value) is str:
+            # The commonest result, one text block, straight in its wire form:
+            # exactly what unstructuring the CallToolResult would give, without
+            # building two attrs objects and running cattrs over them.
+            return {"content": [{"type": "text", "text": value}]}
         structured = request.session.protocol.revision in STRUCTURED_REVISIONS
         return self.to_result(value, structured)
 
     def to_result(self, value: Any, structured: bool) -> mcp_types.CallToolResult:
         """Turn the tool's return value into a ``CallToolResult``."""
+        if self.output_schema is None and type(value) is str:
+            # The common case, without to_content's chain of isinstance checks.
+            return mcp_types.CallToolResult(content=[mcp_types.TextContent(text=value)])
         if self.output_schema is None or isinstance(value, mcp_types.CallToolResult):
             return to_call_tool_result(value)
         plain = user_converter.unstructure(value)

@@ -319,16 +319,14 @@ async def test_sync_tool_runs_in_a_thread_abandoned_on_cancel() -> None:
                     scope.cancel()
             # The server gave up on the thread at once: the request is over.
             with trio.fail_after(5):
-                while True:
-                    records = [
-                        r
-                        for r in contexts[0].session.requests()
-                        if r.direction is Direction.INBOUND and r.method == "tools/call"
-                    ]
-                    if records and records[0].state.is_terminal:
-                        break
-                    await trio.sleep(0.001)
+                await contexts[0].session.wait_inbound_settled()
+            records = [
+                r
+                for r in contexts[0].session.requests()
+                if r.direction is Direction.INBOUND and r.method == "tools/call"
+            ]
             assert records[0].state is RequestState.CANCELLED
+            assert records[0].in_worker_thread  # the record says a thread was abandoned
             assert contexts[0].ran_in_thread
             # The session still serves.
             assert (await client.list_tools()).tools[0].name == "blocking"

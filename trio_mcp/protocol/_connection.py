@@ -34,7 +34,7 @@ import attrs
 import cattrs
 
 from .. import types as mcp_types
-from ._codec import DEFAULT_MAX_MESSAGE_SIZE, FrameError, decode, encode
+from ._codec import DEFAULT_MAX_MESSAGE_SIZE, FrameError, decode, encode, encode_result
 from ._errors import ErrorCode, LocalProtocolError, UnsupportedProtocolVersion
 from ._events import (
     CancelReceived,
@@ -158,6 +158,9 @@ class Protocol:
         self._remember_ids = remember_ids
         # Outbound requests (method, state, revision) that passed _check_outbound.
         self._outbound_ok: dict[tuple[str, SessionState, str | None], MethodSpec] = {}
+        # Inbound requests (method, state, revision, batched) that passed the
+        # method and lifecycle checks of _receive_request.
+        self._inbound_ok: dict[tuple[str, SessionState, str | None, bool], MethodSpec] = {}
         self._peak_inbound = 0
         self._counts = {
             RequestState.COMPLETED: 0,
@@ -176,8 +179,13 @@ class Protocol:
             max_size=self.max_message_size,
             allow_batch=self.revision == BATCH_REVISION,
         )
-        batched = len(items) > 1
-        events = [self._receive_one(item, batched) for item in items]
+        if len(items) == 1:
+            # One message per frame is the norm: no list comprehension, no loop.
+            event = self._receive_one(items[0], False)
+            if type(event) is InvalidMessage and event.reply is not None:
+                self._remember_refused(event.reply.id)
+            return [event]
+        events = [self._receive_one(item, True) for item in items]
         for event in events:
             if type(event) is InvalidMessage and event.reply is not None:
                 self._remember_refused(event.reply.id)
@@ -195,6 +203,12 @@ class Protocol:
             refused.popitem(last=False)
 
     def _receive_one(self, item: Message | FrameError, batched: bool) -> Event:
+        kind = type(item)
+        # Exact-type dispatch first (the messages are final attrs classes).
+        if kind is Response:
+            return self._receive_response(item)  # type: ignore[arg-type]
+        if kind is Request:
+            return self._receive_request(item, batched)  # type: ignore[arg-type]
         if isinstance(item, FrameError):
             reply = item.reply
             if reply is not None and self._id_in_use(reply.id):
@@ -248,19 +262,34 @@ class Protocol:
         # The duplicate check comes first: any other refusal would carry the
         # duplicated id and read as a (second) response to the original request
         # (found by tests/protocol/test_connection.py).
-        if self._id_in_use(request.id):
-            return self._refuse_duplicate(request.id)
-        spec = METHODS.get(method)
+        request_id = request.id
         if (
-            spec is None
-            or spec.kind is not Kind.REQUEST
-            or not spec.exists_in(self.revision)
-            or not spec.sender.allows(self.role.peer)
+            request_id in self._inbound
+            or request_id in self._finished_inbound
+            or request_id in self._refused_ids
         ):
-            return self._refuse(request, ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method}")
-        refusal = self._lifecycle_refusal(method, batched)
-        if refusal is not None:
-            return self._refuse(request, ErrorCode.INVALID_REQUEST, refusal)
+            return self._refuse_duplicate(request_id)
+        # The method and lifecycle checks read only the method, the state, the
+        # revision and our role: a pass is cached per (method, state, revision,
+        # batched). The capability gate below reads our own capabilities, which
+        # the owner may change, so it is checked every time.
+        key = (method, self.state, self.revision, batched)
+        spec = self._inbound_ok.get(key)
+        if spec is None:
+            spec = METHODS.get(method)
+            if (
+                spec is None
+                or spec.kind is not Kind.REQUEST
+                or not spec.exists_in(self.revision)
+                or not spec.sender.allows(self.role.peer)
+            ):
+                return self._refuse(
+                    request, ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method}"
+                )
+            refusal = self._lifecycle_refusal(method, batched)
+            if refusal is not None:
+                return self._refuse(request, ErrorCode.INVALID_REQUEST, refusal)
+            self._inbound_ok[key] = spec
         gate = spec.gate(self.revision)
         if (
             gate is not None
@@ -621,9 +650,9 @@ class Protocol:
             # QUEUED forever while a response went out (found by
             # tests/protocol/test_connection.py). The caller's bug, so raise.
             raise LocalProtocolError(f"respond() for {request_id!r} before start_inbound()")
-        response = Response(request_id, self._unstructure(result) or {})
+        raw = self._unstructure(result) or {}
         try:
-            data = encode(response)
+            data = encode_result(request_id, raw)
         except LocalProtocolError as exc:
             return self.respond_error(
                 request_id,
@@ -633,7 +662,7 @@ class Protocol:
         self._finish(entry, RequestEvent.COMPLETE)
         if entry.peer_cancelled:
             return None
-        return response
+        return Response(request_id, raw)
 
     def respond_error(self, request_id: RequestId, error: ErrorObject) -> ErrorResponse | None:
         """The handler failed: record FAILED; None if the peer cancelled."""
@@ -850,13 +879,20 @@ class Protocol:
     def _finish(
         self, entry: RequestEntry, event: RequestEvent, *, error: ErrorObject | None = None
     ) -> None:
-        if self._transition(entry, event, error=error) is None:
+        # _transition inlined: this runs twice per request.
+        old_state = entry.apply(event, self.clock())
+        if old_state is None:
             return
+        if error is not None:
+            entry.error = error
+        if self.observing:
+            self.observer.on_transition(entry.snapshot(), old_state)
         self._counts[entry.state] += 1
-        table = self._inbound if entry.direction is Direction.INBOUND else self._outbound
-        table.pop(entry.id, None)
         self._history.append(entry)
-        if entry.direction is Direction.INBOUND:
+        if entry.direction is Direction.OUTBOUND:
+            self._outbound.pop(entry.id, None)
+        else:
+            self._inbound.pop(entry.id, None)
             finished = self._finished_inbound
             finished[entry.id] = entry
             if len(finished) > self._remember_ids:

@@ -158,6 +158,9 @@ class RequestRecord:
     cancel_reason: str | None = None
     error: ErrorObject | None = None
     late_events: tuple[str, ...] = ()
+    #: The handler ran (or runs) a plain function in a worker thread; on
+    #: cancellation that thread was abandoned, not interrupted.
+    in_worker_thread: bool = False
 
     @property
     def cancel_requested(self) -> bool:
@@ -187,6 +190,7 @@ class RequestEntry:
         "error",
         "finished_at",
         "id",
+        "in_worker_thread",
         "late_events",
         "method",
         "peer_cancelled",
@@ -220,6 +224,7 @@ class RequestEntry:
         self.cancel_reason: str | None = None
         self.error: ErrorObject | None = None
         self.late_events: list[str] = []
+        self.in_worker_thread = False
         # The serialized response, made when the handler finished (so a result
         # that is not JSON fails the request there, not in the writer).
         self.encoded: bytes | None = None
@@ -273,4 +278,5 @@ class RequestEntry:
             cancel_reason=self.cancel_reason,
             error=self.error,
             late_events=tuple(self.late_events),
+            in_worker_thread=self.in_worker_thread,
         )
