@@ -195,6 +195,9 @@ def build_server(page_size: int | None = 3) -> Server:
 
 
 if __name__ == "__main__":
-    from trio_mcp.transports import run_stdio
+    import sys
 
-    run_stdio(build_server())
+    from trio_mcp.transports import parse_http_option, run_http, run_stdio
+
+    _, http = parse_http_option(sys.argv[1:])  # --http HOST:PORT: Streamable HTTP at /mcp
+    run_http(build_server(), *http) if http else run_stdio(build_server())

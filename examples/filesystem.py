@@ -74,5 +74,8 @@ async def list_directory(path: str = ".") -> str:
 
 
 if __name__ == "__main__":
-    ROOTS.extend(Path(os.path.realpath(arg)) for arg in sys.argv[1:] or ["."])
-    server.run_stdio()
+    from trio_mcp.transports import parse_http_option
+
+    args, http = parse_http_option(sys.argv[1:])  # --http HOST:PORT: Streamable HTTP at /mcp
+    ROOTS.extend(Path(os.path.realpath(arg)) for arg in args or ["."])
+    server.run_http(*http) if http else server.run_stdio()

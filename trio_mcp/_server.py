@@ -475,6 +475,18 @@ class Server:
 
         run_stdio(self, **options)
 
+    def run_http(self, host: str = "127.0.0.1", port: int = 0, **options: Any) -> None:
+        """Serve this server over Streamable HTTP at ``/mcp`` in a fresh Trio run.
+
+        Port 0 picks a free port; the address is printed on stderr. Returns on
+        Ctrl+C. Options: see :class:`trio_mcp.transports.StreamableHTTPApp`.
+
+        Cancellation: see :func:`trio_mcp.transports.run_http`.
+        """
+        from .transports._http_server import run_http  # lazy: keeps imports lean
+
+        run_http(self, host, port, **options)
+
     def _peer(self, session: Session) -> _Peer:
         peer = self._peers.get(session)
         if peer is None:

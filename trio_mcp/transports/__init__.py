@@ -27,6 +27,8 @@ _LAZY = {
     "serve_stdio": "._stdio_server",
     "StreamableHTTPApp": "._http_server",
     "serve_http": "._http_server",
+    "run_http": "._http_server",
+    "parse_http_option": "._http_server",
     "HttpServerTransport": "._http_session",
     "HttpClientTransport": "._http_client",
     "open_http_client": "._http_client",
@@ -44,7 +46,7 @@ if TYPE_CHECKING:
     from ._framing import LineChannel, LineStatistics
     from ._http_client import HttpClientTransport, open_http_client
     from ._http_common import OriginPolicy
-    from ._http_server import StreamableHTTPApp, serve_http
+    from ._http_server import StreamableHTTPApp, parse_http_option, run_http, serve_http
     from ._http_session import HttpServerTransport
     from ._stdio_client import (
         SAFE_ENVIRONMENT,
@@ -91,6 +93,8 @@ __all__ = [
     "LineStatistics",
     # Streamable HTTP (and the legacy HTTP+SSE endpoints), WebSocket
     "serve_http",
+    "run_http",
+    "parse_http_option",
     "StreamableHTTPApp",
     "HttpServerTransport",
     "open_http_client",

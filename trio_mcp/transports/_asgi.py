@@ -109,6 +109,7 @@ async def stream_sse(
     event: str | None = None,
     first: bytes | None = None,
     keepalive: float | None = None,
+    defer_headers: float = 0.0,
 ) -> None:
     """Write *stream*'s events to one SSE response until it ends or the client leaves.
 
@@ -116,12 +117,29 @@ async def stream_sse(
     HT-17); events already replayed are not sent twice (live events with a
     sequence at or below the last replayed one are skipped).
 
+    Events already queued are written together, as one body chunk (each chunk
+    costs a socket write on the server and a wake-up on the client). With
+    *defer_headers* seconds (a POST's stream, whose client waits for its answer
+    anyway), the response head waits up to that long for the first event; a
+    stream that is complete by then (the usual quick request: its answer and
+    the end) goes out as one ``Content-Length`` response instead of a chunked
+    one, which saves the terminating chunk's write. The bound keeps a slow
+    request's head prompt (clients use it to know the request arrived).
+
     Cancellation: cancelling the caller ends the response; the stream survives.
     """
-    await send(
-        {"type": "http.response.start", "status": 200, "headers": sse_headers(transport.session_id)}
-    )
+    headers = sse_headers(transport.session_id)
+    started = False
+
+    async def chunk(body: bytes, more: bool = True) -> None:
+        nonlocal started
+        if not started:
+            started = True
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body, "more_body": more})
+
     last_seq = -1
+    finished = False
     try:
         with trio.CancelScope() as scope:
             async with trio.open_nursery() as nursery:
@@ -129,43 +147,55 @@ async def stream_sse(
                 head = first or b""
                 if prime_id is not None:
                     head += format_event("", id=prime_id, retry=retry)
-                if head:
-                    await send({"type": "http.response.body", "body": head, "more_body": True})
                 for event_id, data in replay or ():
                     last_seq = max(last_seq, event_seq(event_id))
                     if data is not None:
-                        await _send_event(send, data, event_id, event)
-                while True:
+                        head += format_event(data, id=event_id, event=event or "message")
+                if head or not defer_headers:
+                    await chunk(head)
+                ended = False
+                while not ended:
                     item: Any = END
                     try:
-                        if keepalive is None:
+                        if not started:
+                            with trio.move_on_after(defer_headers) as deferred:
+                                item = await conn.receive_channel.receive()
+                            if deferred.cancelled_caught:
+                                await chunk(b"")
+                                continue
+                        elif keepalive is None:
                             item = await conn.receive_channel.receive()
                         else:
                             with trio.move_on_after(keepalive) as idle:
                                 item = await conn.receive_channel.receive()
                             if idle.cancelled_caught:
-                                body = format_comment("keep-alive")
-                                await send(
-                                    {"type": "http.response.body", "body": body, "more_body": True}
-                                )
+                                await chunk(format_comment("keep-alive"))
                                 continue
                     except trio.EndOfChannel:
                         # Overflowed (a slow reader) or replaced: end this response.
                         pass
-                    if item is END:
-                        break
-                    event_id, data = item
-                    seq = event_seq(event_id)
-                    if seq != -1 and seq <= last_seq:
-                        continue
-                    await _send_event(send, data, event_id, event)
+                    body = b""
+                    while item is not END:
+                        event_id, data = item
+                        seq = event_seq(event_id)
+                        if seq == -1 or seq > last_seq:
+                            body += format_event(data, id=event_id, event=event or "message")
+                        try:
+                            item = conn.receive_channel.receive_nowait()
+                        except trio.WouldBlock:
+                            break
+                        except trio.EndOfChannel:
+                            item = END
+                    ended = item is END
+                    if ended and not started:
+                        # The whole answer is known before the head went out.
+                        started = finished = True
+                        await respond(send, 200, body, headers=headers)
+                    elif body or ended:
+                        await chunk(body, more=not ended)
+                        finished = ended
                 nursery.cancel_scope.cancel()
-        if not scope.cancelled_caught:
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        if not scope.cancelled_caught and not finished:
+            await chunk(b"", more=False)
     finally:
         transport.detach(stream, conn)
-
-
-async def _send_event(send: Send, data: bytes, event_id: str | None, event: str | None) -> None:
-    body = format_event(data, id=event_id, event=event or "message")
-    await send({"type": "http.response.body", "body": body, "more_body": True})

@@ -22,8 +22,16 @@ Spec: HT-01..HT-37 (server side), SS-01..SS-05 and SS-07 (legacy endpoints, in
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Hashable
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Hashable,
+    Sequence,
+)
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, cast
 
@@ -66,6 +74,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("trio_mcp.http")
 
+#: Seconds a POST's SSE response head waits for the answer (see ``stream_sse``).
+HEAD_DEFERRAL = 0.02
 #: Runs one session over its transport (the default serves a ``Server``).
 TransportHandler = Callable[[HttpServerTransport], Awaitable[None]]
 #: Who is asking (e.g. from an auth middleware's scope entries); None: anonymous.
@@ -489,6 +499,7 @@ class StreamableHTTPApp:
             prime_id=prime_id,
             retry=self.retry_interval if prime_id is not None else None,
             keepalive=self.keepalive,
+            defer_headers=HEAD_DEFERRAL,
         )
 
     async def _answer_json(
@@ -657,3 +668,56 @@ async def serve_http(
         binds = await nursery.start(started)
         task_status.started(binds[0])
         await trio.sleep_forever()
+
+
+def parse_http_option(argv: Sequence[str]) -> tuple[list[str], tuple[str, int] | None]:
+    """Split ``--http HOST:PORT`` (or ``--http=HOST:PORT``) out of *argv*.
+
+    Returns the other arguments and ``(host, port)``, or None without the
+    option. An IPv6 host is written in brackets (``--http [::1]:8000``). Raises
+    SystemExit with a usage message on a malformed address.
+    """
+    rest: list[str] = []
+    address: str | None = None
+    items = iter(argv)
+    for arg in items:
+        if arg == "--http":
+            address = next(items, None)
+            if address is None:
+                raise SystemExit("--http needs HOST:PORT (port 0 picks a free port)")
+        elif arg.startswith("--http="):
+            address = arg.partition("=")[2]
+        else:
+            rest.append(arg)
+    if address is None:
+        return rest, None
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise SystemExit(f"--http needs HOST:PORT, not {address!r}")
+    return rest, (host.strip("[]"), int(port))
+
+
+def run_http(server: Server, host: str = "127.0.0.1", port: int = 0, **app_options: Any) -> None:
+    """Serve *server* over Streamable HTTP at ``/mcp`` in a fresh Trio run (for scripts).
+
+    Prints ``MCP over Streamable HTTP at http://HOST:PORT/mcp`` on stderr once
+    listening (port 0 picks a free port: this line says which). Returns on
+    Ctrl+C. *app_options*: see :class:`StreamableHTTPApp`.
+
+    Cancellation: Ctrl+C cancels the run; sessions shut down (bounded).
+
+    Spec: HT-01.
+    """
+    import sys
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(
+                lambda task_status: serve_http(
+                    server, host, port, task_status=task_status, **app_options
+                )
+            )
+            print(f"MCP over Streamable HTTP at {url}/mcp", file=sys.stderr, flush=True)
+
+    with contextlib.suppress(KeyboardInterrupt):
+        trio.run(main)
