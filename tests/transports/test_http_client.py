@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import httpx
+import orjson
 import pytest
 import trio
-from http_helpers import make_server, running
+from http_helpers import LATEST, make_server, raw_client, running
 
 from trio_mcp import RPCError
 from trio_mcp.transports._event_store import MemoryEventStore
@@ -104,3 +106,142 @@ async def test_resumable_server_with_client() -> None:
             result = await client.call_tool("add", {"a": i, "b": 0})
             assert result.structured_content == {"result": i}
     assert len(store) == 0  # the ended session's events were dropped
+
+
+def _recording_client(seen: list[httpx.Request]) -> httpx.AsyncClient:
+    async def record(request: httpx.Request) -> None:
+        seen.append(request)
+
+    return httpx.AsyncClient(
+        timeout=httpx.Timeout(10.0, read=None), event_hooks={"request": [record]}
+    )
+
+
+def _initialize_posts(seen: list[httpx.Request]) -> list[httpx.Request]:
+    return [
+        r
+        for r in seen
+        if r.method == "POST" and orjson.loads(r.content).get("method") == "initialize"
+    ]
+
+
+@pytest.mark.spec("HT-33")
+@pytest.mark.parametrize("json_response", [False, True])
+async def test_reinitialize_after_a_delete_by_another_party(json_response: bool) -> None:
+    server = make_server()
+    started = trio.Event()
+
+    @server.tool()
+    async def block() -> str:
+        started.set()
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    seen: list[httpx.Request] = []
+    async with (
+        running(server, json_response=json_response) as (url, app),
+        _recording_client(seen) as http,
+        open_http_client(
+            url + "/mcp", http_client=http, reinitialize=True, reconnect_delay=0.01
+        ) as client,
+    ):
+        transport = client.session.transport
+        old_id = transport.session_id
+        assert old_id is not None
+        failures: list[Exception] = []
+        failed = trio.Event()
+
+        async def blocked_call() -> None:
+            try:
+                await client.call_tool("block", {})
+            except RPCError as exc:
+                failures.append(exc)
+                failed.set()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(blocked_call)
+            await started.wait()
+            # Another party ends the session (it knows the id) ...
+            async with raw_client(url) as other:
+                answer = await other.delete("/mcp", headers={"mcp-session-id": old_id})
+                assert answer.status_code == 200
+            # ... the client learns it (its streams end, then 404), and the call
+            # in flight on that session fails with "session expired".
+            with trio.fail_after(10):
+                await failed.wait()
+        result = await client.call_tool("add", {"a": 2, "b": 3})
+        assert len(failures) == 1
+        assert "Session expired (HTTP 404)" in str(failures[0])
+        # The next call went to a new session, initialized afresh.
+        assert result.structured_content == {"result": 5}
+        assert transport.reinitializations == 1
+        assert transport.session_id not in (None, old_id)
+        assert list(app.sessions()) == [transport.session_id]
+        first, again = _initialize_posts(seen)
+        assert "mcp-session-id" not in again.headers
+        assert "mcp-protocol-version" not in again.headers
+        assert orjson.loads(again.content)["params"]["protocolVersion"] == LATEST
+        assert (
+            orjson.loads(again.content)["params"]["clientInfo"]
+            == orjson.loads(first.content)["params"]["clientInfo"]
+        )
+        initialized = [
+            r
+            for r in seen
+            if r.method == "POST"
+            and orjson.loads(r.content).get("method") == "notifications/initialized"
+        ]
+        assert [r.headers.get("mcp-session-id") for r in initialized] == [
+            old_id,
+            transport.session_id,
+        ]
+        # Later requests carry the new id and the negotiated revision.
+        assert (await client.call_tool("echo", {"text": "hi"})).content[0].text == "hi"
+        last = seen[-1]
+        assert last.headers["mcp-session-id"] == transport.session_id
+        assert last.headers["mcp-protocol-version"] == LATEST
+    assert app.session_count == 0  # the new session was deleted on close
+
+
+@pytest.mark.spec("HT-33")
+async def test_reinitialize_after_the_server_ends_the_session() -> None:
+    # reconnect_delay: the GET stream, which the server ends with the session,
+    # is not reopened during the test, so the call is what meets the 404.
+    async with (
+        running(make_server()) as (url, app),
+        open_http_client(url + "/mcp", reinitialize=True, reconnect_delay=3600) as client,
+    ):
+        transport = client.session.transport
+        ids = {transport.session_id}
+        for round_ in range(1, 4):
+            (server_end,) = app.sessions().values()
+            server_end.peer_closed()
+            await server_end.wait_closed()
+            # The server may have run a request it answers with 404 (it does so
+            # for one running when the session ends), so it is not sent again.
+            with pytest.raises(RPCError, match=r"Session expired \(HTTP 404\)"):
+                await client.call_tool("add", {"a": round_, "b": 1})
+            result = await client.call_tool("add", {"a": round_, "b": 1})
+            assert result.structured_content == {"result": round_ + 1}
+            assert transport.reinitializations == round_
+            assert app.session_count == 1
+            ids.add(transport.session_id)
+        assert len(ids) == 4  # a new id each time
+
+
+@pytest.mark.spec("HT-33")
+async def test_without_reinitialize_the_client_ends_with_session_expired() -> None:
+    async with (
+        running(make_server()) as (url, app),
+        open_http_client(url + "/mcp") as client,
+    ):
+        (server_end,) = app.sessions().values()
+        server_end.peer_closed()
+        await server_end.wait_closed()
+        with pytest.raises(RPCError, match=r"Session expired \(HTTP 404\)"):
+            await client.call_tool("add", {"a": 1, "b": 1})
+        assert client.session.transport.session_expired
+        assert client.session.transport.reinitializations == 0
+        with pytest.raises(Exception, match=r"(?i)expired|closed"):
+            await client.call_tool("add", {"a": 1, "b": 1})
+        assert app.session_count == 0

@@ -7,8 +7,9 @@ stream, HT-09) are read into the session's inbound queue. After the handshake
 the standalone GET stream is opened when the server offers it (HT-18).
 
 Faults become answers, never hangs: a non-2xx status fails the pending request
-with an error naming the status; a 404 on a session ends the transport with
-"session expired" (HT-33: open a new client to re-initialize); a broken SSE
+with an error naming the status; a 404 on a session fails the calls in flight
+on it with "session expired" and then either ends the transport or, with
+``reinitialize=True``, starts a new session (HT-33, see below); a broken SSE
 stream that carried an event id is resumed with a GET and ``Last-Event-ID``
 after the server's ``retry`` delay (HT-12, HT-25), a bounded number of times.
 Redirects are followed only within the endpoint's origin.
@@ -19,6 +20,20 @@ and shielded, so both also happen when the close is caused by an outer cancel.
 
 When the server refuses the ``initialize`` POST with 400, 404 or 405, the
 transport falls back to the 2024-11-05 HTTP+SSE transport (SS-08).
+
+Re-initializing (HT-33, opt-in): on a 404 for the current session the transport
+fails every call in flight on that session ("session expired"), holds back new
+messages, and runs the handshake again by itself: the ``initialize`` the session
+sent first (same capabilities and client info, offering the revision already
+negotiated) is POSTed without ``Mcp-Session-Id`` and ``MCP-Protocol-Version``,
+the new session id is taken from the answer, ``notifications/initialized`` is
+POSTed and the GET stream reopened. Then the held messages go out on the new
+session. The :class:`~trio_mcp.Client` above sees only the failed calls; its
+negotiated revision stays valid because the new session must agree to it (any
+other answer ends the transport as without the option). What the old session
+held on the server (subscriptions, logging level) is gone: an application that
+depends on it re-establishes it (``reinitializations`` counts new sessions).
+Notifications and responses meant for the old session are dropped.
 
 Spec: HT-05, HT-06, HT-09, HT-12, HT-18, HT-25, HT-30, HT-33, HT-34, HT-35, SS-04, SS-08.
 """
@@ -49,8 +64,20 @@ class SessionExpired(Exception):
     """The server answered 404 for our session (it ended or expired)."""
 
 
+#: The error message of calls lost with their session.
+EXPIRED = "Session expired (HTTP 404)"
+
+
 class _Call:
-    __slots__ = ("answered", "cancel_sent", "detached", "request_id", "started")
+    __slots__ = (
+        "answered",
+        "cancel_sent",
+        "detached",
+        "generation",
+        "request_id",
+        "scope",
+        "started",
+    )
 
     def __init__(self, request_id: Any) -> None:
         self.request_id = request_id
@@ -59,6 +86,10 @@ class _Call:
         self.started = trio.Event()
         self.answered = False
         self.cancel_sent = False
+        #: The session generation the POST was sent on (None: not sent yet).
+        self.generation: int | None = None
+        #: Cancels the POST (and its stream) when its session is gone.
+        self.scope = trio.CancelScope()
 
 
 def _origin(url: str) -> tuple[str, str]:
@@ -89,6 +120,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         close_timeout: float = 2.0,
         open_get_stream: bool = True,
         control: httpx.AsyncClient | None = None,
+        reinitialize: bool = False,
     ) -> None:
         self.url = url
         self.http = http
@@ -104,6 +136,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         self.max_reconnects = max_reconnects
         self.close_timeout = close_timeout
         self.open_get_stream = open_get_stream
+        self.reinitialize = reinitialize
         self._in_send, self._in_receive = trio.open_memory_channel[bytes](256)
         self.session_id: str | None = None
         self.protocol_version: str | None = None
@@ -116,6 +149,18 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         self.session_expired = False
         #: Set once the GET stream's first answer (or failure) is known.
         self._get_answered = trio.Event()
+        #: Counts sessions: a 404 for generation N moves to N + 1 (HT-33).
+        self._generation = 0
+        #: Cleared while a new session is being initialized; senders wait.
+        self._ready = trio.Event()
+        self._ready.set()
+        self._init_frame: bytes | None = None
+        self._initialized_frame: bytes | None = None
+        #: Server requests awaiting our answer -> their generation (reinitialize only).
+        self._server_requests: dict[tuple[bool, Any], int] = {}
+        #: How many new sessions were started after a 404.
+        self.reinitializations = 0
+        self._probes = 0
 
     def __repr__(self) -> str:
         # The session id is a credential (HT-29): never shown.
@@ -127,6 +172,10 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         await trio.lowlevel.checkpoint_if_cancelled()
         if self._closed:
             raise trio.ClosedResourceError("transport closed")
+        if not self._ready.is_set():
+            await self._ready.wait()  # a new session is being initialized
+            if self._closed:
+                raise trio.ClosedResourceError("transport closed")
         if self.session_expired:
             raise trio.BrokenResourceError("session expired (HTTP 404)")
         data = bytes(value)
@@ -143,10 +192,16 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             self._calls[key] = call
             if msg["method"] == "initialize":
                 self._initialize_key = key
+                self._init_frame = data
                 await self._post_request(data, call)  # the session id comes with it
             else:
                 self._spawn(self._post_request, data, call)
             return
+        if self._server_requests and isinstance(msg, dict) and "method" not in msg:
+            generation = self._server_requests.pop(id_key(msg.get("id")), None)
+            if generation is not None and generation != self._generation:
+                logger.debug("dropped an answer to a request of an expired session")
+                return
         if isinstance(msg, dict) and msg.get("method") == "notifications/cancelled":
             params = msg.get("params") or {}
             call_or_none = self._calls.get(id_key(params.get("requestId")))
@@ -156,6 +211,8 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
                 with trio.move_on_after(self.close_timeout):
                     await call_or_none.started.wait()
         await self._post_simple(data, self.url)
+        if isinstance(msg, dict) and msg.get("method") == "notifications/initialized":
+            self._initialized_frame = data
         if (
             isinstance(msg, dict)
             and msg.get("method") == "notifications/initialized"
@@ -163,7 +220,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             and not self._get_started
         ):
             self._get_started = True
-            self._spawn(self._get_stream)
+            self._spawn(self._get_stream, self._get_answered)
             # Wait (bounded) until the server has answered the GET, so that a
             # server-initiated request sent right after the handshake finds the
             # stream open instead of being dropped by the server (seen with the
@@ -230,6 +287,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         self._nursery.start_soon(run)
 
     def _headers(self, accept: str) -> dict[str, str]:
+        """Headers of a request on the current session."""
         headers = dict(self.headers)
         headers["accept"] = accept
         if self.session_id is not None:
@@ -243,6 +301,8 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             msg = orjson.loads(data)
         except orjson.JSONDecodeError:
             msg = None
+        if self.reinitialize and isinstance(msg, dict) and "method" in msg and "id" in msg:
+            self._server_requests[id_key(msg["id"])] = self._generation
         if isinstance(msg, dict) and "method" not in msg:
             key = id_key(msg.get("id"))
             call = self._calls.get(key)
@@ -277,13 +337,116 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         )
 
     def _expire(self) -> None:
-        """404 for our session: fail what is pending and end the inbound side."""
+        """The session is gone for good: fail what is pending and end the inbound side."""
         self.session_expired = True
         for call in list(self._calls.values()):
-            self._fail(call, "Session expired (HTTP 404): open a new client to re-initialize")
+            self._fail(call, f"{EXPIRED}: open a new client to re-initialize")
         self._in_send.close()
 
+    def _lost(self, generation: int) -> None:
+        """404 for the session of *generation* (HT-33).
+
+        Only the first 404 of the current session counts: every call sent on it
+        and not answered fails (and its POST is abandoned; it may have run, so it
+        is never sent again); then the transport ends or (``reinitialize``)
+        starts a new session.
+        """
+        if generation != self._generation or self.session_expired or self._closed:
+            return  # an older session's 404: its calls have already failed
+        self._generation += 1
+        if not self.reinitialize or self._init_frame is None:
+            self._expire()
+            return
+        for call in list(self._calls.values()):
+            if call.generation == generation:
+                self._fail(call, f"{EXPIRED}: the call was lost with its session")
+                call.scope.cancel(reason="its session is gone")
+        self.session_id = None
+        self._ready = trio.Event()
+        self._spawn(self._start_new_session)
+
+    async def _start_new_session(self) -> None:
+        """Run initialize / initialized again, without a session id (HT-33).
+
+        Cancellation: cancelled with the transport; ``send`` callers waiting
+        for the new session are then released and get ``ClosedResourceError``.
+        """
+        ok = False
+        try:
+            ok = await self._handshake_again()
+        except (httpx.HTTPError, orjson.JSONDecodeError) as exc:
+            logger.warning("could not start a new session: %r", exc)
+        finally:
+            if not ok:
+                self._expire()
+            self._ready.set()
+        if ok and self.open_get_stream:
+            # As after the first handshake: wait (bounded) for the GET stream.
+            self._get_answered = trio.Event()
+            self._spawn(self._get_stream, self._get_answered)
+            with trio.move_on_after(self.close_timeout):
+                await self._get_answered.wait()
+
+    async def _handshake_again(self) -> bool:
+        assert self._init_frame is not None
+        message = orjson.loads(self._init_frame)
+        request_id = f"trio_mcp-reinitialize-{self.reinitializations + 1}"
+        message["id"] = request_id
+        if self.protocol_version is not None:
+            message["params"]["protocolVersion"] = self.protocol_version
+        # A fresh start: neither Mcp-Session-Id nor MCP-Protocol-Version.
+        headers = {**self.headers, "accept": _ACCEPT_BOTH, "content-type": "application/json"}
+        answers: list[Any] = []
+        async with self.control.stream(
+            "POST", self.url, content=orjson.dumps(message), headers=headers
+        ) as response:
+            if response.status_code != 200:
+                logger.warning("new session refused: HTTP %s", response.status_code)
+                return False
+            session_id = response.headers.get("mcp-session-id")
+            ctype = response.headers.get("content-type", "")
+            if ctype.startswith("application/json"):
+                answers.append(orjson.loads(await response.aread()))
+            elif ctype.startswith("text/event-stream"):
+                parser = SSEParser()
+                async with aclosing(
+                    cast(AsyncGenerator[bytes, None], response.aiter_raw())
+                ) as chunks:
+                    async for chunk in chunks:
+                        for event in parser.feed(chunk):
+                            if event.event == "message" and event.data:
+                                answers.append(orjson.loads(event.data))
+        answer = next(
+            (a for a in answers if isinstance(a, dict) and a.get("id") == request_id), None
+        )
+        for other in answers:
+            if other is not answer:  # e.g. a ping from the new session
+                self._push(orjson.dumps(other))
+        result = answer.get("result") if answer is not None else None
+        if not isinstance(result, dict) or result.get("protocolVersion") != self.protocol_version:
+            logger.warning("the new session did not agree to %s: %r", self.protocol_version, answer)
+            return False
+        self.session_id = session_id
+        note = self._initialized_frame or orjson.dumps(
+            {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        )
+        response = await self.control.post(
+            self.url,
+            content=note,
+            headers={**self._headers(_ACCEPT_BOTH), "content-type": "application/json"},
+        )
+        if not 200 <= response.status_code < 300:
+            logger.warning("new session refused initialized: HTTP %s", response.status_code)
+            return False
+        self.reinitializations += 1
+        logger.info("started a new session after HTTP 404 (%d so far)", self.reinitializations)
+        return True
+
     async def _post_simple(self, data: bytes, url: str) -> None:
+        if not self._ready.is_set():
+            await self._ready.wait()  # e.g. a cancel racing a new session
+        generation = self._generation
+        had_session = self.session_id is not None
         try:
             response = await self.control.post(
                 url,
@@ -292,8 +455,11 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             )
         except httpx.HTTPError as exc:
             raise trio.BrokenResourceError(f"HTTP POST failed: {exc!r}") from exc
-        if response.status_code == 404 and self.session_id is not None:
-            self._expire()
+        if response.status_code == 404 and had_session:
+            self._lost(generation)
+            if self.reinitialize and not self.session_expired:
+                logger.debug("dropped a message to an expired session")
+                return
             raise trio.BrokenResourceError("session expired (HTTP 404)")
         if not 200 <= response.status_code < 300:
             logger.warning("server refused a message: HTTP %s", response.status_code)
@@ -304,9 +470,36 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         ):
             self._push(response.content)
 
-    async def _post_request(self, data: bytes, call: _Call, url: str | None = None) -> None:
+    async def _post_request(self, data: bytes, call: _Call) -> None:
+        """POST a request and read its answer into the inbound queue.
+
+        A 404 fails the call even with ``reinitialize``: the server also answers
+        404 to a request that was running when its session ended, so the call
+        may have run and is never sent again (HT-33).
+        """
+        key = id_key(call.request_id)
+        try:
+            with call.scope:
+                await self._post_once(data, call, None)
+        except httpx.HTTPError as exc:
+            self._fail(call, f"HTTP request failed: {exc!r}")
+        finally:
+            call.started.set()
+            if not call.answered and not call.detached:
+                self._fail(call, "The server ended the response without answering")
+            self._calls.pop(key, None)
+
+    async def _post_once(self, data: bytes, call: _Call, url: str | None) -> None:
+        """One POST of a request (and one more after a same-origin redirect)."""
         key = id_key(call.request_id)
         target = url or self.url
+        if not self._ready.is_set():
+            await self._ready.wait()
+            if self.session_expired or self._closed:
+                self._fail(call, f"{EXPIRED}: no new session could be started")
+                return
+        call.generation = generation = self._generation
+        had_session = self.session_id is not None
         try:
             async with self.http.stream(
                 "POST",
@@ -322,7 +515,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
                         self._fail(call, f"Refused a cross-origin redirect (HTTP {status})")
                         return
                     self.url = location
-                    await self._post_request(data, call, location)
+                    await self._post_once(data, call, location)
                     return
                 if (
                     key == self._initialize_key
@@ -332,8 +525,9 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
                 ):
                     await self._fall_back(data, call)
                     return
-                if status == 404 and self.session_id is not None:
-                    self._expire()
+                if status == 404 and had_session:
+                    self._lost(generation)
+                    self._fail(call, f"{EXPIRED}: the call was lost with its session")
                     return
                 if not 200 <= status < 300:
                     body = await response.aread()
@@ -353,14 +547,37 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
                 else:
                     self._fail(call, f"Unexpected response content type {ctype!r} (HTTP {status})")
                     return
-        except httpx.HTTPError as exc:
-            call.started.set()
-            self._fail(call, f"HTTP request failed: {exc!r}")
         finally:
             call.started.set()
-            if not call.answered and not call.detached:
-                self._fail(call, "The server ended the response without answering")
-            self._calls.pop(key, None)
+        if not call.answered and had_session and not call.cancel_sent:
+            # The stream ended without an answer (and not because we cancelled):
+            # if it is because the session ended, say so (and start a new one
+            # when allowed).
+            if generation == self._generation:
+                await self._probe_session(generation)
+            if generation != self._generation:
+                self._fail(call, f"{EXPIRED}: the call was lost with its session")
+
+    async def _probe_session(self, generation: int) -> None:
+        """Ask whether the session still exists (a ping): 404 means it is gone.
+
+        Cancellation: an ordinary request; cancelling it leaves things as they were.
+        """
+        self._probes += 1
+        ping = orjson.dumps(
+            {"jsonrpc": "2.0", "id": f"trio_mcp-probe-{self._probes}", "method": "ping"}
+        )
+        try:
+            response = await self.control.post(
+                self.url,
+                content=ping,
+                headers={**self._headers(_ACCEPT_BOTH), "content-type": "application/json"},
+            )
+        except httpx.HTTPError as exc:
+            logger.debug("session probe failed: %r", exc)
+            return
+        if response.status_code == 404:
+            self._lost(generation)
 
     def _push_json(self, body: bytes) -> None:
         try:
@@ -400,15 +617,20 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
     async def _resume(self, call: _Call, last_id: str, retry: float | None) -> None:
         """Reconnect with GET + Last-Event-ID until the call is answered (HT-25)."""
         attempts = 0
+        generation = call.generation
         while not call.answered and attempts < self.max_reconnects:
             attempts += 1
             await trio.sleep(retry if retry is not None else self.reconnect_delay)
+            if generation != self._generation:
+                self._fail(call, f"{EXPIRED}: the call was lost with its session")
+                return
             headers = self._headers("text/event-stream")
             headers["last-event-id"] = last_id
             try:
                 async with self.http.stream("GET", self.url, headers=headers) as response:
-                    if response.status_code == 404 and self.session_id is not None:
-                        self._expire()
+                    if response.status_code == 404 and generation is not None:
+                        self._lost(generation)
+                        self._fail(call, f"{EXPIRED}: the call was lost with its session")
                         return
                     if response.status_code != 200:
                         self._fail(call, f"Resuming the stream failed: HTTP {response.status_code}")
@@ -420,27 +642,30 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             except httpx.HTTPError as exc:
                 logger.debug("resume failed: %r", exc)
 
-    async def _get_stream(self) -> None:
+    async def _get_stream(self, answered: trio.Event) -> None:
         """The standalone GET stream, reconnected with Last-Event-ID (HT-18, HT-21)."""
         try:
-            await self._get_stream_loop()
+            await self._get_stream_loop(answered)
         finally:
-            self._get_answered.set()  # nobody waits forever for a GET that failed
+            answered.set()  # nobody waits forever for a GET that failed
 
-    async def _get_stream_loop(self) -> None:
+    async def _get_stream_loop(self, answered: trio.Event) -> None:
         last_id: str | None = None
         retry: float | None = None
         failures = 0
-        while not self._closed and failures <= self.max_reconnects:
+        generation = self._generation
+        while (
+            not self._closed and failures <= self.max_reconnects and generation == self._generation
+        ):
             headers = self._headers("text/event-stream")
             if last_id is not None:
                 headers["last-event-id"] = last_id
             try:
                 async with self.control.stream("GET", self.url, headers=headers) as response:
                     status = response.status_code
-                    self._get_answered.set()
+                    answered.set()
                     if status == 404 and self.session_id is not None:
-                        self._expire()
+                        self._lost(generation)
                         return
                     if status != 200:
                         # 405: no GET stream offered; 404 without a session: the
@@ -523,6 +748,7 @@ async def open_http_client(
     terminate_on_close: bool = True,
     reconnect_delay: float = 1.0,
     close_timeout: float = 2.0,
+    reinitialize: bool = False,
     **client_options: Any,
 ) -> AsyncIterator[Any]:
     """Connect to the MCP endpoint at *url*, run the handshake, yield a :class:`~trio_mcp.Client`.
@@ -538,6 +764,13 @@ async def open_http_client(
         reconnect_delay: seconds before reconnecting a stream when the server
             gave no ``retry``.
         close_timeout: bound on the cancels and DELETE sent on exit.
+        reinitialize: when the server answers 404 for the session (it ended or
+            expired), start a new session instead of ending the client (HT-33):
+            calls in flight on the old session fail with "Session expired (HTTP
+            404)", later calls go to the new one. Off by default because what the
+            server held for the old session (subscriptions, logging level) is
+            lost; an application that relies on it re-establishes it. See
+            :class:`HttpClientTransport`.
         client_options: passed to :func:`~trio_mcp.open_client`.
 
     Cancellation:
@@ -575,6 +808,7 @@ async def open_http_client(
                 reconnect_delay=reconnect_delay,
                 close_timeout=close_timeout,
                 control=control,
+                reinitialize=reinitialize,
             )
             try:
                 async with open_client(transport, **client_options) as client:
