@@ -48,20 +48,25 @@ class Admission:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.in_use = 0
-        self._queue: deque[Ticket] = deque()
+        # Made when the first request has to wait, dropped when the line empties:
+        # a deque costs ~760 bytes, and most sessions never queue anything.
+        self._queue: deque[Ticket] | None = None
 
     @property
     def waiting(self) -> int:
         """Tickets in line (including abandoned ones not yet skipped)."""
-        return len(self._queue)
+        return len(self._queue) if self._queue is not None else 0
 
     def arrive(self) -> Ticket | None:
         """Called in arrival order. None: a slot was taken now. Else: wait on the ticket."""
-        if self.in_use < self.limit and not self._queue:
+        queue = self._queue
+        if self.in_use < self.limit and not queue:
             self.in_use += 1
             return None
         ticket = Ticket()
-        self._queue.append(ticket)
+        if queue is None:
+            queue = self._queue = deque()
+        queue.append(ticket)
         return ticket
 
     async def wait(self, ticket: Ticket) -> None:
@@ -102,9 +107,12 @@ class Admission:
             ticket = queue.popleft()
             if ticket.abandoned:
                 continue
+            if not queue:
+                self._queue = None
             ticket.granted = True
             task, ticket.task = ticket.task, None
             if task is not None:
                 trio.lowlevel.reschedule(task)
             return
+        self._queue = None
         self.in_use -= 1

@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-``open_session`` opens a nursery and starts three tasks in it:
+``open_session`` opens a nursery and starts two tasks in it (a third on demand):
 
 * the **reader** reads frames from the transport, feeds them to the sans-I/O
   :class:`~trio_mcp.protocol.Protocol`, and acts on the events: it answers
@@ -15,6 +15,10 @@ Theory of operation
   puts messages on a bounded memory channel, which is atomic under
   cancellation: a message is queued or not, and a frame is never torn;
 * the **notifier** runs notification handlers one at a time, in receive order.
+  It exists only while notifications wait: the reader starts it with the first
+  one and it ends when its FIFO is empty (an idle session holds no notifier task
+  and no queue; the FIFO is bounded by ``outgoing_buffer``, beyond which the
+  reader waits for room, as it did on a channel).
 
 Each inbound request gets its :class:`trio.CancelScope` and its task when it
 *arrives*. Under a concurrency limit the reader also makes the admission
@@ -44,6 +48,7 @@ carrying the cause.
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, final
@@ -158,9 +163,12 @@ class Session:
             outgoing_buffer
         )
         self._outgoing_buffer = outgoing_buffer
-        self._notes_in, self._notes_out = trio.open_memory_channel[NotificationReceived](
-            outgoing_buffer
-        )
+        # Notifications waiting for the notifier, oldest first; None while no
+        # notifier runs (made on demand: an idle session holds neither a queue
+        # nor a task for them).
+        self._notes: deque[NotificationReceived] | None = None
+        # Made only while the reader waits for room in ``_notes``.
+        self._notes_room: trio.Event | None = None
         self.progress_idle_timeout = progress_idle_timeout
         self.max_duration = max_duration
         self.shutdown_grace = shutdown_grace
@@ -172,7 +180,9 @@ class Session:
         self._inbound_idle: trio.Event | None = None
         self._accepting = True
         self._closed = trio.Event()
-        self._writer_done = trio.Event()
+        self._writer_finished = False
+        # Made only while shutdown waits for the writer to finish.
+        self._writer_done: trio.Event | None = None
         self.close_reason: str | None = None
         self.close_origin: CancelOrigin | None = None
         self._frames_in = 0
@@ -363,6 +373,15 @@ class Session:
     async def _checkpoint(self) -> None:
         await trio.lowlevel.checkpoint()
 
+    async def _wait_writer_done(self) -> None:
+        """Block until the writer task has ended (a plain wait)."""
+        if self._writer_finished:
+            await trio.lowlevel.checkpoint()
+            return
+        if self._writer_done is None:
+            self._writer_done = trio.Event()
+        await self._writer_done.wait()
+
     def _check_open(self) -> None:
         if self.closed or not self._accepting:
             raise self._closed_error()
@@ -394,12 +413,18 @@ class Session:
                             message = channel.receive_nowait()
                         except trio.WouldBlock:
                             break
+                    # Drop the last frame before parking: an idle session would
+                    # keep it alive until the next message, and a frame from
+                    # orjson holds a ~4 KiB block whatever its length.
+                    data = message = None  # type: ignore[assignment]
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             self._transport_lost(f"transport failed while writing: {exc!r}", exc)
         except trio.EndOfChannel:
             pass
         finally:
-            self._writer_done.set()
+            self._writer_finished = True
+            if self._writer_done is not None:
+                self._writer_done.set()
 
     async def _reader(self) -> None:
         try:
@@ -421,17 +446,61 @@ class Session:
                             await self._queue_reply(reply)
                     else:
                         await self._handle_event(event)
+                # Drop the last frame and event before parking in receive() (an
+                # idle session would keep them until the next frame).
+                data = event = pending = reply = None  # type: ignore[assignment]
         except trio.EndOfChannel:
             self._transport_lost("the peer closed the connection")
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             self._transport_lost(f"transport failed while reading: {exc!r}", exc)
 
-    async def _notifier(self) -> None:
-        async for event in self._notes_out:
-            try:
-                await self.dispatcher.handle_notification(self, event)
-            except Exception:
-                logger.exception("notification handler for %s failed", event.method)
+    async def _queue_notification(self, event: NotificationReceived) -> None:
+        """Hand *event* to the notifier (started if none runs), in receive order.
+
+        Waits while more than ``outgoing_buffer`` notifications wait (the bound
+        the notifier's channel had). A checkpoint, as a channel send was.
+        """
+        notes = self._notes
+        if notes is None:
+            notes = self._notes = deque()
+            self._nursery.start_soon(self._notifier, notes, name="trio_mcp notifier")
+        notes.append(event)
+        if len(notes) <= self._outgoing_buffer:
+            await trio.lowlevel.checkpoint()
+            return
+        while len(notes) > self._outgoing_buffer and self._notes is notes:
+            if self._notes_room is None:
+                self._notes_room = trio.Event()
+            await self._notes_room.wait()
+
+    async def _notifier(self, notes: deque[NotificationReceived]) -> None:
+        """Run notification handlers one at a time, oldest first, until *notes*
+        is empty; then end (the reader starts a new notifier for the next one).
+
+        Cancellation: cancelled with the session's nursery; notifications still
+        waiting are dropped, as they were on a channel.
+        """
+        try:
+            while notes:
+                event = notes.popleft()
+                room = self._notes_room
+                if room is not None and len(notes) <= self._outgoing_buffer:
+                    self._notes_room = None
+                    room.set()
+                try:
+                    await self.dispatcher.handle_notification(self, event)
+                except Exception:
+                    logger.exception("notification handler for %s failed", event.method)
+                del event
+                if notes:
+                    # A checkpoint between notifications, as a channel receive was.
+                    await trio.lowlevel.checkpoint()
+        finally:
+            if self._notes is notes:
+                self._notes = None
+            if self._notes_room is not None:
+                self._notes_room.set()
+                self._notes_room = None
 
     async def _handle_event(self, event: Event) -> None:
         if isinstance(event, RequestReceived):
@@ -460,7 +529,7 @@ class Session:
         elif isinstance(event, ProgressReceived):
             _outbound.on_progress(self, event)
         elif isinstance(event, NotificationReceived):
-            await self._notes_in.send(event)
+            await self._queue_notification(event)
         elif isinstance(event, InvalidMessage):
             logger.debug("refused a message from the peer: %s", event.detail)
             if event.reply is not None:
@@ -597,7 +666,6 @@ async def open_session(
                 protocol.observing = True
             nursery.start_soon(session._writer, name="trio_mcp writer")
             nursery.start_soon(session._reader, name="trio_mcp reader")
-            nursery.start_soon(session._notifier, name="trio_mcp notifier")
             if keepalive_interval is not None:
                 nursery.start_soon(
                     _outbound.keepalive,

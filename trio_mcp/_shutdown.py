@@ -92,7 +92,7 @@ async def shutdown(session: Session, reason: str) -> None:
         # 4. Flush the writer (bounded), then close the transport.
         session._send_channel.close()
         with trio.move_on_after(grace):
-            await session._writer_done.wait()
+            await session._wait_writer_done()
         if not session.closed:
             close(session, reason, CancelOrigin.SHUTDOWN)
         with trio.move_on_after(grace) as scope:

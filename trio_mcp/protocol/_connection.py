@@ -77,6 +77,17 @@ _EARLY_NOTIFICATIONS = frozenset(
     {"notifications/message", "notifications/progress", "notifications/cancelled"}
 )
 
+#: Inbound requests (method, state, revision, batched, our role) that passed the
+#: method and lifecycle checks of ``_receive_request``. Those checks read nothing
+#: else (METHODS is static), so one cache serves every session: bounded by the
+#: methods table, and no per-session dict.
+_INBOUND_OK: dict[tuple[str, SessionState, str | None, bool, Role], MethodSpec] = {}
+
+#: The history is a plain list while it is short (a deque costs ~760 bytes even
+#: with one entry, and an idle session's history holds its initialize); past
+#: this length it becomes a ``deque(maxlen=history)``.
+_SHORT_HISTORY = 32
+
 
 @attrs.frozen
 class ProtocolStatistics:
@@ -107,6 +118,43 @@ class Protocol:
         remember_ids: how many finished inbound ids are remembered to refuse reuse.
         observer: sees every request transition.
     """
+
+    # Slots: one Protocol per session, and its ~30 attributes would otherwise
+    # make a ~1.5 KiB instance dict.
+    __slots__ = (
+        "_cancelled",
+        "_completed",
+        "_failed",
+        "_finished_inbound",
+        "_history",
+        "_history_size",
+        "_ignored",
+        "_inbound",
+        "_inbound_tokens",
+        "_invalid",
+        "_next_id",
+        "_outbound",
+        "_outbound_ok",
+        "_peak_inbound",
+        "_refused_ids",
+        "_remember_ids",
+        "clock",
+        "close_reason",
+        "converter",
+        "instructions",
+        "local_capabilities",
+        "local_info",
+        "max_message_size",
+        "observer",
+        "observing",
+        "peer_capabilities",
+        "peer_info",
+        "peer_instructions",
+        "revision",
+        "role",
+        "state",
+        "supported_versions",
+    )
 
     def __init__(
         self,
@@ -146,27 +194,29 @@ class Protocol:
         self._next_id = 1
         self._inbound: dict[RequestId, RequestEntry] = {}
         self._outbound: dict[RequestId, RequestEntry] = {}
-        self._history: deque[RequestEntry] = deque(maxlen=history)
+        # Finished records, oldest first, at most history of them (see
+        # _SHORT_HISTORY: a list while short, then a bounded deque).
+        self._history: list[RequestEntry] | deque[RequestEntry] = []
+        if history < 0:
+            raise ValueError("history must be >= 0")
+        self._history_size = history
         # Finished inbound entries, oldest first, bounded by remember_ids: their ids
         # may not be reused (BP-04) and their responses may still sit in the
         # writer's queue, where encode() reads their cancel_origin.
         self._finished_inbound: OrderedDict[RequestId, RequestEntry] = OrderedDict()
-        # Ids of refused requests, oldest first, bounded by remember_ids (BP-04).
-        self._refused_ids: OrderedDict[RequestId, None] = OrderedDict()
+        # Ids of refused requests, oldest first, bounded by remember_ids (BP-04);
+        # made with the first refusal (most sessions never refuse one).
+        self._refused_ids: OrderedDict[RequestId, None] | None = None
         # Progress tokens of inbound requests (in flight or remembered).
         self._inbound_tokens: dict[str | int, RequestEntry] = {}
         self._remember_ids = remember_ids
         # Outbound requests (method, state, revision) that passed _check_outbound.
         self._outbound_ok: dict[tuple[str, SessionState, str | None], MethodSpec] = {}
-        # Inbound requests (method, state, revision, batched) that passed the
-        # method and lifecycle checks of _receive_request.
-        self._inbound_ok: dict[tuple[str, SessionState, str | None, bool], MethodSpec] = {}
         self._peak_inbound = 0
-        self._counts = {
-            RequestState.COMPLETED: 0,
-            RequestState.FAILED: 0,
-            RequestState.CANCELLED: 0,
-        }
+        # Finished requests per terminal state.
+        self._completed = 0
+        self._failed = 0
+        self._cancelled = 0
         self._ignored = 0
         self._invalid = 0
 
@@ -198,6 +248,8 @@ class Protocol:
         if request_id is None or request_id in self._inbound:
             return
         refused = self._refused_ids
+        if refused is None:
+            refused = self._refused_ids = OrderedDict()
         refused[request_id] = None
         if len(refused) > self._remember_ids:
             refused.popitem(last=False)
@@ -236,10 +288,11 @@ class Protocol:
 
     def _id_in_use(self, request_id: RequestId | None) -> bool:
         """Whether the peer already used *request_id* (in flight, or remembered)."""
+        refused = self._refused_ids
         return request_id is not None and (
             request_id in self._inbound
             or request_id in self._finished_inbound
-            or request_id in self._refused_ids
+            or (refused is not None and request_id in refused)
         )
 
     def _refuse_duplicate(self, request_id: RequestId) -> InvalidMessage:
@@ -263,18 +316,20 @@ class Protocol:
         # duplicated id and read as a (second) response to the original request
         # (found by tests/protocol/test_connection.py).
         request_id = request.id
+        refused = self._refused_ids
         if (
             request_id in self._inbound
             or request_id in self._finished_inbound
-            or request_id in self._refused_ids
+            or (refused is not None and request_id in refused)
         ):
             return self._refuse_duplicate(request_id)
         # The method and lifecycle checks read only the method, the state, the
         # revision and our role: a pass is cached per (method, state, revision,
-        # batched). The capability gate below reads our own capabilities, which
-        # the owner may change, so it is checked every time.
-        key = (method, self.state, self.revision, batched)
-        spec = self._inbound_ok.get(key)
+        # batched) and role, in a cache all sessions share. The capability gate
+        # below reads our own capabilities, which the owner may change, so it is
+        # checked every time.
+        key = (method, self.state, self.revision, batched, self.role)
+        spec = _INBOUND_OK.get(key)
         if spec is None:
             spec = METHODS.get(method)
             if (
@@ -289,7 +344,7 @@ class Protocol:
             refusal = self._lifecycle_refusal(method, batched)
             if refusal is not None:
                 return self._refuse(request, ErrorCode.INVALID_REQUEST, refusal)
-            self._inbound_ok[key] = spec
+            _INBOUND_OK[key] = spec
         gate = spec.gate(self.revision)
         if (
             gate is not None
@@ -856,9 +911,9 @@ class Protocol:
             in_flight_inbound=len(self._inbound),
             in_flight_outbound=len(self._outbound),
             peak_in_flight_inbound=self._peak_inbound,
-            completed=self._counts[RequestState.COMPLETED],
-            failed=self._counts[RequestState.FAILED],
-            cancelled=self._counts[RequestState.CANCELLED],
+            completed=self._completed,
+            failed=self._failed,
+            cancelled=self._cancelled,
             ignored_events=self._ignored,
             invalid_messages=self._invalid,
         )
@@ -887,8 +942,17 @@ class Protocol:
             entry.error = error
         if self.observing:
             self.observer.on_transition(entry.snapshot(), old_state)
-        self._counts[entry.state] += 1
-        self._history.append(entry)
+        state = entry.state
+        if state is RequestState.COMPLETED:
+            self._completed += 1
+        elif state is RequestState.FAILED:
+            self._failed += 1
+        else:
+            self._cancelled += 1
+        history = self._history
+        history.append(entry)
+        if type(history) is list and len(history) > min(_SHORT_HISTORY, self._history_size):
+            self._history = deque(history, maxlen=self._history_size)
         if entry.direction is Direction.OUTBOUND:
             self._outbound.pop(entry.id, None)
         else:

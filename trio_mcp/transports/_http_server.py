@@ -519,7 +519,7 @@ class StreamableHTTPApp:
         with trio.CancelScope() as scope:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(_cancel_on_disconnect, receive, scope)
-                await stream.done_event.wait()
+                await stream.wait_done()
                 nursery.cancel_scope.cancel()
         if scope.cancelled_caught:
             return  # the client left; the request runs on (HT-17), its answer is dropped

@@ -29,6 +29,13 @@ A connection's buffer is bounded; a client that does not read (slow or stuck)
 overflows it and loses that *connection* (it may resume), while the session
 writer never blocks on it, so one slow client stalls nobody else (D-04).
 
+Memory: a server holds many idle sessions, so an idle transport holds little.
+The POSTed frames wait in a small FIFO of the transport's own (a bounded queue
+with one reader, made and dropped with its content, instead of a memory channel
+of ~1.7 KiB); the standalone GET stream, its backlog and a stream's done event
+are made when first needed; a frame kept for later (the GET backlog, the event
+store) is copied to its exact size first (orjson's bytes keep a ~4 KiB block).
+
 Cancellation:
     ``send`` and ``receive`` are checkpoints; a cancelled ``send`` has either
     routed the frame or not. ``aclose`` never blocks.
@@ -40,10 +47,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections import deque
+from collections import OrderedDict, deque
 from typing import Any
 
 import orjson
+import outcome
 import trio
 
 from ._event_store import EventStore, split_event_id
@@ -90,14 +98,21 @@ class Connection:
         self.send_channel.close()
 
 
+def compact(data: bytes) -> bytes:
+    """An exact-size copy of *data*, for a frame that is kept (orjson allocates
+    a frame's bytes with room to spare, ~4 KiB however short it is, and only
+    shrinks the length field)."""
+    return bytes(memoryview(data))
+
+
 class Stream:
     """A POST's response stream or the standalone GET stream."""
 
     __slots__ = (
+        "_done_event",
         "collected",
         "conn",
         "done",
-        "done_event",
         "json",
         "pending",
         "stream_id",
@@ -111,10 +126,28 @@ class Stream:
         self.tokens: list[tuple[bool, Any]] = []
         self.conn: Connection | None = None
         self.done = False
-        self.done_event = trio.Event()
+        # Made only while somebody waits for the end (wait_done).
+        self._done_event: trio.Event | None = None
         #: JSON-response mode: the frames of the answer, not a stream.
         self.json = json
         self.collected: list[bytes] = []
+
+    async def wait_done(self) -> None:
+        """Block until the stream has ended (all its requests answered, or closed).
+
+        Cancellation: a plain wait; nothing changes if it is cancelled.
+        """
+        if self.done:
+            await trio.lowlevel.checkpoint()
+            return
+        if self._done_event is None:
+            self._done_event = trio.Event()
+        await self._done_event.wait()
+
+    def set_done(self) -> None:
+        self.done = True
+        if self._done_event is not None:
+            self._done_event.set()
 
 
 class HttpServerTransport(trio.abc.Channel[bytes]):
@@ -136,15 +169,24 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
     ) -> None:
         self.session_id = session_id
         self.event_store = event_store if session_id is not None else None
-        self._in_send, self._in_receive = trio.open_memory_channel[bytes](inbound_buffer)
+        # The inbound FIFO (see _deliver_nowait and receive): POSTed frames
+        # waiting for the session's reader, made with the first one that waits
+        # and dropped when it empties; the reader parked on it; POSTs waiting
+        # for room, oldest first, with their frames.
+        self._inbox: deque[bytes] | None = None
+        self._inbox_size = inbound_buffer
+        self._reader: trio.lowlevel.Task | None = None
+        self._senders: OrderedDict[trio.lowlevel.Task, bytes] | None = None
         self.connection_buffer = connection_buffer
         self._streams: dict[str, Stream] = {}
         self._by_request: dict[tuple[bool, Any], Stream] = {}
         self._by_token: dict[tuple[bool, Any], Stream] = {}
         self._server_requests: dict[tuple[bool, Any], Stream] = {}
         self._next_stream = 1
-        self.get_stream = Stream(GET_STREAM)
-        self._backlog: deque[tuple[str | None, bytes]] = deque(maxlen=backlog)
+        # Made when first needed (see the get_stream property).
+        self._get_stream: Stream | None = None
+        self._backlog: deque[tuple[str | None, bytes]] | None = None
+        self._backlog_size = backlog
         #: Legacy HTTP+SSE: every frame goes to the one SSE stream.
         self.single_stream = single_stream
         self._closed = False
@@ -167,12 +209,87 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         await self._route(data)
 
     async def receive(self) -> bytes:
+        """The next POSTed frame, oldest first.
+
+        Raises ``EndOfChannel`` once the client ended the session and every
+        frame was read, ``ClosedResourceError`` once the transport is closed,
+        ``BusyResourceError`` if another task is already receiving.
+
+        Cancellation: a checkpoint; a cancelled receive takes no frame.
+        """
         if self._closed:
             raise trio.ClosedResourceError("transport closed")
+        await trio.lowlevel.checkpoint_if_cancelled()
         try:
-            return await self._in_receive.receive()
-        except trio.ClosedResourceError:
-            raise trio.ClosedResourceError("transport closed") from None
+            frame = self._receive_nowait()
+        except trio.WouldBlock:
+            pass
+        else:
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            return frame
+        if self._reader is not None:
+            raise trio.BusyResourceError("another task is receiving from this transport")
+        self._reader = trio.lowlevel.current_task()
+
+        def abort(_: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
+            self._reader = None
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        return await trio.lowlevel.wait_task_rescheduled(abort)  # type: ignore[no-any-return]
+
+    def _receive_nowait(self) -> bytes:
+        if self._closed:
+            raise trio.ClosedResourceError("transport closed")
+        inbox = self._inbox
+        senders = self._senders
+        if inbox:
+            frame = inbox.popleft()
+            if senders:
+                # Room again: the oldest waiting POST's frame moves in.
+                task, waiting = senders.popitem(last=False)
+                inbox.append(waiting)
+                trio.lowlevel.reschedule(task)
+            if not inbox:
+                self._inbox = None
+            return frame
+        if senders:  # a zero-size inbox: straight from the oldest POST
+            task, frame = senders.popitem(last=False)
+            trio.lowlevel.reschedule(task)
+            return frame
+        if self._peer_closed:
+            raise trio.EndOfChannel
+        raise trio.WouldBlock
+
+    def _deliver_nowait(self, frame: bytes) -> None:
+        """Queue *frame* for the reader, or raise WouldBlock (full) or
+        ClosedResourceError (the session ended or the transport is closed)."""
+        if self._peer_closed or self._closed:
+            raise trio.ClosedResourceError("session closed")
+        reader = self._reader
+        if reader is not None:
+            self._reader = None
+            trio.lowlevel.reschedule(reader, outcome.Value(frame))
+            return
+        inbox = self._inbox
+        if inbox is None:
+            if self._inbox_size <= 0:
+                raise trio.WouldBlock
+            inbox = self._inbox = deque()
+        elif len(inbox) >= self._inbox_size:
+            raise trio.WouldBlock
+        inbox.append(frame)
+
+    def _end_inbox(self) -> None:
+        """No more frames: a parked reader reads end-of-channel (it parks only
+        when nothing is queued), and every waiting POST fails."""
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            trio.lowlevel.reschedule(reader, outcome.Error(trio.EndOfChannel()))
+        senders, self._senders = self._senders, None
+        for task in senders or ():
+            trio.lowlevel.reschedule(
+                task, outcome.Error(trio.ClosedResourceError("session closed"))
+            )
 
     async def aclose(self) -> None:
         await trio.lowlevel.checkpoint()
@@ -183,9 +300,14 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         if self._closed:
             return
         self._closed = True
-        self._in_send.close()
-        self._in_receive.close()
-        for stream in [self.get_stream, *self._streams.values()]:
+        self._inbox = None
+        # As a closed channel did: a reader parked now reads end-of-channel,
+        # later receives raise ClosedResourceError.
+        self._end_inbox()
+        streams = list(self._streams.values())
+        if self._get_stream is not None:
+            streams.insert(0, self._get_stream)
+        for stream in streams:
             self._finish(stream)
         self._streams.clear()
         if self._closed_event is not None:
@@ -204,7 +326,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
 
     async def wait_get_stream(self) -> None:
         """Block until a client has attached the standalone GET stream."""
-        if self.get_stream.conn is not None:
+        if self._get_stream is not None and self._get_stream.conn is not None:
             await trio.lowlevel.checkpoint()
             return
         if self._get_attached is None:
@@ -215,13 +337,27 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
     def closed(self) -> bool:
         return self._closed
 
+    @property
+    def get_stream(self) -> Stream:
+        """The standalone GET stream (made on first use: most sessions never
+        open one, nor send anything it would carry)."""
+        stream = self._get_stream
+        if stream is None:
+            stream = self._get_stream = Stream(GET_STREAM)
+            if self._closed:
+                stream.set_done()
+        return stream
+
     # ------------------------------------------------------- the HTTP side
 
     def peer_closed(self) -> None:
         """The client ended the session (DELETE) or it expired: the session
         reads end-of-channel after what was already delivered."""
+        if self._peer_closed or self._closed:
+            return
         self._peer_closed = True
-        self._in_send.close()
+        # The reader reads what is queued, then EndOfChannel; waiting POSTs fail.
+        self._end_inbox()
 
     def touch(self) -> None:
         self.last_activity = trio.current_time()
@@ -229,7 +365,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
     @property
     def idle(self) -> bool:
         """No HTTP connection is attached to any of this session's streams."""
-        if self.get_stream.conn is not None:
+        if self._get_stream is not None and self._get_stream.conn is not None:
             return False
         return all(s.conn is None for s in self._streams.values())
 
@@ -276,11 +412,38 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
             self._streams.pop(stream.stream_id, None)
 
     async def deliver(self, frame: bytes) -> None:
-        """Hand a POSTed frame to the session (waits while its inbound queue is full)."""
+        """Hand a POSTed frame to the session (waits while its inbound queue is full).
+
+        Raises ``ClosedResourceError`` when the session has ended (or ends while
+        this waits).
+
+        Cancellation: a checkpoint; if cancelled, the frame was not delivered.
+        """
+        await trio.lowlevel.checkpoint_if_cancelled()
         try:
-            await self._in_send.send(frame)
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            raise trio.ClosedResourceError("session closed") from None
+            self._deliver_nowait(frame)
+        except trio.WouldBlock:
+            pass
+        else:
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            return
+        # Full: wait in line (FIFO); the reader moves our frame in when it
+        # makes room, or fails us when the session ends.
+        task = trio.lowlevel.current_task()
+        senders = self._senders
+        if senders is None:
+            senders = self._senders = OrderedDict()
+        senders[task] = frame
+
+        def abort(_: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
+            waiting = self._senders
+            if waiting is not None:
+                waiting.pop(task, None)
+                if not waiting:
+                    self._senders = None
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        await trio.lowlevel.wait_task_rescheduled(abort)
 
     def live_stream(self, stream_id: str) -> Stream | None:
         if stream_id == GET_STREAM:
@@ -291,13 +454,16 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         """Attach a new connection to *stream* (the caller checked ``stream.conn``)."""
         conn = Connection(self.connection_buffer)
         stream.conn = conn
-        if stream is self.get_stream:
+        if stream is self._get_stream:
             if self._get_attached is not None:
                 self._get_attached.set()
                 self._get_attached = None
-            while self._backlog:
-                if not conn.push(self._backlog.popleft()):
+            backlog = self._backlog
+            while backlog:
+                if not conn.push(backlog.popleft()):
                     break
+            if not backlog:
+                self._backlog = None
         if stream.done or self._closed:
             conn.end()
         return conn
@@ -378,8 +544,8 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         await self._emit(target, data)
 
     def _unrelated_stream(self) -> Stream | None:
-        if self.get_stream.conn is not None:
-            return self.get_stream
+        if self._get_stream is not None and self._get_stream.conn is not None:
+            return self._get_stream
         open_streams = [s for s in self._streams.values() if not s.json and s.conn is not None]
         if len(open_streams) == 1:
             return open_streams[0]
@@ -400,8 +566,8 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
             }
         )
         try:
-            self._in_send.send_nowait(reply)
-        except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
+            self._deliver_nowait(reply)
+        except (trio.WouldBlock, trio.ClosedResourceError):
             logger.debug("could not refuse an undeliverable server request")
 
     async def _emit(self, stream: Stream | None, data: bytes) -> None:
@@ -411,23 +577,28 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
             stream.collected.append(data)
             return
         event_id: str | None = None
-        if self.event_store is not None and self.session_id is not None:
-            event_id = await self.event_store.store_event(self.session_id, stream.stream_id, data)
         conn = stream.conn
+        if self.event_store is not None and self.session_id is not None:
+            # Kept (for a resume): an exact-size copy, not orjson's 4 KiB block.
+            data = compact(data)
+            event_id = await self.event_store.store_event(self.session_id, stream.stream_id, data)
+            conn = stream.conn
         if conn is not None:
             if not conn.push((event_id, data)):
                 self.detach(stream, conn)
-        elif stream is self.get_stream and event_id is None:
-            if len(self._backlog) == self._backlog.maxlen:
-                logger.warning("GET stream backlog full; dropping the oldest message")
-            self._backlog.append((None, data))
-        elif stream is self.get_stream:
+        elif stream is self._get_stream:
+            backlog = self._backlog
+            if backlog is None:
+                backlog = self._backlog = deque(maxlen=self._backlog_size)
+            if event_id is None:
+                data = compact(data)
+                if len(backlog) == backlog.maxlen:
+                    logger.warning("GET stream backlog full; dropping the oldest message")
             # Stored: a resuming GET replays it; a fresh GET gets it from the backlog.
-            self._backlog.append((event_id, data))
+            backlog.append((event_id, data))
 
     def _finish(self, stream: Stream) -> None:
-        stream.done = True
-        stream.done_event.set()
+        stream.set_done()
         if stream.conn is not None:
             stream.conn.end()
 
