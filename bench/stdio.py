@@ -27,7 +27,7 @@ import time
 from typing import Any
 
 # Python puts this script's directory first on sys.path, where sibling bench
-# scripts (bench/http.py) would shadow standard modules (http) for the SDK.
+# scripts could shadow standard modules for the SDK (a bench/http.py once did).
 if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
     del sys.path[0]
 

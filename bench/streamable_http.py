@@ -1,7 +1,7 @@
 """Streamable HTTP benchmark: trio_mcp and the official Python SDK, side by side in one run.
 
 Each server runs in its own subprocess on 127.0.0.1 (port 0; ``python
-bench/http.py serve-...`` re-runs this file as the server), and each client in
+bench/streamable_http.py serve-...`` re-runs this file as the server), and each client in
 another subprocess of its own (each stack needs its own event loop):
 
 * ``trio_mcp``: ``serve_http`` (hypercorn, Trio worker) driven by
@@ -20,7 +20,7 @@ Rows, per subject: ``tools/call`` of an ``echo`` tool sequentially and with
 after as many raw ``initialize`` + ``notifications/initialized`` exchanges
 (same raw httpx driver for every server, no GET stream), divided by the count.
 
-Run: ``.venv/bin/python bench/http.py [--calls N] [--only SUBJECT] [--json]``.
+Run: ``.venv/bin/python bench/streamable_http.py [--calls N] [--only SUBJECT] [--json]``.
 Numbers go in closing notes, never in tests (see bench/README.md).
 """
 
