@@ -117,6 +117,16 @@ class Context:
         """The session this request arrived on."""
         return self.request.session
 
+    def close_sse_stream(self) -> bool:
+        """Ask the transport to end this request's response stream now, so the
+        client reconnects and polls for the rest (Streamable HTTP, 2025-11-25
+        resumable sessions: HT-11). The request keeps running and nothing it
+        sends is lost. Returns False where the transport cannot do this (stdio,
+        JSON responses, no event store): then nothing changes.
+        """
+        close = getattr(self.session.transport, "close_request_stream", None)
+        return bool(close(self.request_id)) if close is not None else False
+
     @property
     def server(self) -> Any:
         """The :class:`~trio_mcp.Server` answering the request."""

@@ -399,6 +399,25 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         self._streams[stream_id] = stream
         return stream
 
+    def close_request_stream(self, request_id: Any) -> bool:
+        """End the SSE response that carries *request_id*'s answer now (HT-11).
+
+        The request keeps running; what it sends from now on is stored in the
+        event store, and the client, which saw the stream end without an answer,
+        reconnects with ``Last-Event-ID`` after the ``retry`` interval and gets it
+        (polling). Only resumable sessions can do this (an event store, and a
+        revision with priming events); returns False otherwise, or when there is
+        no such request or its answer goes out as JSON.
+        """
+        stream = self._by_request.get(id_key(request_id))
+        if stream is None or stream.json or not self.primes:
+            return False
+        conn = stream.conn
+        if conn is not None:
+            stream.conn = None
+            conn.end()
+        return True
+
     def forget_request(self, request_id: Any) -> None:
         """The client cancelled *request_id*: no answer will come (peer-cancelled
         requests are never answered), so its stream must not wait for one."""
