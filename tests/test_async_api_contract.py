@@ -81,3 +81,58 @@ async def test_a_cancelled_body_stays_cancelled(autojump_clock: trio.abc.Clock) 
         async with trio_mcp.open_session(a, server.make_protocol(), server):
             await trio.sleep_forever()
     assert scope.cancelled_caught
+
+
+@pytest.mark.spec("PG-03")
+async def test_report_progress_is_a_checkpoint_with_or_without_a_token() -> None:
+    checked: list[bool] = []
+    progress_server = trio_mcp.Server("progress", version="1.0")
+
+    @progress_server.tool()
+    async def report(ctx: trio_mcp.Context) -> str:
+        # With a token the notification goes through the queue's no-yield fast
+        # path; the call must still be a cancel point and a schedule point.
+        with trio.testing.assert_checkpoints():
+            await ctx.report_progress(1, 2)
+        checked.append(True)
+        return "ok"
+
+    async with open_memory_client(progress_server) as client:
+        await client.call_tool("report", on_progress=lambda p: None)  # with a token
+        await client.call_tool("report")  # without one
+    assert checked == [True, True]
+
+
+async def test_a_loop_that_only_reports_progress_can_be_cancelled() -> None:
+    looped: list[int] = []
+    sessions: list[trio_mcp.Session] = []
+    busy_server = trio_mcp.Server("busy", version="1.0")
+
+    @busy_server.tool()
+    async def spin(ctx: trio_mcp.Context) -> str:
+        sessions.append(ctx.session)
+        step = 0
+        while True:  # no await but report_progress: it must let the cancel in
+            step += 1
+            looped.append(step)
+            await ctx.report_progress(step)
+
+    async with open_memory_client(busy_server) as client:
+        with trio.CancelScope() as scope:
+
+            def stop_after_three(progress: trio_mcp.Progress) -> None:
+                if progress.progress >= 3:
+                    scope.cancel()
+
+            with trio.fail_after(10):
+                await client.call_tool("spin", on_progress=stop_after_three)
+        assert scope.cancelled_caught
+        with trio.fail_after(10):
+            # The peer's cancel reached the spinning handler: it stops, and the
+            # server is still responsive.
+            await sessions[0].wait_inbound_settled()
+            await client.ping()
+        (record,) = [r for r in sessions[0].requests() if r.method == "tools/call"]
+        assert record.state is trio_mcp.RequestState.CANCELLED
+        assert record.cancel_origin is trio_mcp.CancelOrigin.PEER
+    assert len(looped) >= 3

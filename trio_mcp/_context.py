@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, final
 
+import trio
+
 from .protocol import Direction, RequestRecord
 
 if TYPE_CHECKING:
@@ -71,18 +73,21 @@ class RequestContext:
             LocalProtocolError: *progress* is not greater than the last one (PG-04).
 
         Cancellation:
-            A checkpoint. If cancelled while the outgoing queue is full, the
-            notification is not queued.
+            A checkpoint (so a loop that only reports progress can still be
+            cancelled). If already cancelled, nothing is recorded or sent; if
+            cancelled while the outgoing queue is full, the notification is not
+            queued.
 
         Spec: PG-03, PG-04, PG-07, PG-10.
         """
+        await trio.lowlevel.checkpoint_if_cancelled()
         note = self.session.protocol.progress_notification(
             self.request_id, progress, total, message
         )
-        if note is None:
-            await self.session._checkpoint()
-        else:
+        if note is not None:
             await self.session._queue(note)
+        # A schedule point too (the queue's fast path does not yield).
+        await trio.lowlevel.cancel_shielded_checkpoint()
 
 
 class Context:

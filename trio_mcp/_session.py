@@ -370,9 +370,6 @@ class Session:
             self.close_reason or "session closing", self.close_origin or CancelOrigin.SHUTDOWN
         )
 
-    async def _checkpoint(self) -> None:
-        await trio.lowlevel.checkpoint()
-
     async def _wait_writer_done(self) -> None:
         """Block until the writer task has ended (a plain wait)."""
         if self._writer_finished:
