@@ -6,8 +6,9 @@ of one session. It never imports trio (a test proves it), so it can drive any I/
 or be studied on its own.
 """
 
+from ._book import ProtocolStatistics
 from ._codec import DEFAULT_MAX_MESSAGE_SIZE, FrameError, decode, encode
-from ._connection import Protocol, ProtocolStatistics, describe_structure_error
+from ._connection import Protocol
 from ._errors import (
     ErrorCode,
     LocalProtocolError,
@@ -49,6 +50,7 @@ from ._messages import (
 )
 from ._methods import METHODS, Capability, Kind, MethodSpec, Sender, methods_in
 from ._observer import FrameDirection, MultiObserver, NullObserver, RequestObserver
+from ._receiving import describe_structure_error
 from ._requests import (
     TRANSITIONS,
     CancelOrigin,

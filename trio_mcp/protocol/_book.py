@@ -1,0 +1,233 @@
+"""``RequestBook``: the records of one session's requests, both directions.
+
+:class:`~trio_mcp.protocol.Protocol` decides what the protocol allows; this base
+class keeps the books it decides with: the in-flight entries per direction (the
+two sides' ids are separate namespaces, A-14), the bounded history of finished
+records that :meth:`requests` returns, the finished and refused inbound ids a
+peer may not reuse (BP-04), the inbound progress tokens, and the counters of
+:meth:`statistics`. Every state change of an entry goes through
+:meth:`_transition` or :meth:`_finish`, which stamp the time, tell the observer
+and, for a terminal state, move the entry from its table to the history.
+
+Nothing here does I/O or imports trio.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable
+
+import attrs
+
+from ._messages import ErrorObject, RequestId
+from ._observer import NullObserver, RequestObserver
+from ._requests import Direction, RequestEntry, RequestEvent, RequestRecord, RequestState
+
+#: The history is a plain list while it is short (a deque costs ~760 bytes even
+#: with one entry, and an idle session's history holds its initialize); past
+#: this length it becomes a ``deque(maxlen=history)``.
+_SHORT_HISTORY = 32
+
+
+@attrs.frozen
+class ProtocolStatistics:
+    """Counters kept by :class:`Protocol` (the session adds its own on top)."""
+
+    in_flight_inbound: int
+    in_flight_outbound: int
+    peak_in_flight_inbound: int
+    completed: int
+    failed: int
+    cancelled: int
+    ignored_events: int
+    invalid_messages: int
+
+
+class RequestBook:
+    """The request records of one side of one session. Not thread-safe.
+
+    Args:
+        clock: where timestamps come from.
+        history: how many finished records :meth:`requests` keeps.
+        remember_ids: how many finished (and refused) inbound ids are remembered
+            to refuse their reuse.
+        observer: sees every request transition.
+    """
+
+    # Slots (one book per session): the subclass adds its own.
+    __slots__ = (
+        "_cancelled",
+        "_completed",
+        "_failed",
+        "_finished_inbound",
+        "_history",
+        "_history_size",
+        "_ignored",
+        "_inbound",
+        "_inbound_tokens",
+        "_invalid",
+        "_outbound",
+        "_peak_inbound",
+        "_refused_ids",
+        "_remember_ids",
+        "clock",
+        "observer",
+        "observing",
+    )
+
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float],
+        history: int,
+        remember_ids: int,
+        observer: RequestObserver | None,
+    ) -> None:
+        if history < 0:
+            raise ValueError("history must be >= 0")
+        self.clock = clock
+        self.observer: RequestObserver = observer or NullObserver()
+        #: False when nobody observes: snapshots are then not built at all.
+        self.observing = observer is not None
+        self._inbound: dict[RequestId, RequestEntry] = {}
+        self._outbound: dict[RequestId, RequestEntry] = {}
+        # Finished records, oldest first, at most history of them (see
+        # _SHORT_HISTORY: a list while short, then a bounded deque).
+        self._history: list[RequestEntry] | deque[RequestEntry] = []
+        self._history_size = history
+        # Finished inbound entries, oldest first, bounded by remember_ids: their ids
+        # may not be reused (BP-04) and their responses may still sit in the
+        # writer's queue, where encode() reads their cancel_origin.
+        self._finished_inbound: OrderedDict[RequestId, RequestEntry] = OrderedDict()
+        # Ids of refused requests, oldest first, bounded by remember_ids (BP-04);
+        # made with the first refusal (most sessions never refuse one).
+        self._refused_ids: OrderedDict[RequestId, None] | None = None
+        # Progress tokens of inbound requests (in flight or remembered).
+        self._inbound_tokens: dict[str | int, RequestEntry] = {}
+        self._remember_ids = remember_ids
+        self._peak_inbound = 0
+        # Finished requests per terminal state.
+        self._completed = 0
+        self._failed = 0
+        self._cancelled = 0
+        self._ignored = 0
+        self._invalid = 0
+
+    # ---------------------------------------------------------- observation
+
+    def requests(self) -> list[RequestRecord]:
+        """Snapshots: recent finished records, then in-flight ones."""
+        entries: Iterable[RequestEntry] = [
+            *self._history,
+            *self._inbound.values(),
+            *self._outbound.values(),
+        ]
+        return [entry.snapshot() for entry in entries]
+
+    def record(self, direction: Direction, request_id: RequestId) -> RequestRecord | None:
+        """The record of one request, in flight or in the history."""
+        table = self._inbound if direction is Direction.INBOUND else self._outbound
+        entry = table.get(request_id)
+        if entry is None:
+            for old in reversed(self._history):
+                if old.direction is direction and old.id == request_id:
+                    return old.snapshot()
+            return None
+        return entry.snapshot()
+
+    def outbound_entry(self, request_id: RequestId) -> RequestEntry | None:
+        return self._outbound.get(request_id)
+
+    def inbound_entry(self, request_id: RequestId) -> RequestEntry | None:
+        return self._inbound.get(request_id)
+
+    def in_flight(self, direction: Direction) -> list[RequestId]:
+        table = self._inbound if direction is Direction.INBOUND else self._outbound
+        return list(table)
+
+    def statistics(self) -> ProtocolStatistics:
+        return ProtocolStatistics(
+            in_flight_inbound=len(self._inbound),
+            in_flight_outbound=len(self._outbound),
+            peak_in_flight_inbound=self._peak_inbound,
+            completed=self._completed,
+            failed=self._failed,
+            cancelled=self._cancelled,
+            ignored_events=self._ignored,
+            invalid_messages=self._invalid,
+        )
+
+    # ------------------------------------------------------------- internals
+
+    def _id_in_use(self, request_id: RequestId | None) -> bool:
+        """Whether the peer already used *request_id* (in flight, or remembered)."""
+        refused = self._refused_ids
+        return request_id is not None and (
+            request_id in self._inbound
+            or request_id in self._finished_inbound
+            or (refused is not None and request_id in refused)
+        )
+
+    def _remember_refused(self, request_id: RequestId | None) -> None:
+        # A refused request's id is used too: a later request reusing it is a
+        # duplicate, refused with a null id, or the peer would read two responses
+        # with that id (BP-04).
+        if request_id is None or request_id in self._inbound:
+            return
+        refused = self._refused_ids
+        if refused is None:
+            refused = self._refused_ids = OrderedDict()
+        refused[request_id] = None
+        if len(refused) > self._remember_ids:
+            refused.popitem(last=False)
+
+    def _transition(
+        self, entry: RequestEntry, event: RequestEvent, *, error: ErrorObject | None = None
+    ) -> RequestState | None:
+        old = entry.apply(event, self.clock())
+        if old is not None:
+            if error is not None:
+                entry.error = error
+            if self.observing:
+                self.observer.on_transition(entry.snapshot(), old)
+        return old
+
+    def _finish(
+        self, entry: RequestEntry, event: RequestEvent, *, error: ErrorObject | None = None
+    ) -> None:
+        # _transition inlined: this runs twice per request.
+        old_state = entry.apply(event, self.clock())
+        if old_state is None:
+            return
+        if error is not None:
+            entry.error = error
+        if self.observing:
+            self.observer.on_transition(entry.snapshot(), old_state)
+        state = entry.state
+        if state is RequestState.COMPLETED:
+            self._completed += 1
+        elif state is RequestState.FAILED:
+            self._failed += 1
+        else:
+            self._cancelled += 1
+        history = self._history
+        history.append(entry)
+        if type(history) is list and len(history) > min(_SHORT_HISTORY, self._history_size):
+            self._history = deque(history, maxlen=self._history_size)
+        if entry.direction is Direction.OUTBOUND:
+            self._outbound.pop(entry.id, None)
+        else:
+            self._inbound.pop(entry.id, None)
+            finished = self._finished_inbound
+            finished[entry.id] = entry
+            if len(finished) > self._remember_ids:
+                _, old = finished.popitem(last=False)
+                if old.progress_token is not None and (
+                    self._inbound_tokens.get(old.progress_token) is old
+                ):
+                    del self._inbound_tokens[old.progress_token]
+
+    def _find_finished_inbound(self, request_id: RequestId | None) -> RequestEntry | None:
+        if request_id is None:
+            return None
+        return self._finished_inbound.get(request_id) or self._inbound.get(request_id)
