@@ -94,7 +94,7 @@ async def call(
     pending = PendingCall(on_progress)
     request_id = message.id
     session._pending[request_id] = pending
-    now = trio.current_time()
+    now = session.protocol.clock()
     pending.idle = math.inf if idle is None else idle
     pending.cap = now + (math.inf if total is None else total)
     # One scope carries both limits: its deadline is the earlier of "idle

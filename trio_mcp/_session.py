@@ -14,11 +14,8 @@ Theory of operation
 * the **writer** is the only task that writes to the transport. Everybody else
   puts messages on a bounded memory channel, which is atomic under
   cancellation: a message is queued or not, and a frame is never torn;
-* the **notifier** runs notification handlers one at a time, in receive order.
-  It exists only while notifications wait: the reader starts it with the first
-  one and it ends when its FIFO is empty (an idle session holds no notifier task
-  and no queue; the FIFO is bounded by ``outgoing_buffer``, beyond which the
-  reader waits for room, as it did on a channel).
+* the **notifier** runs notification handlers one at a time, in receive order,
+  and exists only while notifications wait (:mod:`trio_mcp._notifier`).
 
 Each inbound request gets its :class:`trio.CancelScope` and its task when it
 *arrives*. Under a concurrency limit the reader also makes the admission
@@ -57,7 +54,7 @@ from typing import Protocol as TypingProtocol
 import attrs
 import trio
 
-from . import _outbound, _shutdown
+from . import _notifier, _outbound, _shutdown
 from ._admission import Admission
 from ._context import RequestContext
 from ._errors import InvalidPeerResult, RPCError, SessionClosed
@@ -451,54 +448,6 @@ class Session:
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             self._transport_lost(f"transport failed while reading: {exc!r}", exc)
 
-    async def _queue_notification(self, event: NotificationReceived) -> None:
-        """Hand *event* to the notifier (started if none runs), in receive order.
-
-        Waits while more than ``outgoing_buffer`` notifications wait (the bound
-        the notifier's channel had). A checkpoint, as a channel send was.
-        """
-        notes = self._notes
-        if notes is None:
-            notes = self._notes = deque()
-            self._nursery.start_soon(self._notifier, notes, name="trio_mcp notifier")
-        notes.append(event)
-        if len(notes) <= self._outgoing_buffer:
-            await trio.lowlevel.checkpoint()
-            return
-        while len(notes) > self._outgoing_buffer and self._notes is notes:
-            if self._notes_room is None:
-                self._notes_room = trio.Event()
-            await self._notes_room.wait()
-
-    async def _notifier(self, notes: deque[NotificationReceived]) -> None:
-        """Run notification handlers one at a time, oldest first, until *notes*
-        is empty; then end (the reader starts a new notifier for the next one).
-
-        Cancellation: cancelled with the session's nursery; notifications still
-        waiting are dropped, as they were on a channel.
-        """
-        try:
-            while notes:
-                event = notes.popleft()
-                room = self._notes_room
-                if room is not None and len(notes) <= self._outgoing_buffer:
-                    self._notes_room = None
-                    room.set()
-                try:
-                    await self.dispatcher.handle_notification(self, event)
-                except Exception:
-                    logger.exception("notification handler for %s failed", event.method)
-                del event
-                if notes:
-                    # A checkpoint between notifications, as a channel receive was.
-                    await trio.lowlevel.checkpoint()
-        finally:
-            if self._notes is notes:
-                self._notes = None
-            if self._notes_room is not None:
-                self._notes_room.set()
-                self._notes_room = None
-
     async def _handle_event(self, event: Event) -> None:
         if isinstance(event, RequestReceived):
             reply = self._start_inbound(event)
@@ -526,7 +475,7 @@ class Session:
         elif isinstance(event, ProgressReceived):
             _outbound.on_progress(self, event)
         elif isinstance(event, NotificationReceived):
-            await self._queue_notification(event)
+            await _notifier.queue(self, event)
         elif isinstance(event, InvalidMessage):
             logger.debug("refused a message from the peer: %s", event.detail)
             if event.reply is not None:
@@ -657,7 +606,10 @@ async def open_session(
                 shutdown_grace=shutdown_grace,
                 cancel_notify_grace=cancel_notify_grace,
             )
-            protocol.clock = trio.current_time
+            # The run's clock itself, not trio.current_time(): the same reading
+            # (MockClock included) without a run-context lookup, five times per
+            # request on the hot path.
+            protocol.clock = trio.lowlevel.current_clock().current_time
             if observer is not None:
                 protocol.observer = observer
                 protocol.observing = True
