@@ -16,15 +16,22 @@ Spec: CP-01, CP-02, CP-03, CP-04.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from . import types as mcp_types
 from ._context import RequestContext
+from ._errors import RPCError
+from ._prompts import unknown_prompt
 from ._resources import _context_params, inject_context
 from ._tools import call_function
+from .protocol import ErrorCode
+
+if TYPE_CHECKING:
+    from ._prompts import RegisteredPrompt
+    from ._resources import RegisteredTemplate
 
 #: The spec's cap on values per completion (CP-02).
 MAX_VALUES = 100
@@ -74,3 +81,51 @@ def cap(values: list[str], total: int | None, has_more: bool | None) -> mcp_type
             values=values[:MAX_VALUES], total=total or len(values), has_more=True
         )
     return mcp_types.Completion(values=list(values), total=total, has_more=has_more)
+
+
+async def answer_complete(
+    ctx: RequestContext,
+    server: Any,
+    prompts: Mapping[str, RegisteredPrompt],
+    templates: Mapping[str, RegisteredTemplate],
+    completers: Mapping[tuple[str, str, str], Completer],
+    *,
+    declared: bool,
+) -> mcp_types.CompleteResult:
+    """Answer one ``completion/complete`` from a server's registry.
+
+    *declared*: whether the server declares ``completions``. 2024-11-05 has no
+    such capability, so the protocol lets the request through and the answer
+    "not supported" (-32601) is given here (CP-04).
+
+    Raises:
+        RPCError: -32601 when completions are not declared; -32602 for an
+            unknown prompt, template or argument name (CP-04).
+
+    Cancellation: see :meth:`Completer.complete`.
+    """
+    if not declared:
+        raise RPCError(int(ErrorCode.METHOD_NOT_FOUND), "Method not found: completion/complete")
+    params: mcp_types.CompleteRequestParams = ctx.params
+    ref = params.ref
+    argument = params.argument.name
+    if isinstance(ref, mcp_types.PromptReference):
+        prompt = prompts.get(ref.name)
+        if prompt is None:
+            raise unknown_prompt(ref.name)
+        known = prompt.accepted
+        key = ("ref/prompt", ref.name, argument)
+    else:
+        template = templates.get(ref.uri)
+        if template is None:
+            raise RPCError(int(ErrorCode.INVALID_PARAMS), f"Unknown resource template: {ref.uri}")
+        known = frozenset(template.template.variables)
+        key = ("ref/resource", ref.uri, argument)
+    if argument not in known:
+        raise RPCError(int(ErrorCode.INVALID_PARAMS), f"Unknown argument: {argument}")
+    completer = completers.get(key)
+    if completer is None:
+        return mcp_types.CompleteResult(completion=mcp_types.Completion(values=[]))
+    resolved = dict((params.context.arguments or {}) if params.context else {})
+    completion = await completer.complete(params.argument.value, resolved, ctx, server)
+    return mcp_types.CompleteResult(completion=completion)

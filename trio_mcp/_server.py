@@ -15,7 +15,7 @@ Changes while sessions are live (``add_tool``, ``remove_prompt``, ...) queue a
 :meth:`Server.resource_updated` queues ``notifications/resources/updated`` to
 the sessions subscribed to that URI (or a parent of it). The registration
 methods are synchronous; delivery is done by a small task that
-:func:`serve_session` runs next to each session, so a slow client never blocks
+:func:`serve_session` (``trio_mcp._serve``) runs next to each session, so a slow client never blocks
 the code that changed the registry. Repeated changes before delivery are
 coalesced into one notification.
 
@@ -32,14 +32,15 @@ from typing import Any, TypeVar, overload
 import trio
 
 from . import types as mcp_types
-from ._completion import Completer
+from ._completion import Completer, answer_complete
 from ._context import Context, RequestContext
-from ._errors import RPCError, SessionClosed
+from ._errors import RPCError
 from ._logging import coerce_level, log_params
 from ._pagination import paginate
 from ._prompts import RegisteredPrompt, unknown_prompt
 from ._resources import RegisteredResource, RegisteredTemplate, resource_not_found
-from ._session import Session, open_session
+from ._serve import Peer, serve_session, subscribed
+from ._session import Session
 from ._tools import (
     STRUCTURED_REVISIONS,
     RegisteredTool,
@@ -48,14 +49,12 @@ from ._tools import (
     to_call_tool_result,
     unknown_tool,
 )
-from ._transport import Transport
 from .protocol import (
     ErrorCode,
     LocalProtocolError,
     NotificationReceived,
     Protocol,
     Role,
-    SessionState,
 )
 
 __all__ = [
@@ -76,28 +75,6 @@ _TOOLS_CHANGED = "notifications/tools/list_changed"
 _RESOURCES_CHANGED = "notifications/resources/list_changed"
 _PROMPTS_CHANGED = "notifications/prompts/list_changed"
 _RESOURCE_UPDATED = "notifications/resources/updated"
-
-
-class _Peer:
-    """What the server keeps per session: log level, subscriptions, queued notices."""
-
-    __slots__ = ("log_level", "pending", "subscriptions", "wake")
-
-    def __init__(self) -> None:
-        self.log_level: mcp_types.LoggingLevel | None = None
-        self.subscriptions: set[str] = set()
-        #: (method, uri or None) to deliver; a set, so repeats coalesce.
-        self.pending: dict[tuple[str, str | None], None] = {}
-        self.wake = trio.Event()
-
-    def push(self, method: str, uri: str | None = None) -> None:
-        self.pending[(method, uri)] = None
-        self.wake.set()
-
-
-def _subscribed(subscriptions: set[str], uri: str) -> bool:
-    # RS-06: an update may concern a sub-resource of the subscribed URI.
-    return uri in subscriptions or any(uri.startswith(s.rstrip("/") + "/") for s in subscriptions)
 
 
 class Server:
@@ -154,7 +131,7 @@ class Server:
         self._templates: dict[str, RegisteredTemplate] = {}
         self._prompts: dict[str, RegisteredPrompt] = {}
         self._completers: dict[tuple[str, str, str], Completer] = {}
-        self._peers: weakref.WeakKeyDictionary[Session, _Peer] = weakref.WeakKeyDictionary()
+        self._peers: weakref.WeakKeyDictionary[Session, Peer] = weakref.WeakKeyDictionary()
         self._handlers: dict[str, Callable[[RequestContext], Any]] = {
             "tools/call": self._call_tool,
             "tools/list": self._list_tools,
@@ -351,7 +328,7 @@ class Server:
         """Queue ``notifications/resources/updated`` for every session subscribed
         to *uri* or to a parent of it (RS-06). Not a checkpoint; never blocks."""
         for peer in list(self._peers.values()):
-            if _subscribed(peer.subscriptions, uri):
+            if subscribed(peer.subscriptions, uri):
                 peer.push(_RESOURCE_UPDATED, uri)
 
     # ---------------------------------------------------------- prompts
@@ -487,10 +464,10 @@ class Server:
 
         run_http(self, host, port, **options)
 
-    def _peer(self, session: Session) -> _Peer:
+    def _peer(self, session: Session) -> Peer:
         peer = self._peers.get(session)
         if peer is None:
-            peer = self._peers[session] = _Peer()
+            peer = self._peers[session] = Peer()
         return peer
 
     def _changed(self, method: str) -> None:
@@ -543,7 +520,8 @@ class Server:
         try:
             await session.notify("notifications/message", log_params(wanted, data, logger))
         except LocalProtocolError as exc:  # e.g. before notifications/initialized
-            _server_logger().debug("log message not sent: %s", exc)
+            # (The ``logger`` parameter shadows the module's logger here.)
+            logging.getLogger("trio_mcp.server").debug("log message not sent: %s", exc)
 
     # -- tools
 
@@ -610,98 +588,15 @@ class Server:
     # -- completion and logging
 
     async def _complete(self, ctx: RequestContext) -> mcp_types.CompleteResult:
-        if not self._completers and "completions" not in self.features:
-            # 2024-11-05 has no completions capability, so the protocol lets the
-            # request through: answer "not supported" ourselves (CP-04).
-            raise RPCError(int(ErrorCode.METHOD_NOT_FOUND), "Method not found: completion/complete")
-        params: mcp_types.CompleteRequestParams = ctx.params
-        ref = params.ref
-        argument = params.argument.name
-        if isinstance(ref, mcp_types.PromptReference):
-            prompt = self._prompts.get(ref.name)
-            if prompt is None:
-                raise unknown_prompt(ref.name)
-            known = prompt.accepted
-            key = ("ref/prompt", ref.name, argument)
-        else:
-            template = self._templates.get(ref.uri)
-            if template is None:
-                raise RPCError(
-                    int(ErrorCode.INVALID_PARAMS), f"Unknown resource template: {ref.uri}"
-                )
-            known = frozenset(template.template.variables)
-            key = ("ref/resource", ref.uri, argument)
-        if argument not in known:
-            raise RPCError(int(ErrorCode.INVALID_PARAMS), f"Unknown argument: {argument}")
-        completer = self._completers.get(key)
-        if completer is None:
-            return mcp_types.CompleteResult(completion=mcp_types.Completion(values=[]))
-        resolved = dict((params.context.arguments or {}) if params.context else {})
-        completion = await completer.complete(params.argument.value, resolved, ctx, self)
-        return mcp_types.CompleteResult(completion=completion)
+        declared = bool(self._completers) or "completions" in self.features
+        return await answer_complete(
+            ctx, self, self._prompts, self._templates, self._completers, declared=declared
+        )
 
     async def _set_level(self, ctx: RequestContext) -> mcp_types.EmptyResult:
         self._peer(ctx.session).log_level = ctx.params.level
         return mcp_types.EmptyResult()
 
-    # ------------------------------------------------- per-session delivery
-
-    async def _deliver(self, session: Session, peer: _Peer) -> None:
-        """Send queued list-changed and resource-updated notices until cancelled.
-
-        Cancellation: cancelled by :func:`serve_session` when the session closes;
-        a notice that was not queued yet is dropped.
-        """
-        while True:
-            await peer.wake.wait()
-            peer.wake = trio.Event()
-            if session.state is not SessionState.OPERATING:
-                # Kept until notifications/initialized arrives (it wakes us).
-                continue
-            pending, peer.pending = peer.pending, {}
-            for method, uri in pending:
-                params = {"uri": uri} if uri is not None else None
-                try:
-                    await session.notify(method, params)
-                except LocalProtocolError as exc:
-                    # Not negotiated in this session (its capabilities were
-                    # fixed when it started).
-                    logger.debug("%s not sent: %s", method, exc)
-                except SessionClosed:
-                    return
-
-
-def _server_logger() -> logging.Logger:
-    return logging.getLogger("trio_mcp.server")
-
 
 def _cursor(params: Any) -> str | None:
     return params.cursor if params is not None else None
-
-
-async def serve_session(
-    server: Server,
-    transport: Transport,
-    *,
-    task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
-    **session_options: Any,
-) -> None:
-    """Serve one session of *server* over *transport* until it closes.
-
-    ``task_status.started`` receives the :class:`Session` (for ``nursery.start``).
-    Next to the session runs the task that delivers this session's
-    list-changed and resource-updated notifications.
-
-    Cancellation:
-        Cancelling this call shuts the session down in the documented order
-        (bounded), then re-raises ``Cancelled``.
-    """
-    async with open_session(
-        transport, server.make_protocol(), server, **session_options
-    ) as session:
-        peer = server._peer(session)
-        task_status.started(session)
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(server._deliver, session, peer)
-            await session.wait_closed()
-            nursery.cancel_scope.cancel()

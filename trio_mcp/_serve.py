@@ -1,0 +1,108 @@
+"""Serving one session of a :class:`~trio_mcp.Server`, and the notices it is owed.
+
+The registry (``trio_mcp._server``) is shared by every session it serves; what
+belongs to one session lives in a :class:`Peer`: its log level, its resource
+subscriptions, and the ``list_changed`` / ``resources/updated`` notices queued
+for it. Registry changes only *queue* notices (synchronously, coalescing
+repeats); :func:`serve_session` runs a small delivery task next to each
+session, so a slow client never blocks the code that changed the registry, and
+notices queued during the handshake wait for ``notifications/initialized``.
+
+Spec: TL-02, RS-05, RS-06, PR-03.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from . import types as mcp_types
+from ._errors import SessionClosed
+from ._session import Session, open_session
+from ._transport import Transport
+from .protocol import LocalProtocolError, SessionState
+
+if TYPE_CHECKING:
+    from ._server import Server
+
+logger = logging.getLogger("trio_mcp.server")
+
+
+class Peer:
+    """What the server keeps per session: log level, subscriptions, queued notices."""
+
+    __slots__ = ("log_level", "pending", "subscriptions", "wake")
+
+    def __init__(self) -> None:
+        self.log_level: mcp_types.LoggingLevel | None = None
+        self.subscriptions: set[str] = set()
+        #: (method, uri or None) to deliver; a set, so repeats coalesce.
+        self.pending: dict[tuple[str, str | None], None] = {}
+        self.wake = trio.Event()
+
+    def push(self, method: str, uri: str | None = None) -> None:
+        """Queue a notice (coalescing repeats) and wake the delivery task."""
+        self.pending[(method, uri)] = None
+        self.wake.set()
+
+
+def subscribed(subscriptions: set[str], uri: str) -> bool:
+    """Whether an update of *uri* concerns these subscriptions: the URI itself
+    or a parent of it (RS-06: an update may concern a sub-resource)."""
+    return uri in subscriptions or any(uri.startswith(s.rstrip("/") + "/") for s in subscriptions)
+
+
+async def deliver(session: Session, peer: Peer) -> None:
+    """Send *peer*'s queued list-changed and resource-updated notices until cancelled.
+
+    Notices not negotiated in this session (its capabilities were fixed when
+    it started) are dropped with a debug log.
+
+    Cancellation: cancelled by :func:`serve_session` when the session closes;
+    a notice that was not queued yet is dropped.
+    """
+    while True:
+        await peer.wake.wait()
+        peer.wake = trio.Event()
+        if session.state is not SessionState.OPERATING:
+            # Kept until notifications/initialized arrives (it wakes us).
+            continue
+        pending, peer.pending = peer.pending, {}
+        for method, uri in pending:
+            params = {"uri": uri} if uri is not None else None
+            try:
+                await session.notify(method, params)
+            except LocalProtocolError as exc:
+                logger.debug("%s not sent: %s", method, exc)
+            except SessionClosed:
+                return
+
+
+async def serve_session(
+    server: Server,
+    transport: Transport,
+    *,
+    task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
+    **session_options: Any,
+) -> None:
+    """Serve one session of *server* over *transport* until it closes.
+
+    ``task_status.started`` receives the :class:`Session` (for ``nursery.start``).
+    Next to the session runs the task that delivers this session's
+    list-changed and resource-updated notifications.
+
+    Cancellation:
+        Cancelling this call shuts the session down in the documented order
+        (bounded), then re-raises ``Cancelled``.
+    """
+    async with open_session(
+        transport, server.make_protocol(), server, **session_options
+    ) as session:
+        peer = server._peer(session)
+        task_status.started(session)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(deliver, session, peer)
+            await session.wait_closed()
+            nursery.cancel_scope.cancel()
