@@ -31,6 +31,10 @@ _LAZY = {
     "RequestTimeout": "._errors",
     "RPCError": "._errors",
     "SessionClosed": "._errors",
+    "URLElicitationRequired": "._errors",
+    "FormElicitation": "._elicitation",
+    "URLElicitation": "._elicitation",
+    "url_elicitation": "._elicitation",
     "Context": "._server",
     "Server": "._server",
     "ToolError": "._server",
@@ -54,12 +58,14 @@ _LAZY = {
 if TYPE_CHECKING:
     from ._client import Client, ToolCallError, open_client, run_client
     from ._context import RequestContext
+    from ._elicitation import FormElicitation, URLElicitation, url_elicitation
     from ._errors import (
         InvalidPeerResult,
         MCPError,
         RequestTimeout,
         RPCError,
         SessionClosed,
+        URLElicitationRequired,
     )
     from ._multi import ClientGroup, open_clients
     from ._server import (
@@ -115,6 +121,9 @@ __all__ = [
     "open_clients",
     "ClientGroup",
     "ToolCallError",
+    "FormElicitation",
+    "URLElicitation",
+    "url_elicitation",
     "serve_session",
     "open_stdio_client",
     "serve_stdio",
@@ -139,5 +148,6 @@ __all__ = [
     "SessionClosed",
     "RequestTimeout",
     "InvalidPeerResult",
+    "URLElicitationRequired",
     "ErrorCode",
 ]

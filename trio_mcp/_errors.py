@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from . import types as mcp_types
 from .protocol import CancelOrigin, ErrorCode, ErrorObject
 
 
@@ -26,10 +28,49 @@ class RPCError(MCPError):
 
     @classmethod
     def from_error(cls, error: ErrorObject) -> RPCError:
+        """The exception for an error response: :class:`URLElicitationRequired`
+        for a well-formed -32042, an :class:`RPCError` for anything else."""
+        if error.code == ErrorCode.URL_ELICITATION_REQUIRED:
+            try:
+                data = mcp_types.converter.structure(
+                    error.data, mcp_types.URLElicitationRequiredErrorData
+                )
+            except Exception:  # malformed data from the peer: keep the plain error
+                pass
+            else:
+                return URLElicitationRequired(data.elicitations, error.message)
         return cls(error.code, error.message, error.data)
 
     def to_error(self) -> ErrorObject:
         return ErrorObject(self.code, self.message, self.data)
+
+
+class URLElicitationRequired(RPCError):
+    """-32042: the request cannot proceed until the user completes URL elicitations.
+
+    2025-11-25 only (EL-10). A server handler raises it, listing the URL-mode
+    elicitations to complete (each with its ``elicitation_id``); a client that
+    gets it from a call raises it too, with :attr:`elicitations` typed, so the
+    host can ask the user's consent to open each URL (see
+    :func:`trio_mcp.url_elicitation` for the checked, displayable form) and
+    retry the call afterwards, for instance after
+    :meth:`Client.wait_elicitation_complete`.
+
+    Sent to a client that did not declare ``elicitation.url`` (or speaks an
+    older revision), it becomes -32603 saying so: the code exists only for
+    clients that can act on it.
+    """
+
+    def __init__(
+        self,
+        elicitations: Sequence[mcp_types.ElicitRequestURLParams],
+        message: str = "This request requires the user to complete an elicitation",
+    ) -> None:
+        self.elicitations = list(elicitations)
+        data = mcp_types.converter.unstructure(
+            mcp_types.URLElicitationRequiredErrorData(elicitations=self.elicitations)
+        )
+        super().__init__(int(ErrorCode.URL_ELICITATION_REQUIRED), message, data)
 
 
 class InvalidPeerResult(MCPError):
@@ -81,4 +122,5 @@ __all__ = [
     "RPCError",
     "RequestTimeout",
     "SessionClosed",
+    "URLElicitationRequired",
 ]

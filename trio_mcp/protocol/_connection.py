@@ -317,14 +317,34 @@ class Protocol(Receiver):
         return Response(request_id, raw)
 
     def respond_error(self, request_id: RequestId, error: ErrorObject) -> ErrorResponse | None:
-        """The handler failed: record FAILED; None if the peer cancelled."""
+        """The handler failed: record FAILED; None if the peer cancelled.
+
+        -32042 (URL elicitation required) exists only in 2025-11-25 and only for
+        a client that declared ``elicitation.url`` (EL-10): to any other peer it
+        becomes -32603 saying so, and that is what the record keeps.
+        """
         entry = self._inbound.get(request_id)
         if entry is None:
             return None
+        if error.code == ErrorCode.URL_ELICITATION_REQUIRED and not self._url_elicitation_ok():
+            error = ErrorObject(
+                int(ErrorCode.INTERNAL_ERROR),
+                "Internal error: the server needs a URL elicitation, which this client "
+                "did not declare (elicitation.url, protocol 2025-11-25)",
+            )
         self._finish(entry, RequestEvent.FAIL, error=error)
         if entry.peer_cancelled:
             return None
         return ErrorResponse(request_id, error)
+
+    def _url_elicitation_ok(self) -> bool:
+        caps = self.peer_capabilities.get("elicitation")
+        return (
+            self.revision == "2025-11-25"
+            and self.role is Role.SERVER
+            and isinstance(caps, dict)
+            and isinstance(caps.get("url"), dict)
+        )
 
     def cancel_inbound(
         self, request_id: RequestId, origin: CancelOrigin, reason: str | None
