@@ -67,7 +67,9 @@ class RequestContext:
         """Send ``notifications/progress`` for this request.
 
         Sends nothing when the request carried no progress token (PG-07) or has
-        already ended (PG-10). ``message`` is dropped for 2024-11-05 peers.
+        already ended (PG-10), nor when the session's ``progress_interval``
+        rate limit holds it back (PG-09). ``message`` is dropped for 2024-11-05
+        peers.
 
         Raises:
             LocalProtocolError: *progress* is not greater than the last one (PG-04).
@@ -78,7 +80,7 @@ class RequestContext:
             cancelled while the outgoing queue is full, the notification is not
             queued.
 
-        Spec: PG-03, PG-04, PG-07, PG-10.
+        Spec: PG-03, PG-04, PG-07, PG-09, PG-10.
         """
         await trio.lowlevel.checkpoint_if_cancelled()
         note = self.session.protocol.progress_notification(

@@ -559,6 +559,7 @@ async def open_session(
     observer: RequestObserver | None = None,
     keepalive_interval: float | None = None,
     keepalive_timeout: float | None = None,
+    progress_interval: float = 0.0,
 ) -> AsyncIterator[Session]:
     """Run a session over *transport* for the duration of the ``async with`` body.
 
@@ -581,6 +582,11 @@ async def open_session(
             ``keepalive_interval``) closes the session as a connection failure:
             close origin TRANSPORT, reason ``"ping timeout after Ns"``, pending
             calls fail with :class:`SessionClosed` (PI-03, PI-05, TO-07).
+        progress_interval: rate limit of the progress *we* send (PG-09): at
+            most one notification per inbound request every this many seconds;
+            reports in between are not sent (the record still shows them),
+            except one that reaches its ``total``. 0 (the default) sends every
+            report, which peers and the conformance suite expect.
 
     Cancellation:
         Leaving the body, normally, by an exception or by cancellation, runs the
@@ -592,6 +598,9 @@ async def open_session(
         the transport is still closed. A handler that shields itself delays the
         exit for as long as it shields (its late reply is dropped).
     """
+    if not progress_interval >= 0:
+        raise ValueError("progress_interval must be >= 0")
+    protocol.progress_interval = progress_interval
     try:
         async with trio.open_nursery() as nursery:
             session = Session(

@@ -88,6 +88,7 @@ class Protocol(Receiver):
         "peer_capabilities",
         "peer_info",
         "peer_instructions",
+        "progress_interval",
         "supported_versions",
     )
 
@@ -123,6 +124,9 @@ class Protocol(Receiver):
         self.peer_instructions: str | None = None
         self.close_reason: str | None = None
 
+        #: Seconds between two progress notifications of one inbound request
+        #: (0: every report is sent); see :meth:`progress_notification` (PG-09).
+        self.progress_interval = 0.0
         self._next_id = 1
         # Outbound requests (method, state, revision) that passed _check_outbound.
         self._outbound_ok: dict[tuple[str, SessionState, str | None], MethodSpec] = {}
@@ -384,7 +388,11 @@ class Protocol(Receiver):
         """Progress for an inbound request we are handling (PG-03).
 
         Returns None when no progress may be sent: the request carried no token
-        (PG-07), or it has ended (PG-10).
+        (PG-07), or it has ended (PG-10); or when it is rate-limited (PG-09):
+        with :attr:`progress_interval` > 0, a report less than that many seconds
+        after the last one *sent* for the request is not sent, unless it reaches
+        *total*. Every report, sent or not, must increase and becomes the
+        record's progress.
 
         Raises:
             LocalProtocolError: *progress* does not increase (PG-04).
@@ -402,6 +410,14 @@ class Protocol(Receiver):
                 f"progress must increase: {progress!r} after {entry.progress.progress!r} (PG-04)"
             )
         entry.progress = Progress(progress, total, message)
+        interval = self.progress_interval
+        if interval > 0:
+            now = self.clock()
+            last = entry.progress_sent_at
+            reaches_total = total is not None and progress >= total
+            if last is not None and now - last < interval and not reaches_total:
+                return None
+            entry.progress_sent_at = now
         params: JSONObject = {"progressToken": entry.progress_token, "progress": progress}
         if total is not None:
             params["total"] = total

@@ -195,6 +195,7 @@ class RequestEntry:
         "method",
         "peer_cancelled",
         "progress",
+        "progress_sent_at",
         "progress_token",
         "queued_at",
         "reply_written",
@@ -220,6 +221,8 @@ class RequestEntry:
         self.finished_at: float | None = None
         self.progress_token = progress_token
         self.progress: Progress | None = None
+        # Inbound only: when the last progress notification was sent (PG-09).
+        self.progress_sent_at: float | None = None
         self.cancel_origin: CancelOrigin | None = None
         self.cancel_reason: str | None = None
         self.error: ErrorObject | None = None
