@@ -53,6 +53,7 @@ from .protocol import (
     ErrorCode,
     LocalProtocolError,
     NotificationReceived,
+    NotJSON,
     Protocol,
     Role,
 )
@@ -508,6 +509,10 @@ class Server:
         """Send ``notifications/message`` to *session* if logging is declared and
         the session's level (``logging/setLevel``) lets *level* through.
 
+        Raises:
+            NotJSON: *data* is not JSON (NaN, a lone surrogate, an object JSON
+                has no form for), when the message would be sent.
+
         Cancellation: a checkpoint; if cancelled while the queue is full, nothing is sent.
 
         Spec: LG-01, LG-02, LG-03, LG-04.
@@ -519,6 +524,8 @@ class Server:
             return
         try:
             await session.notify("notifications/message", log_params(wanted, data, logger))
+        except NotJSON:
+            raise  # the caller's data: its error to see (H-07)
         except LocalProtocolError as exc:  # e.g. before notifications/initialized
             # (The ``logger`` parameter shadows the module's logger here.)
             logging.getLogger("trio_mcp.server").debug("log message not sent: %s", exc)

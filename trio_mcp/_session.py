@@ -72,11 +72,13 @@ from .protocol import (
     FrameDirection,
     Ignored,
     InvalidMessage,
+    LocalProtocolError,
     Message,
     NotificationReceived,
     Progress,
     ProgressReceived,
     Protocol,
+    Request,
     RequestId,
     RequestObserver,
     RequestReceived,
@@ -392,7 +394,7 @@ class Session:
                     # Drain what is already queued without a scheduler round trip
                     # per message.
                     while True:
-                        data = self.protocol.encode(message)
+                        data = self._encode(message)
                         if data is not None:
                             # Observed before the send: encode() has committed the
                             # frame (a peer cancel read while the send blocks can
@@ -419,6 +421,26 @@ class Session:
             self._writer_finished = True
             if self._writer_done is not None:
                 self._writer_done.set()
+
+    def _encode(self, message: Message) -> bytes | None:
+        """The writer's ``protocol.encode``, which must never end the writer.
+
+        Everything we send is serialized when it is made (requests, notifications,
+        progress, responses), so the caller gets a :class:`LocalProtocolError` for
+        what is not JSON. Should a frame still fail here, it is dropped and
+        logged; a request's caller fails at once (H-07).
+        """
+        try:
+            return self.protocol.encode(message)
+        except LocalProtocolError as exc:
+            logger.error("dropped a frame that cannot be written: %s", exc)
+            if isinstance(message, Request):
+                error = ErrorObject(int(ErrorCode.INTERNAL_ERROR), str(exc))
+                self.protocol.fail_outbound(message.id, error)
+                pending = self._pending.get(message.id)
+                if pending is not None:
+                    pending.finish("error", exc)
+            return None
 
     async def _reader(self) -> None:
         try:

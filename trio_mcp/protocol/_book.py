@@ -215,6 +215,8 @@ class RequestBook:
         if type(history) is list and len(history) > min(_SHORT_HISTORY, self._history_size):
             self._history = deque(history, maxlen=self._history_size)
         if entry.direction is Direction.OUTBOUND:
+            # A request that ended before it was written keeps no frame.
+            entry.encoded = None
             self._outbound.pop(entry.id, None)
         else:
             self._inbound.pop(entry.id, None)

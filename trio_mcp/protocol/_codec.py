@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 import orjson
 
-from ._errors import ErrorCode, LocalProtocolError
+from ._errors import ErrorCode, NotJSON
 from ._messages import (
     ErrorObject,
     ErrorResponse,
@@ -181,14 +181,14 @@ def encode(message: Message) -> bytes:
     """Serialize *message* as one line-safe JSON text (no raw newlines).
 
     Raises:
-        LocalProtocolError: the message holds NaN/Infinity, an integer beyond
+        NotJSON: the message holds NaN/Infinity, an integer beyond
             64 bits, or a value that is not JSON.
     """
     obj = to_json(message)
     try:
         data = orjson.dumps(obj)
     except TypeError as exc:  # orjson.JSONEncodeError subclasses TypeError
-        raise LocalProtocolError(f"cannot encode {type(message).__name__}: {exc}") from exc
+        raise NotJSON(f"cannot encode {type(message).__name__}: {exc}") from exc
     # orjson writes NaN/Infinity as null: only a frame that contains "null"
     # somewhere can hold one, so the (per node) walk is skipped for the rest.
     if b"null" in data:
@@ -203,7 +203,7 @@ def encode_result(request_id: RequestId, result: Any) -> bytes:
     try:
         data = orjson.dumps(obj)
     except TypeError as exc:
-        raise LocalProtocolError(f"cannot encode Response: {exc}") from exc
+        raise NotJSON(f"cannot encode Response: {exc}") from exc
     if b"null" in data:
         _check_finite(obj)
     return data
@@ -222,9 +222,7 @@ def _check_finite(value: Any) -> None:
             stack.extend(item)
         elif kind is float:
             if not math.isfinite(item):
-                raise LocalProtocolError(
-                    f"{item!r} is not valid JSON (NaN and Infinity are refused)"
-                )
+                raise NotJSON(f"{item!r} is not valid JSON (NaN and Infinity are refused)")
         elif kind is str or kind is int or item is None or kind is bool:
             pass
         # orjson also serializes subclasses of dict and list (OrderedDict,

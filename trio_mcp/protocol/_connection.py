@@ -147,7 +147,8 @@ class Protocol(Receiver):
             LocalProtocolError: the method is unknown, goes the wrong way, does
                 not exist in the negotiated revision, is not allowed in the current
                 lifecycle state (LC-05, LC-06), or needs a capability the peer did
-                not declare (LC-11).
+                not declare (LC-11); or *params* is not JSON (NaN, Infinity, a
+                lone surrogate, an object JSON has no form for).
         """
         self._check_outbound(method, Kind.REQUEST)
         if method == "initialize":
@@ -159,11 +160,16 @@ class Protocol(Receiver):
                 f"cannot send {method!r} in state {self.state.value} (LC-05/LC-06)"
             )
         request_id = self._next_id
-        self._next_id += 1
         raw = self._unstructure(params)
         if want_progress:
             raw = dict(raw or {})
             raw["_meta"] = {**raw.get("_meta", {}), "progressToken": request_id}
+        request = Request(request_id, method, raw)
+        # Serialized now, not by the writer: params that are not JSON fail the
+        # caller here, before an id or a record is spent, and can never take
+        # the writer (and the session) down.
+        data = encode(request)
+        self._next_id += 1
         entry = RequestEntry(
             request_id,
             method,
@@ -171,10 +177,11 @@ class Protocol(Receiver):
             self.clock(),
             request_id if want_progress else None,
         )
+        entry.encoded = data
         self._outbound[request_id] = entry
         if self.observing:
             self.observer.on_transition(entry.snapshot(), None)
-        return Request(request_id, method, raw)
+        return request
 
     def send_notification(self, method: str, params: Any = None) -> Notification:
         """Make an outbound notification.
@@ -183,7 +190,8 @@ class Protocol(Receiver):
             LocalProtocolError: for ``notifications/cancelled`` and
                 ``notifications/progress``, which only :meth:`cancel_outbound` and
                 :meth:`progress_notification` make (they enforce CN-02, CN-03,
-                PG-04, PG-07 and PG-10), and as :meth:`send_request` otherwise.
+                PG-04, PG-07 and PG-10), and as :meth:`send_request` otherwise
+                (including params that are not JSON).
         """
         if method in ("notifications/cancelled", "notifications/progress"):
             raise LocalProtocolError(
@@ -197,7 +205,9 @@ class Protocol(Receiver):
             and not (method == "notifications/initialized" and self.role is Role.CLIENT)
         ):
             raise LocalProtocolError(f"cannot send {method!r} in state {self.state.value}")
-        return Notification(method, self._unstructure(params))
+        note = Notification(method, self._unstructure(params))
+        encode(note)  # not JSON: the caller's error, never the writer's (H-07)
+        return note
 
     def _check_outbound(self, method: str, kind: Kind) -> MethodSpec:
         if kind is not Kind.REQUEST:
@@ -260,6 +270,9 @@ class Protocol(Receiver):
             if entry is None or entry.state is not RequestState.QUEUED:
                 return None
             self._transition(entry, RequestEvent.START)
+            if entry.encoded is not None:
+                data, entry.encoded = entry.encoded, None
+                return data
         elif isinstance(message, Response | ErrorResponse):
             entry = self._find_finished_inbound(message.id)
             if entry is not None:
@@ -423,7 +436,9 @@ class Protocol(Receiver):
             params["total"] = total
         if message is not None and self.revision != "2024-11-05":
             params["message"] = message
-        return Notification("notifications/progress", params)
+        note = Notification("notifications/progress", params)
+        encode(note)  # NaN, a lone surrogate: the reporter's error (H-07)
+        return note
 
     # ------------------------------------------------------ outbound lifecycle
 
@@ -445,9 +460,16 @@ class Protocol(Receiver):
         if not was_written or entry.method == "initialize" or self.state is SessionState.CLOSED:
             return None
         params: JSONObject = {"requestId": request_id}
+        note = Notification("notifications/cancelled", params)
         if reason:
             params["reason"] = reason
-        return Notification("notifications/cancelled", params)
+            try:
+                encode(note)
+            except LocalProtocolError:
+                # Runs on cancellation paths, which must not fail: a reason
+                # that is not JSON (a lone surrogate) is left out.
+                del params["reason"]
+        return note
 
     def fail_outbound(self, request_id: RequestId, error: ErrorObject) -> None:
         """Fail an outbound request locally (e.g. the transport was lost)."""

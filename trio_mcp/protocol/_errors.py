@@ -46,6 +46,11 @@ class LocalProtocolError(ProtocolError):
     """We tried to do something the protocol forbids (our bug, or our caller's)."""
 
 
+class NotJSON(LocalProtocolError):
+    """What we were about to send is not JSON: NaN or Infinity, an integer
+    beyond 64 bits, a lone surrogate, or an object JSON has no form for."""
+
+
 class RemoteProtocolError(ProtocolError):
     """The peer broke the protocol in a way that ends the session (e.g. version mismatch)."""
 

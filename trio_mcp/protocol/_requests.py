@@ -228,8 +228,9 @@ class RequestEntry:
         self.error: ErrorObject | None = None
         self.late_events: list[str] = []
         self.in_worker_thread = False
-        # The serialized response, made when the handler finished (so a result
-        # that is not JSON fails the request there, not in the writer).
+        # The serialized frame: for an inbound request its response, made when
+        # the handler finished; for an outbound one the request, made when it
+        # was created (so what is not JSON fails there, never in the writer).
         self.encoded: bytes | None = None
         # Inbound only. The peer sent ``notifications/cancelled`` for it before its
         # reply was written: no reply may be written any more (CN-05), even when
