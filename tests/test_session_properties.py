@@ -34,7 +34,7 @@ from helpers import FnDispatcher, Recorder, open_raw_server, settle
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from trio_mcp import FrameDirection, RequestContext, RequestRecord
+from trio_mcp import Direction, FrameDirection, RequestContext, RequestRecord
 from trio_mcp.protocol import Protocol, Role
 
 GARBAGE = [
@@ -129,14 +129,25 @@ async def scenario(actions: list[tuple[Any, ...]], max_concurrent: int | None) -
 
 
 def check_log(log: list[RequestRecord | tuple[FrameDirection, bytes]]) -> None:
-    """The invariants, judged in the order the server read and wrote frames (its
-    observer's log)."""
-    accepted: set[Any] = set()  # ids of requests the server accepted
+    """The invariants, judged in the order the server read and wrote frames and
+    changed records (its observer's log).
+
+    An id may be used again once its previous request is answered, or ended
+    without an answer because the peer cancelled it (reliability C-02); until
+    then a request with that id is a duplicate and refused with a null id. All
+    the sets below are about the *current* request of each id.
+    """
+    live: set[Any] = set()  # its id cannot be used again yet
     outstanding: set[Any] = set()  # accepted, no response written yet
+    ended: set[Any] = set()  # its record reached a terminal state
     cancelled: set[Any] = set()  # the peer's cancel was read while outstanding
     responses: Counter[Any] = Counter()
     for item in log:
         if isinstance(item, RequestRecord):
+            if item.direction is Direction.INBOUND and item.state.is_terminal:
+                ended.add(item.id)
+                if item.id in cancelled:
+                    live.discard(item.id)  # no answer will ever be written
             continue
         direction, data = item
         message = _loads(data)
@@ -151,13 +162,18 @@ def check_log(log: list[RequestRecord | tuple[FrameDirection, bytes]]) -> None:
                 and isinstance(message.get("params", {}), dict)
                 and (type(request_id) is int or isinstance(request_id, str))
             ):
-                if request_id not in accepted:  # a reused id is refused
-                    accepted.add(request_id)
+                if request_id not in live:  # else a duplicate: refused
+                    live.add(request_id)
                     outstanding.add(request_id)
+                    ended.discard(request_id)
+                    cancelled.discard(request_id)
+                    responses[request_id] = 0
             elif method == "notifications/cancelled":
                 target = (message.get("params") or {}).get("requestId")
                 if target in outstanding:
                     cancelled.add(target)
+                    if target in ended:
+                        live.discard(target)  # its queued answer is suppressed
             continue
         if method == "notifications/progress":
             token = message["params"]["progressToken"]
@@ -171,6 +187,7 @@ def check_log(log: list[RequestRecord | tuple[FrameDirection, bytes]]) -> None:
             assert request_id not in cancelled, f"a response for {request_id!r} after its cancel"
             responses[request_id] += 1
             outstanding.discard(request_id)
+            live.discard(request_id)
     # Everything not cancelled was answered exactly once (the tools all finished).
     assert outstanding == cancelled, (outstanding, cancelled)
 

@@ -131,6 +131,8 @@ class SessionStatistics:
     frames_out: int
     invalid_messages: int
     ignored_events: int
+    #: Requests accepted although the peer had used their id before (C-02).
+    reused_ids: int = 0
 
 
 @final
@@ -186,6 +188,7 @@ class Session:
         self.close_origin: CancelOrigin | None = None
         self._frames_in = 0
         self._frames_out = 0
+        self._warned_reuse = False
 
     # ---------------------------------------------------------------- public
 
@@ -288,6 +291,7 @@ class Session:
             frames_out=self._frames_out,
             invalid_messages=p.invalid_messages,
             ignored_events=p.ignored_events,
+            reused_ids=p.reused_ids,
         )
 
     async def wait_inbound_settled(self) -> None:
@@ -510,6 +514,16 @@ class Session:
         request's task (returns None)."""
         request = event.request
         method = request.method
+        if event.reused_id:
+            # Once per session at WARNING (a client that reuses ids reuses
+            # them all the time), then at DEBUG.
+            level = logging.DEBUG if self._warned_reuse else logging.WARNING
+            self._warned_reuse = True
+            logger.log(
+                level,
+                "the peer reused request id %r (accepted: its first use was answered)",
+                request.id,
+            )
         if method == "ping" or method == "initialize":
             # Built in and answered by the reader itself: prompt even when every
             # slot is busy (PI-02), and the handshake cannot be starved.

@@ -861,38 +861,80 @@ def test_duplicate_in_flight_id_refused_with_null_id_and_original_untouched() ->
 
 
 @pytest.mark.spec("BP-04")
-def test_reuse_of_a_finished_id_refused() -> None:
+def test_reuse_of_an_answered_id_is_accepted_and_counted() -> None:
+    # The peer breaks BP-04, but deployed clients do (reliability C-02): once
+    # the first use was answered, a reply with the id cannot be mistaken for
+    # its answer, so the new request is served like any other.
     pair = operating()
     request, _ = pair.ping()
     pair.server.start_inbound(request.id)
     reply = pair.server.respond(request.id, {})
     assert reply is not None
     pair.server_to_client(reply)
+    assert pair.server.statistics().reused_ids == 0
+    again = only(pair.server.receive_data(request_frame(request.id, "ping")))
+    assert isinstance(again, RequestReceived)
+    assert again.reused_id
+    assert pair.server.statistics().reused_ids == 1
+    assert state_of(pair.server, Direction.INBOUND, request.id) is Q
+    assert pair.server.start_inbound(request.id)
+    second = pair.server.respond(request.id, {})
+    assert second is not None
+    assert wire(pair.server.encode(second)) == {"jsonrpc": "2.0", "id": request.id, "result": {}}
+    # Both uses keep their records, in order.
+    records = [r for r in pair.server.requests() if r.id == request.id]
+    assert [r.state for r in records] == [DONE, DONE]
+
+
+@pytest.mark.spec("BP-04")
+def test_a_refused_request_reusing_an_answered_id_gets_its_refusal_written() -> None:
+    # Found by test_receive_data_never_raises: the refusal carries the reused
+    # id, and encode() must not take it for the first request's (written) reply.
+    pair = operating()
+    request, _ = pair.ping()
+    pair.server.start_inbound(request.id)
+    reply = pair.server.respond(request.id, {})
+    assert reply is not None
+    pair.server_to_client(reply)
+    bad = frame({"jsonrpc": "2.0", "id": request.id, "method": "ping", "result": {}})
+    refusal = refused(pair.server.receive_data(bad), ErrorCode.INVALID_REQUEST, request.id)
+    assert wire(pair.server.encode(refusal))["id"] == request.id
+
+
+@pytest.mark.spec("BP-04")
+def test_reuse_before_the_first_answer_is_written_is_a_duplicate() -> None:
+    # Finished but its reply still waits for the writer: the peer cannot have
+    # read it, so for the peer the id is in flight; refused with a null id.
+    pair = operating()
+    request, _ = pair.ping()
+    pair.server.start_inbound(request.id)
+    reply = pair.server.respond(request.id, {})
+    assert reply is not None
     again = refused(
         pair.server.receive_data(request_frame(request.id, "ping")), ErrorCode.INVALID_REQUEST, None
     )
-    assert "already used" in again.error.message
-    assert state_of(pair.server, Direction.INBOUND, request.id) is DONE
+    assert again.error.data == {"duplicateId": request.id}
+    # Once written, the id may be reused.
+    assert pair.server.encode(reply) is not None
+    assert isinstance(
+        only(pair.server.receive_data(request_frame(request.id, "ping"))), RequestReceived
+    )
 
 
-def test_reuse_allowed_once_forgotten() -> None:
-    # The memory of finished ids is bounded (remember_ids); past it, reuse is
-    # no longer detected. Documented bound, not a guarantee.
-    server = Protocol(Role.SERVER, remember_ids=2, capabilities={"tools": {}})
-    client = Protocol(Role.CLIENT)
-    init = client.initialize_request()
-    data = client.encode(init)
-    assert data is not None
-    event = only(server.receive_data(data))
-    assert isinstance(event, RequestReceived)
-    server.start_inbound(init.id)
-    server.encode(server.respond(init.id, server.accept_initialize(event.params)))  # type: ignore[arg-type]
-    for request_id in (10, 11, 12):
-        only(server.receive_data(request_frame(request_id, "ping")))
-        server.start_inbound(request_id)
-        server.respond(request_id, {})
-    assert isinstance(only(server.receive_data(request_frame(init.id, "ping"))), RequestReceived)
-    refused(server.receive_data(request_frame(12, "ping")), ErrorCode.INVALID_REQUEST, None)
+@pytest.mark.spec("BP-04")
+def test_reuse_after_a_peer_cancel_is_accepted_once_the_handler_ended() -> None:
+    pair = operating()
+    request = running_call(pair)
+    only(pair.server.receive_data(cancel_frame(request.id)))
+    # The handler still runs: a duplicate.
+    refused(
+        pair.server.receive_data(request_frame(request.id, "ping")), ErrorCode.INVALID_REQUEST, None
+    )
+    assert pair.server.cancel_inbound(request.id, CancelOrigin.PEER, None) is None
+    # Ended, and no reply will ever be written (CN-05): the id is free.
+    assert isinstance(
+        only(pair.server.receive_data(request_frame(request.id, "ping"))), RequestReceived
+    )
 
 
 @pytest.mark.spec("BP-04", "A-14")

@@ -21,7 +21,14 @@ import attrs
 
 from ._messages import ErrorObject, RequestId
 from ._observer import NullObserver, RequestObserver
-from ._requests import Direction, RequestEntry, RequestEvent, RequestRecord, RequestState
+from ._requests import (
+    CancelOrigin,
+    Direction,
+    RequestEntry,
+    RequestEvent,
+    RequestRecord,
+    RequestState,
+)
 
 #: The history is a plain list while it is short (a deque costs ~760 bytes even
 #: with one entry, and an idle session's history holds its initialize); past
@@ -41,6 +48,9 @@ class ProtocolStatistics:
     cancelled: int
     ignored_events: int
     invalid_messages: int
+    #: Requests accepted although the peer had used their id before (after the
+    #: first use was answered): a peer bug (BP-04) tolerated for compatibility.
+    reused_ids: int = 0
 
 
 class RequestBook:
@@ -49,8 +59,8 @@ class RequestBook:
     Args:
         clock: where timestamps come from.
         history: how many finished records :meth:`requests` keeps.
-        remember_ids: how many finished (and refused) inbound ids are remembered
-            to refuse their reuse.
+        remember_ids: how many finished inbound entries are kept after they end
+            (their replies may still wait in the writer's queue).
         observer: sees every request transition.
     """
 
@@ -68,8 +78,8 @@ class RequestBook:
         "_invalid",
         "_outbound",
         "_peak_inbound",
-        "_refused_ids",
         "_remember_ids",
+        "_reused",
         "clock",
         "observer",
         "observing",
@@ -99,9 +109,6 @@ class RequestBook:
         # may not be reused (BP-04) and their responses may still sit in the
         # writer's queue, where encode() reads their cancel_origin.
         self._finished_inbound: OrderedDict[RequestId, RequestEntry] = OrderedDict()
-        # Ids of refused requests, oldest first, bounded by remember_ids (BP-04);
-        # made with the first refusal (most sessions never refuse one).
-        self._refused_ids: OrderedDict[RequestId, None] | None = None
         # Progress tokens of inbound requests (in flight or remembered).
         self._inbound_tokens: dict[str | int, RequestEntry] = {}
         self._remember_ids = remember_ids
@@ -112,6 +119,8 @@ class RequestBook:
         self._cancelled = 0
         self._ignored = 0
         self._invalid = 0
+        # Requests accepted although their id was used before (C-02).
+        self._reused = 0
 
     # ---------------------------------------------------------- observation
 
@@ -155,31 +164,29 @@ class RequestBook:
             cancelled=self._cancelled,
             ignored_events=self._ignored,
             invalid_messages=self._invalid,
+            reused_ids=self._reused,
         )
 
     # ------------------------------------------------------------- internals
 
     def _id_in_use(self, request_id: RequestId | None) -> bool:
-        """Whether the peer already used *request_id* (in flight, or remembered)."""
-        refused = self._refused_ids
-        return request_id is not None and (
-            request_id in self._inbound
-            or request_id in self._finished_inbound
-            or (refused is not None and request_id in refused)
-        )
+        """Whether a request from the peer with *request_id* would be a
+        duplicate: its first use is in flight, or finished with its reply still
+        owed (the peer cannot have read it yet)."""
+        if request_id is None:
+            return False
+        if request_id in self._inbound:
+            return True
+        old = self._finished_inbound.get(request_id)
+        return old is not None and reply_owed(old)
 
-    def _remember_refused(self, request_id: RequestId | None) -> None:
-        # A refused request's id is used too: a later request reusing it is a
-        # duplicate, refused with a null id, or the peer would read two responses
-        # with that id (BP-04).
-        if request_id is None or request_id in self._inbound:
-            return
-        refused = self._refused_ids
-        if refused is None:
-            refused = self._refused_ids = OrderedDict()
-        refused[request_id] = None
-        if len(refused) > self._remember_ids:
-            refused.popitem(last=False)
+    def _forget_finished(self, request_id: RequestId) -> None:
+        """Drop a finished inbound entry whose id the peer reuses (its record
+        stays in the history)."""
+        old = self._finished_inbound.pop(request_id, None)
+        token = None if old is None else old.progress_token
+        if token is not None and self._inbound_tokens.get(token) is old:
+            del self._inbound_tokens[token]
 
     def _transition(
         self, entry: RequestEntry, event: RequestEvent, *, error: ErrorObject | None = None
@@ -233,3 +240,11 @@ class RequestBook:
         if request_id is None:
             return None
         return self._finished_inbound.get(request_id) or self._inbound.get(request_id)
+
+
+def reply_owed(entry: RequestEntry) -> bool:
+    """Whether a finished inbound request's reply is still to be written: not yet
+    written, and not suppressed (a peer cancel, CN-05; a lost transport)."""
+    return not (
+        entry.reply_written or entry.peer_cancelled or entry.cancel_origin is CancelOrigin.TRANSPORT
+    )

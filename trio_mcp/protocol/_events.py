@@ -24,6 +24,9 @@ class RequestReceived:
     spec: MethodSpec
     #: ``params`` structured into ``spec.params_type`` (None when it has none).
     params: Any
+    #: The peer used this id before (that request was answered): tolerated,
+    #: counted in ``statistics().reused_ids`` (BP-04 is the peer's rule).
+    reused_id: bool = False
 
 
 @attrs.frozen(slots=True)

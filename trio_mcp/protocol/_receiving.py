@@ -6,8 +6,10 @@ error response owed to the peer, if any) or an :class:`Ignored` event. A request
 is checked in a fixed order, so that each refusal carries the right code and
 never reads as a second response to an earlier request:
 
-1. a duplicate id (in flight, finished or refused before): -32600 with a null
-   id (BP-04);
+1. a duplicate id (in flight, or finished with its reply not yet written):
+   -32600 with a null id, which cannot read as a second answer to the first
+   use (BP-04); an id reused after its first use was answered is accepted
+   and counted (C-02: deployed clients do it);
 2. the method: unknown, a notification, absent from the negotiated revision or
    sent the wrong way: -32601;
 3. the lifecycle: only ping (and initialize, once) before the handshake ends:
@@ -101,13 +103,20 @@ class Receiver(RequestBook):
             # One message per frame is the norm: no list comprehension, no loop.
             event = self._receive_one(items[0], False)
             if type(event) is InvalidMessage and event.reply is not None:
-                self._remember_refused(event.reply.id)
+                self._refusing(event.reply.id)
             return [event]
         events = [self._receive_one(item, True) for item in items]
         for event in events:
             if type(event) is InvalidMessage and event.reply is not None:
-                self._remember_refused(event.reply.id)
+                self._refusing(event.reply.id)
         return events
+
+    def _refusing(self, request_id: RequestId | None) -> None:
+        # A refusal carrying an id the peer used before (and had answered,
+        # or it would carry a null id): the old entry must go, or encode()
+        # would take the refusal for the old request's reply and suppress it.
+        if request_id is not None and request_id in self._finished_inbound:
+            self._forget_finished(request_id)
 
     def _receive_one(self, item: Message | FrameError, batched: bool) -> Event:
         kind = type(item)
@@ -162,13 +171,12 @@ class Receiver(RequestBook):
         # duplicated id and read as a (second) response to the original request
         # (found by tests/protocol/test_connection.py).
         request_id = request.id
-        refused = self._refused_ids
-        if (
-            request_id in self._inbound
-            or request_id in self._finished_inbound
-            or (refused is not None and request_id in refused)
-        ):
+        if self._id_in_use(request_id):
             return self._refuse_duplicate(request_id)
+        # Used before, and answered: accepted (C-02). The peer breaks BP-04, but
+        # deployed clients do this (some use id 1 for everything), and refusing
+        # with a null id would leave their call unanswered.
+        reused = request_id in self._finished_inbound
         # The method and lifecycle checks read only the method, the state, the
         # revision and our role: a pass is cached per (method, state, revision,
         # batched) and role, in a cache all sessions share. The capability gate
@@ -216,6 +224,9 @@ class Receiver(RequestBook):
             )
         if method == "initialize":
             self.state = SessionState.INITIALIZING
+        if reused:
+            self._forget_finished(request_id)
+            self._reused += 1
         entry = RequestEntry(request.id, method, Direction.INBOUND, self.clock(), token)
         self._inbound[request.id] = entry
         if token is not None:
@@ -223,7 +234,7 @@ class Receiver(RequestBook):
         self._peak_inbound = max(self._peak_inbound, len(self._inbound))
         if self.observing:
             self.observer.on_transition(entry.snapshot(), None)
-        return RequestReceived(request, spec, params_or_error)
+        return RequestReceived(request, spec, params_or_error, reused)
 
     def _lifecycle_refusal(self, method: str, batched: bool) -> str | None:
         state = self.state
