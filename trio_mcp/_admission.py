@@ -43,11 +43,15 @@ class Ticket:
 class Admission:
     """Up to *limit* requests hold a slot at once; the rest wait in arrival order."""
 
-    __slots__ = ("_queue", "in_use", "limit")
+    __slots__ = ("_queue", "in_use", "limit", "max_waiting", "waiting_now")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, max_waiting: int | None = None) -> None:
         self.limit = limit
+        #: Bound on the requests waiting for a slot (None: unbounded).
+        self.max_waiting = max_waiting
         self.in_use = 0
+        #: Requests waiting for a slot now (abandoned tickets not counted).
+        self.waiting_now = 0
         # Made when the first request has to wait, dropped when the line empties:
         # a deque costs ~760 bytes, and most sessions never queue anything.
         self._queue: deque[Ticket] | None = None
@@ -57,12 +61,23 @@ class Admission:
         """Tickets in line (including abandoned ones not yet skipped)."""
         return len(self._queue) if self._queue is not None else 0
 
+    @property
+    def full(self) -> bool:
+        """No free slot, and as many requests wait as may: :meth:`arrive` would
+        exceed the bound, so the caller refuses the request instead."""
+        return (
+            self.max_waiting is not None
+            and self.waiting_now >= self.max_waiting
+            and (self.in_use >= self.limit or bool(self._queue))
+        )
+
     def arrive(self) -> Ticket | None:
         """Called in arrival order. None: a slot was taken now. Else: wait on the ticket."""
         queue = self._queue
         if self.in_use < self.limit and not queue:
             self.in_use += 1
             return None
+        self.waiting_now += 1
         ticket = Ticket()
         if queue is None:
             queue = self._queue = deque()
@@ -86,7 +101,7 @@ class Admission:
 
                 def abort(_: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
                     ticket.task = None
-                    ticket.abandoned = True
+                    self._abandon(ticket)
                     return trio.lowlevel.Abort.SUCCEEDED
 
                 await trio.lowlevel.wait_task_rescheduled(abort)
@@ -96,9 +111,15 @@ class Admission:
         except BaseException:
             # Not granted: leave the line (release() skips us). Granted: the
             # caller holds the slot and releases it.
-            ticket.abandoned = not ticket.granted
+            if not ticket.granted:
+                self._abandon(ticket)
             ticket.task = None
             raise
+
+    def _abandon(self, ticket: Ticket) -> None:
+        if not ticket.abandoned:
+            ticket.abandoned = True
+            self.waiting_now -= 1
 
     def release(self) -> None:
         """Give a slot back: to the oldest waiting ticket, or to the pool."""
@@ -109,6 +130,7 @@ class Admission:
                 continue
             if not queue:
                 self._queue = None
+            self.waiting_now -= 1
             ticket.granted = True
             task, ticket.task = ticket.task, None
             if task is not None:

@@ -94,6 +94,10 @@ logger = logging.getLogger("trio_mcp.session")
 #: derive one from the function, per task).
 _INBOUND_TASK_NAME = "trio_mcp inbound request"
 
+_TOO_MANY_REQUESTS = ErrorObject(
+    int(ErrorCode.TOO_MANY_REQUESTS), "Too many requests are waiting; try again later"
+)
+
 #: Used for "the session's default" in per-call arguments.
 DEFAULT: Any = object()
 
@@ -148,6 +152,7 @@ class Session:
         nursery: trio.Nursery,
         *,
         max_concurrent: int | None,
+        max_queued: int | None,
         outgoing_buffer: int,
         progress_idle_timeout: float | None,
         max_duration: float | None,
@@ -158,7 +163,7 @@ class Session:
         self.protocol = protocol
         self.dispatcher = dispatcher
         self._nursery = nursery
-        self._admission = Admission(max_concurrent) if max_concurrent else None
+        self._admission = Admission(max_concurrent, max_queued) if max_concurrent else None
         self._max_concurrent = max_concurrent
         self._send_channel, self._receive_channel = trio.open_memory_channel[Message](
             outgoing_buffer
@@ -539,6 +544,11 @@ class Session:
             return self.protocol.respond_error(
                 request.id, ErrorObject(int(ErrorCode.SESSION_CLOSED), "The session is closing")
             )
+        admission = self._admission
+        if admission is not None and admission.full:
+            # Refused at once, with no task: a peer that pipelines without
+            # bound cannot grow the session's memory (reliability R-09, D-08).
+            return self.protocol.respond_error(request.id, _TOO_MANY_REQUESTS)
         entry = self.protocol.inbound_entry(request.id)
         assert entry is not None
         scope = trio.CancelScope()
@@ -550,7 +560,6 @@ class Session:
         )
         # The admission decision is made here, in arrival order: the task either
         # holds a slot already (ticket None) or waits for its ticket in FIFO order.
-        admission = self._admission
         ticket = admission.arrive() if admission is not None else None
         self._nursery.start_soon(
             run_inbound, self, ctx, scope, admission, ticket, name=_INBOUND_TASK_NAME
@@ -587,6 +596,7 @@ async def open_session(
     dispatcher: Dispatcher,
     *,
     max_concurrent: int | None = 64,
+    max_queued: int | None = 1024,
     outgoing_buffer: int = 256,
     progress_idle_timeout: float | None = 60.0,
     max_duration: float | None = 600.0,
@@ -605,6 +615,10 @@ async def open_session(
         dispatcher: answers the peer's requests and notifications.
         max_concurrent: inbound handlers running at once (None: no limit);
             requests beyond it wait, visibly QUEUED.
+        max_queued: requests that may wait for a slot (None: no bound); one
+            more is answered at once with -32005 "too many requests", FAILED,
+            and gets no task (reliability R-09). Without *max_concurrent*
+            nothing waits and this has no effect.
         outgoing_buffer: size of the bounded outgoing queue.
         progress_idle_timeout, max_duration: defaults for :meth:`Session.request`.
         shutdown_grace: how long inbound requests may settle at shutdown.
@@ -636,6 +650,8 @@ async def open_session(
     """
     if not progress_interval >= 0:
         raise ValueError("progress_interval must be >= 0")
+    if max_queued is not None and max_queued < 0:
+        raise ValueError("max_queued must be >= 0 (or None)")
     protocol.progress_interval = progress_interval
     try:
         async with trio.open_nursery() as nursery:
@@ -645,6 +661,7 @@ async def open_session(
                 dispatcher,
                 nursery,
                 max_concurrent=max_concurrent,
+                max_queued=max_queued,
                 outgoing_buffer=outgoing_buffer,
                 progress_idle_timeout=progress_idle_timeout,
                 max_duration=max_duration,

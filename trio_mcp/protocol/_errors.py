@@ -31,6 +31,8 @@ class ErrorCode(enum.IntEnum):
     SESSION_CLOSED = -32000
     #: The handler was cancelled locally (its deadline, or shutdown) while the peer waited.
     REQUEST_CANCELLED_LOCALLY = -32001
+    #: Too many requests already wait for a handler slot; this one was not started.
+    TOO_MANY_REQUESTS = -32005
 
 
 class ProtocolError(Exception):
