@@ -511,6 +511,9 @@ class Session:
             logger.debug("refused a message from the peer: %s", event.detail)
             if event.reply is not None:
                 await self._queue_reply(event.reply)
+            if event.fatal:
+                # Pending calls fail now with this reason, not at their timeouts.
+                await self._connection_failed(f"unusable message from the peer: {event.detail}")
         elif isinstance(event, Ignored):
             logger.debug("ignored (%s): %s", event.reason, event.detail)
 

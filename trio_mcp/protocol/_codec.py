@@ -43,11 +43,15 @@ class FrameError:
     """A frame that could not become a message.
 
     ``reply`` is the error response owed to the peer (None when nothing may be sent
-    back, e.g. for a malformed response).
+    back, e.g. for a malformed response). ``response_id`` is the readable id of a
+    malformed *response* (its caller can be failed at once, J-07/J-08);
+    ``too_large`` marks a frame over the size bound (never parsed).
     """
 
     reply: ErrorResponse | None
     detail: str
+    response_id: RequestId | None = None
+    too_large: bool = False
 
 
 def _bad(code: ErrorCode, detail: str, request_id: RequestId | None = None) -> FrameError:
@@ -69,12 +73,9 @@ def decode(
     # The bound is on bytes: str input is measured as UTF-8.
     size = len(data.encode()) if isinstance(data, str) else len(data)
     if size > max_size:
-        return [
-            _bad(
-                ErrorCode.INVALID_REQUEST,
-                f"Message of {size} bytes exceeds the limit of {max_size} bytes",
-            )
-        ]
+        detail = f"Message of {size} bytes exceeds the limit of {max_size} bytes"
+        reply = ErrorResponse(None, ErrorObject(int(ErrorCode.INVALID_REQUEST), detail))
+        return [FrameError(reply, detail, too_large=True)]
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -133,18 +134,19 @@ def decode_object(obj: Any) -> Message | FrameError:
             )
         return Request(readable_id, method, params)
 
-    # A response: never answered, so problems carry no reply.
+    # A response: never answered, so problems carry no reply; a readable id
+    # lets the session fail the call waiting for it (J-07, J-08).
     has_result = "result" in obj
     has_error = "error" in obj
     if has_result == has_error:
         what = "both" if has_result else "neither"
-        return FrameError(None, f'Response has {what} "result" and "error"')
+        return FrameError(None, f'Response has {what} "result" and "error"', readable_id)
     if has_result:
         if readable_id is None:
             return FrameError(None, "Success response without a valid id")
         result = obj["result"]
         if not isinstance(result, dict):
-            return FrameError(None, '"result" must be an object')
+            return FrameError(None, '"result" must be an object', readable_id)
         return Response(readable_id, result)
     error = obj["error"]
     if (
@@ -152,7 +154,9 @@ def decode_object(obj: Any) -> Message | FrameError:
         or type(error.get("code")) is not int
         or not isinstance(error.get("message"), str)
     ):
-        return FrameError(None, '"error" must be an object with integer code and string message')
+        return FrameError(
+            None, '"error" must be an object with integer code and string message', readable_id
+        )
     if raw_id is not None and readable_id is None:
         return FrameError(None, "Error response with an invalid id")
     return ErrorResponse(

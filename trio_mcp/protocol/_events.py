@@ -79,10 +79,16 @@ class ProgressReceived:
 
 @attrs.frozen(slots=True)
 class InvalidMessage:
-    """A frame we refuse; ``reply`` (if not None) is the error response owed."""
+    """A frame we refuse; ``reply`` (if not None) is the error response owed.
+
+    ``fatal``: the session cannot go on. A client got a frame over the size
+    bound: it was never parsed, so the call it may have answered cannot be
+    told, and would otherwise wait for its timeout (R-03, X-08).
+    """
 
     reply: ErrorResponse | None
     detail: str
+    fatal: bool = False
 
 
 @attrs.frozen(slots=True)

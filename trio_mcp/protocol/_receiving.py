@@ -126,6 +126,18 @@ class Receiver(RequestBook):
         if kind is Request:
             return self._receive_request(item, batched)  # type: ignore[arg-type]
         if isinstance(item, FrameError):
+            if item.response_id is not None:
+                failed = self._fail_call(item.response_id, item.detail)
+                if failed is not None:
+                    return failed
+            if self.role is Role.CLIENT:
+                if item.too_large:
+                    self._invalid += 1
+                    return InvalidMessage(None, item.detail, fatal=True)
+                if item.reply is not None and item.reply.error.code == ErrorCode.PARSE_ERROR:
+                    # A line that is not JSON from a server is noise (a stray
+                    # print, a log line): counted, not answered (reliability F-06).
+                    return self._invalid_message(None, item.detail)
             reply = item.reply
             if reply is not None and self._id_in_use(reply.id):
                 # A malformed request reusing an id: answering with that id would
@@ -138,6 +150,21 @@ class Receiver(RequestBook):
         if isinstance(item, Notification):
             return self._receive_notification(item)
         return self._receive_response(item)
+
+    def _fail_call(self, request_id: RequestId, detail: str) -> ErrorReceived | None:
+        """A malformed response for one of our requests in flight: fail it now
+        (J-07, J-08), rather than leave its caller to its timeout."""
+        entry = self._outbound.get(request_id)
+        if entry is None or entry.state is not RequestState.RUNNING:
+            return None
+        self._invalid += 1
+        error = ErrorObject(
+            int(ErrorCode.INVALID_PARAMS),
+            f"Malformed response for {entry.method} from the peer",
+            {"errors": [detail]},
+        )
+        self._finish(entry, RequestEvent.FAIL, error=error)
+        return ErrorReceived(entry.id, error, remote=False)
 
     def _invalid_message(self, reply: ErrorResponse | None, detail: str) -> InvalidMessage:
         self._invalid += 1
