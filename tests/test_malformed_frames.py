@@ -78,9 +78,10 @@ ROWS: list[Any] = [  # (name, frame, the reply owed as (id, code), or None)
     row("object-id", frame(id={"a": 1}, method="ping"), (None, -32600)),
     row("beyond-64-bit-id", b'{"jsonrpc":"2.0","id":%d,"method":"ping"}' % 2**80, (None, -32600)),
     row("request-and-response", frame(id=1, method="ping", result={}), (1, -32600)),
+    row("neither-request-nor-response", frame(id=1), (1, -32600)),
+    row("misspelt-method", b'{"jsonrpc":"2.0","id":1,"Method":"ping"}', (1, -32600)),
     # responses are never answered, whatever is wrong with them
     row("result-and-error", frame(id=1, result={}, error={"code": 1, "message": "x"}), None),
-    row("neither-result-nor-error", frame(id=1), None),
     row("result-not-object", frame(id=1, result=[1]), None),
     row("response-to-unknown-id", frame(id=99, result={}), None),
     row("error-with-null-id", frame(id=None, error={"code": -32700, "message": "x"}), None),

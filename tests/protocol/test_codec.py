@@ -146,6 +146,16 @@ def test_encode_leaves_out_absent_params_and_error_data() -> None:
 # --- the malformed-frame table: refusals that owe a reply -------------------------
 
 REPLY_ROWS: list[tuple[str, bytes, ErrorCode, object]] = [
+    # Neither a request nor a response (a misspelt "Method"): an invalid request,
+    # answered with its id (reliability J-11); the connection fails our own call
+    # instead when the id is one of ours in flight (tests/test_bad_responses.py).
+    ("neither-method-nor-result", dumps({"jsonrpc": "2.0", "id": 1}), ErrorCode.INVALID_REQUEST, 1),
+    (
+        "misspelt-method",
+        dumps({"jsonrpc": "2.0", "id": "a", "Method": "ping"}),
+        ErrorCode.INVALID_REQUEST,
+        "a",
+    ),
     # Not JSON at all: -32700 with id null.
     ("truncated", b'{"jsonrpc": "2.0", "id": 1', ErrorCode.PARSE_ERROR, None),
     ("empty", b"", ErrorCode.PARSE_ERROR, None),
@@ -350,7 +360,6 @@ NO_REPLY_ROWS: list[tuple[str, bytes, str]] = [
         dumps({"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": "m"}}),
         "both",
     ),
-    ("neither-result-nor-error", dumps({"jsonrpc": "2.0", "id": 1}), "neither"),
     ("empty-object", b"{}", "jsonrpc"),
     ("response-no-jsonrpc", dumps({"id": 1, "result": {}}), "jsonrpc"),
     ("response-jsonrpc-1.0", dumps({"jsonrpc": "1.0", "id": 1, "result": {}}), "jsonrpc"),

@@ -138,9 +138,15 @@ def decode_object(obj: Any) -> Message | FrameError:
     # lets the session fail the call waiting for it (J-07, J-08).
     has_result = "result" in obj
     has_error = "error" in obj
-    if has_result == has_error:
-        what = "both" if has_result else "neither"
-        return FrameError(None, f'Response has {what} "result" and "error"', readable_id)
+    if has_result and has_error:
+        return FrameError(None, 'Response has both "result" and "error"', readable_id)
+    if not has_result and not has_error:
+        # Neither a request nor a response (e.g. a misspelt "Method"): refused
+        # as an invalid request, unless it is a malformed answer to a call of
+        # ours, which then fails (the connection decides by the id).
+        detail = 'A message needs "method", "result" or "error"'
+        bad = _bad(ErrorCode.INVALID_REQUEST, detail, readable_id)
+        return FrameError(bad.reply, detail, readable_id)
     if has_result:
         if readable_id is None:
             return FrameError(None, "Success response without a valid id")
