@@ -8,12 +8,15 @@ the schema are applied to missing fields when the application asks (EL-05).
 
 URL mode (2025-11-25): the URL is never opened, fetched or prefetched here
 (EL-12). The application gets it with its origin and display host (punycode
-decoded, flagged) and decides; only ``http``/``https`` URLs are handed over.
+decoded, flagged) and decides; only ``http``/``https`` URLs are handed over
+(``http`` only to loopback), and none a browser would read as another host
+than the one shown (backslashes, control characters, whitespace, credentials).
 """
 
 from __future__ import annotations
 
 import functools
+import ipaddress
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -229,19 +232,47 @@ class URLElicitation:
 
     Nothing here opens or fetches the URL (EL-12). Show :attr:`url` in full and
     :attr:`host` (Unicode form of the domain; :attr:`punycode` says the domain
-    was IDNA-encoded, a phishing risk worth a warning) before asking consent.
-    Accepting means consent to open it, not that the interaction is complete.
+    is internationalized, a phishing risk worth a warning) before asking
+    consent. Accepting means consent to open it, not that the interaction is
+    complete. Open it without a shell (``webbrowser``, not ``os.system``).
     """
 
     message: str
     url: str
     elicitation_id: str
-    #: ``scheme://host[:port]``, as the URL states it.
+    #: ``scheme://host[:port]`` with the host in ASCII (punycode) form: the
+    #: origin a browser opens, which a look-alike Unicode host cannot fake.
     origin: str
-    #: The host in Unicode (punycode decoded).
+    #: The host in Unicode (punycode decoded); IPv6 addresses without brackets.
     host: str
+    #: The host is an internationalized domain name (``xn--`` labels or
+    #: non-ASCII characters).
     punycode: bool
     server_name: str
+
+
+def _unsafe_character(url: str) -> str | None:
+    """Why *url* holds a character a browser would read differently, if it does."""
+    if "\\" in url:
+        # WHATWG URL parsing reads "\" as "/" in http(s) URLs; urlsplit does
+        # not, so "https://evil.example\@trusted.example/" would be shown with
+        # the host trusted.example while the browser opens evil.example.
+        return "url contains a backslash, which browsers read as '/'"
+    for char in url:
+        # Browsers drop tabs and newlines anywhere and strip leading and
+        # trailing controls and spaces; a valid URL never holds either raw.
+        if char < " " or char == "\x7f" or char.isspace():
+            return f"url contains a control or whitespace character (U+{ord(char):04X})"
+    return None
+
+
+def _is_loopback(hostname: str) -> bool:
+    if hostname == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(hostname).is_loopback
+    except ValueError:
+        return False
 
 
 def url_elicitation(
@@ -249,28 +280,55 @@ def url_elicitation(
 ) -> URLElicitation | str:
     """The :class:`URLElicitation` for *params*, or why the URL is refused.
 
-    Only absolute ``http``/``https`` URLs with a host are accepted: a
-    ``javascript:``, ``file:`` or ``data:`` URL is refused, never shown as a link.
+    Only absolute ``http``/``https`` URLs with a host are accepted, and
+    ``http`` only to a loopback host (``localhost``, 127.0.0.0/8, ``::1``).
+    Refused, never shown as a link: other schemes (``javascript:``,
+    ``file:``, ``data:``, ``vbscript:``...); URLs a browser would parse to
+    another host than the one shown (a backslash, ASCII control characters or
+    any whitespace anywhere, a percent-encoded host); credentials
+    (``user:pass@``, the ``trusted@evil`` spoof); an invalid port or
+    internationalized name. The reason returned is sent to the server in the
+    -32602 error.
 
-    Spec: EL-06, EL-12.
+    Spec: EL-06, EL-12 (and the 2025-11-25 security best practices on
+    server-supplied URLs; reliability catalogue X-04).
     """
+    url = params.url
+    unsafe = _unsafe_character(url)
+    if unsafe is not None:
+        return unsafe
     try:
-        parts = urlsplit(params.url)
+        parts = urlsplit(url)
         port = parts.port
     except ValueError as exc:
         return f"invalid url: {exc}"
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return "url must be an absolute http or https URL"
-    hostname = parts.hostname
-    punycode = any(label.startswith("xn--") for label in hostname.split("."))
+    if "@" in parts.netloc:
+        return "url must not contain credentials (user:password@)"
+    hostname = parts.hostname  # lower-cased by urlsplit
+    if "%" in hostname:
+        # Browsers percent-decode the host before IDNA, so the host shown here
+        # would not be the one opened (and an IDN would escape the flag).
+        return "url host must not be percent-encoded"
+    if parts.scheme == "http" and not _is_loopback(hostname):
+        return "plain http is allowed only to a loopback host (localhost, 127.0.0.0/8, ::1)"
+    ipv6 = ":" in hostname
+    punycode = not ipv6 and (
+        not hostname.isascii() or any(label.startswith("xn--") for label in hostname.split("."))
+    )
     try:
-        host = hostname.encode("ascii").decode("idna") if punycode else hostname
+        # Round trip through IDNA: the ASCII form is what a browser opens (it
+        # also maps look-alike dots such as U+3002), the Unicode form is shown.
+        ascii_host = hostname.encode("idna").decode("ascii") if punycode else hostname
+        host = ascii_host.encode("ascii").decode("idna") if punycode else hostname
     except UnicodeError:
         return "url has an invalid internationalized domain name"
-    origin = f"{parts.scheme}://{hostname}" + (f":{port}" if port is not None else "")
+    origin_host = f"[{ascii_host}]" if ipv6 else ascii_host
+    origin = f"{parts.scheme}://{origin_host}" + (f":{port}" if port is not None else "")
     return URLElicitation(
         message=params.message,
-        url=params.url,
+        url=url,
         elicitation_id=params.elicitation_id,
         origin=origin,
         host=host,

@@ -425,11 +425,50 @@ async def test_url_elicitation_hands_over_the_url_and_origin() -> None:
             await client.wait_elicitation_complete("nope")
 
 
+@pytest.mark.spec("EL-06")
 @pytest.mark.spec("EL-12")
 @pytest.mark.parametrize(
-    "url", ["javascript:alert(1)", "file:///etc/passwd", "data:text/html,x", "https://", "/rel"]
+    ("url", "reason"),
+    [
+        ("javascript:alert(1)", "absolute http or https"),
+        ("vbscript:msgbox(1)", "absolute http or https"),
+        ("file:///etc/passwd", "absolute http or https"),
+        ("data:text/html,x", "absolute http or https"),
+        ("https://", "absolute http or https"),
+        ("https:evil.example", "absolute http or https"),
+        ("/rel", "absolute http or https"),
+        # X-04 (A19/A20): browsers read "\\" as "/" in http(s) URLs, so urlsplit
+        # and the browser would disagree on the host.
+        ("https://evil.example\\@trusted.example/", "backslash"),
+        ("https:\\\\evil.example/", "backslash"),
+        ("https://trusted.example\\.evil.example/", "backslash"),
+        # Browsers drop tabs and newlines anywhere and strip leading/trailing
+        # control characters and spaces: what is shown would not be what opens.
+        ("https://trusted.example/\nhttps://evil.example/", "U+000A"),
+        ("https://trusted.ex\tample.evil.example/", "U+0009"),
+        ("\x00https://trusted.example/", "U+0000"),
+        ("https://trusted.example/\x7f", "U+007F"),
+        ("https://trusted.example/ x", "U+0020"),
+        (" https://trusted.example/", "U+0020"),
+        ("https://trusted.example/\u00a0", "U+00A0"),
+        ("https://trusted.example\u3000.evil.example/", "U+3000"),
+        # Credentials in the URL: the classic "trusted.example@evil.example" spoof.
+        ("https://user:pass@trusted.example/", "credentials"),
+        ("https://trusted.example@evil.example/", "credentials"),
+        ("https://@evil.example/", "credentials"),
+        # Plain http only to a loopback host.
+        ("http://evil.example/", "loopback"),
+        ("http://127.0.0.1.evil.example/", "loopback"),
+        ("http://localhost.evil.example/", "loopback"),
+        ("http://10.0.0.1/", "loopback"),
+        ("http://[2001:db8::1]/", "loopback"),
+        # Browsers decode a percent-encoded host before IDNA: hide nothing.
+        ("https://%65vil.example/", "percent-encoded"),
+        ("https://xn--zz.example/", "internationalized"),
+        ("https://trusted.example:99999/", "invalid url"),
+    ],
 )
-async def test_dangerous_urls_are_refused(url: str) -> None:
+async def test_dangerous_urls_are_refused(url: str, reason: str) -> None:
     async def consent(request: URLElicitation) -> t.ElicitResult:
         raise AssertionError("never shown")
 
@@ -437,6 +476,48 @@ async def test_dangerous_urls_are_refused(url: str) -> None:
         params = {"mode": "url", "message": "m", "elicitationId": "e", "url": url}
         reply = await peer.request("elicitation/create", params)
         assert reply["error"]["code"] == -32602
+        assert reply["error"]["message"].startswith("Invalid URL elicitation: ")
+        assert reason in reply["error"]["message"]
+        await peer.ping()  # the session goes on
+
+
+@pytest.mark.spec("EL-06")
+@pytest.mark.spec("EL-11")
+@pytest.mark.spec("EL-12")
+@pytest.mark.parametrize(
+    ("url", "origin", "host", "flagged"),
+    [
+        ("http://127.0.0.1:8000/x", "http://127.0.0.1:8000", "127.0.0.1", False),
+        ("http://127.9.8.7/cb?code=1", "http://127.9.8.7", "127.9.8.7", False),
+        ("http://localhost:3000/cb", "http://localhost:3000", "localhost", False),
+        ("HTTP://LocalHost/", "http://localhost", "localhost", False),
+        ("http://[::1]:9000/cb", "http://[::1]:9000", "::1", False),
+        ("https://example.com/a%20b?q=1&r=%5C#frag", "https://example.com", "example.com", False),
+        ("https://[2001:db8::1]:8443/", "https://[2001:db8::1]:8443", "2001:db8::1", False),
+        # A raw Unicode host is an IDN as much as a punycode one: flagged, and
+        # the origin is the ASCII form the browser will really open.
+        ("https://\u0430pple.com/", "https://xn--pple-43d.com", "\u0430pple.com", True),
+        ("https://\u00fcber.de/", "https://xn--ber-goa.de", "\u00fcber.de", True),
+        # U+3002 is a dot to IDNA (and to browsers): the origin shows the real host.
+        ("https://evil\u3002example/", "https://evil.example", "evil.example", True),
+    ],
+)
+async def test_safe_urls_reach_the_application(
+    url: str, origin: str, host: str, flagged: bool
+) -> None:
+    asked: list[URLElicitation] = []
+
+    async def consent(request: URLElicitation) -> t.ElicitResult:
+        asked.append(request)
+        return t.ElicitResult(action="decline")
+
+    async with open_client_with_raw_server(discover=False, url_elicitation=consent) as (peer, _):
+        params = {"mode": "url", "message": "m", "elicitationId": "e", "url": url}
+        reply = await peer.request("elicitation/create", params)
+        assert reply["result"] == {"action": "decline"}
+    [request] = asked
+    assert request.url == url  # shown in full, unchanged
+    assert (request.origin, request.host, request.punycode) == (origin, host, flagged)
 
 
 @pytest.mark.spec("EL-02")
