@@ -6,7 +6,9 @@ slot already or waits for its turn in arrival order. If the scope is cancelled
 before the slot comes, the handler never starts and the record goes QUEUED →
 CANCELLED.
 
-Error boundary (nothing a handler does can tear the session down):
+Error boundary (nothing a handler does can tear the session down, except
+``KeyboardInterrupt`` and ``SystemExit``, which are not ours to swallow: they
+leave the session, cancelling it, and reach the caller of ``trio.run``):
 
 * ``Cancelled`` always propagates to the request's scope, which absorbs it;
 * :class:`RPCError` becomes that error response;
