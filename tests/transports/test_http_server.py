@@ -68,6 +68,7 @@ async def test_json_response_mode() -> None:
 @pytest.mark.spec("HT-32")
 @pytest.mark.spec("HT-37")
 @pytest.mark.spec("HT-19")
+@pytest.mark.spec("HT-02")
 async def test_refusals() -> None:
     async with running(make_server(), allow_delete=False) as (url, app), raw_client(url) as http:
         sid = await open_raw_session(http)
@@ -80,10 +81,25 @@ async def test_refusals() -> None:
             (post_headers(sid, accept="application/json"), CALL, 406),
             (post_headers(sid, **{"content-type": "text/plain"}), CALL, 415),
         ]
+        # Content-Type is ONE media type, never a comma list: CORS "simple"
+        # types cannot smuggle application/json in (reliability O-13, A4).
+        not_json = [
+            "text/plain; x=,application/json",
+            "multipart/form-data; boundary=,application/json",
+            "application/x-www-form-urlencoded; a=,application/json",
+            "text/plain, application/json",
+            "",
+            "application/json-seq",
+            "application/jsonx",
+        ]
+        cases += [(post_headers(sid, **{"content-type": t}), CALL, 415) for t in not_json]
         for headers, body, status in cases:
             response = await http.post("/mcp", content=body, headers=headers)
             assert response.status_code == status, (headers, body)
             assert response.json()["error"]["code"] in (-32600, -32700)
+        upper = post_headers(sid, **{"content-type": "APPLICATION/JSON; charset=utf-8"})
+        response = await http.post("/mcp", content=CALL, headers=upper)
+        assert response.status_code == 200
         # A supported version other than the negotiated one is accepted (only an
         # invalid or unsupported version is 400; the conformance harness 0.1.16
         # sends such headers inside a 2025-11-25 session).

@@ -30,6 +30,10 @@ class BodyTooLarge(Exception):
     pass
 
 
+class BodyTimeout(Exception):
+    """The whole request body did not arrive within its deadline."""
+
+
 class Disconnected(Exception):
     pass
 
@@ -58,23 +62,47 @@ async def refuse(
     await respond(send, status, error_body(code, message), content_type=JSON, headers=headers)
 
 
-async def read_body(receive: Receive, limit: int, declared: str | None) -> bytes:
-    """Read the request body; raises BodyTooLarge past *limit*, Disconnected on a drop."""
+async def read_body(
+    receive: Receive, limit: int, declared: str | None, time_limit: float | None = None
+) -> bytes:
+    """Read the request body; raises BodyTooLarge past *limit*, Disconnected on a
+    drop, BodyTimeout when the whole body has not arrived within *time_limit* seconds.
+
+    The deadline covers the whole body, not each read: a client trickling one
+    byte a second (slowloris on the body, reliability D-02) is cut off as surely
+    as one that stops sending. None: no deadline.
+
+    Cancellation: cancelling the caller abandons the body (the response is unsent).
+    """
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise BodyTooLarge
     chunks: list[bytes] = []
     size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise Disconnected
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise BodyTooLarge
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
+    with trio.move_on_after(float("inf") if time_limit is None else time_limit) as deadline:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise Disconnected
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise BodyTooLarge
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+    assert deadline.cancelled_caught
+    raise BodyTimeout
+
+
+async def refuse_slow_body(send: Send, time_limit: float | None) -> None:
+    """408 for a body that took longer than *time_limit*; the connection is closed
+    (the rest of the body is never read, so it cannot carry another request)."""
+    await refuse(
+        send,
+        408,
+        f"Request Timeout: the body did not arrive within {time_limit} s",
+        headers=[(b"connection", b"close")],
+    )
 
 
 def sse_headers(session_id: str | None) -> Headers:

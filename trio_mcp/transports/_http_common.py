@@ -58,8 +58,14 @@ def one_header(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> str | Non
     return values[0] if values else None
 
 
-def media_types(value: str | None) -> set[str]:
-    """The media types listed in an ``Accept`` or ``Content-Type`` value, lower case."""
+def accept_types(value: str | None) -> set[str]:
+    """The media ranges listed in an ``Accept`` value (a comma list), lower case,
+    without their parameters.
+
+    Only for ``Accept``: ``Content-Type`` names ONE media type and is parsed by
+    :func:`parse_media_type` (splitting it on commas let
+    ``text/plain; x=,application/json`` through, reliability O-13).
+    """
     if not value:
         return set()
     return {part.split(";", 1)[0].strip().lower() for part in value.split(",") if part.strip()}
@@ -67,9 +73,104 @@ def media_types(value: str | None) -> set[str]:
 
 def accepts(accept: str | None, media_type: str) -> bool:
     """Does an ``Accept`` value admit *media_type* (wildcards included)?"""
-    types = media_types(accept)
+    types = accept_types(accept)
     major = media_type.split("/", 1)[0]
     return media_type in types or "*/*" in types or f"{major}/*" in types
+
+
+#: RFC 9110 ``tchar``: what a token (type, subtype, parameter name or value) is made of.
+_TCHARS = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_OWS = " \t"
+
+
+def _is_token(value: str) -> bool:
+    return bool(value) and all(c in _TCHARS for c in value)
+
+
+def _quoted_string(text: str, pos: int) -> tuple[str, int] | None:
+    """The value of the quoted-string opening at ``text[pos]`` and the index after it."""
+    out: list[str] = []
+    pos += 1
+    while pos < len(text):
+        char = text[pos]
+        if char == '"':
+            return "".join(out), pos + 1
+        if char == "\\":
+            pos += 1
+            if pos == len(text):
+                return None
+            char = text[pos]
+        if (ord(char) < 0x20 and char != "\t") or ord(char) == 0x7F:
+            return None
+        out.append(char)
+        pos += 1
+    return None  # unterminated
+
+
+def parse_media_type(value: str | None) -> tuple[str, dict[str, str]] | None:
+    """Parse ONE media type, as in ``Content-Type`` (RFC 9110 8.3.1, 5.6).
+
+    ``type "/" subtype *( OWS ";" OWS [ name "=" ( token / quoted-string ) ] )``.
+    Returns the lower-case ``type/subtype`` and the parameters (lower-case
+    names, values as written, quotes removed), or None when *value* is missing
+    or malformed. A comma is no separator here, so
+    ``text/plain; x=,application/json`` is malformed (its parameter value is not
+    a token), never ``application/json``.
+    """
+    if value is None:
+        return None
+    head, _, rest = value.partition(";")
+    major, slash, minor = head.strip(_OWS).partition("/")
+    if not slash or not _is_token(major) or not _is_token(minor):
+        return None
+    params: dict[str, str] = {}
+    pos = 0
+    while True:
+        while pos < len(rest) and rest[pos] in _OWS:
+            pos += 1
+        if pos == len(rest):
+            break
+        if rest[pos] == ";":  # an empty parameter is allowed
+            pos += 1
+            continue
+        name, eq, _ = rest[pos:].partition("=")
+        if not eq or not _is_token(name):
+            return None
+        pos += len(name) + 1
+        if pos < len(rest) and rest[pos] == '"':
+            quoted = _quoted_string(rest, pos)
+            if quoted is None:
+                return None
+            param, pos = quoted
+        else:
+            end = rest.find(";", pos)
+            end = len(rest) if end == -1 else end
+            param = rest[pos:end].rstrip(_OWS)
+            if not _is_token(param):
+                return None
+            pos = end
+        params[name.lower()] = param
+        while pos < len(rest) and rest[pos] in _OWS:
+            pos += 1
+        if pos < len(rest):
+            if rest[pos] != ";":
+                return None
+            pos += 1
+    return f"{major}/{minor}".lower(), params
+
+
+def is_json_content_type(value: str | None) -> bool:
+    """Is *value* (a ``Content-Type``) exactly ``application/json``, parameters allowed?
+
+    Browsers send ``text/plain``, ``application/x-www-form-urlencoded`` and
+    ``multipart/form-data`` cross-site without a CORS preflight; requiring the
+    one JSON type keeps such "simple" requests out (reliability O-13, A4).
+    ``application/json-seq`` or ``application/jsonx`` are other types.
+
+    Spec: HT-02, SEC-01.
+    """
+    parsed = parse_media_type(value)
+    return parsed is not None and parsed[0] == "application/json"
 
 
 def error_body(code: int, message: str, request_id: RequestId | None = None) -> bytes:
@@ -191,7 +292,8 @@ class OriginPolicy:
         allowed_hosts: ``Host`` header values, ``name:port`` or ``name:*``. None
             means automatic: when the listener is bound to a loopback address,
             only ``localhost``, ``127.0.0.1`` and ``[::1]`` with the bound port;
-            otherwise any Host.
+            bound elsewhere (e.g. ``0.0.0.0``), any Host; bound address
+            unknown, none (see below).
         allowed_origins: full origins (``scheme://host[:port]``), or ``"*"`` for
             any (not recommended). None means automatic: an ``Origin`` must be
             the origin of an allowed Host (``http`` or ``https``), and, when the
@@ -200,6 +302,14 @@ class OriginPolicy:
     Matching is exact after lower-casing; a trailing dot (``localhost.``) is a
     different name and is refused. ``Origin: null`` and repeated Origin headers
     are refused. A missing Origin (a non-browser client) is accepted.
+
+    Unknown bound address: when the listener's address is not known (an ASGI
+    scope without ``server``, as some hosts send, or ``(path, None)`` for a
+    Unix socket), the automatic mode cannot tell a loopback bind from a public
+    one, so it refuses every request (421) rather than accept any Host, which
+    would let a DNS-rebinding page through (its Origin equals its Host). Such
+    deployments name their hosts with *allowed_hosts* (e.g.
+    ``{"localhost:8000"}`` or ``{"localhost:*"}``). Reliability O-10.
 
     Spec: HT-02, SS-01, SEC-01.
     """
@@ -215,17 +325,24 @@ class OriginPolicy:
             None if allowed_origins is None else {o.lower().rstrip("/") for o in allowed_origins}
         )
 
-    def hosts_for(self, server: tuple[str, int] | None) -> set[str] | None:
-        """The Host values accepted by a listener bound to *server* (None: any)."""
+    def hosts_for(self, server: tuple[str, int | None] | None) -> set[str] | None:
+        """The Host values accepted by a listener bound to *server* (None: any).
+
+        *server* is the ASGI ``server`` entry: ``(host, port)``, ``(path, None)``
+        for a Unix socket, or None. With no *allowed_hosts* and no known
+        ``(host, port)``: the empty set (none).
+        """
         if self.allowed_hosts is not None:
             return self.allowed_hosts
-        if server is None or not is_loopback_host(str(server[0])):
+        if server is None or server[1] is None:
+            return set()  # unknown bind: refuse rather than guess (O-10)
+        if not is_loopback_host(str(server[0])):
             return None
         port = server[1]
         return {f"{name}:{port}" for name in _LOOPBACK_NAMES}
 
     def check(
-        self, headers: Iterable[tuple[bytes, bytes]], server: tuple[str, int] | None
+        self, headers: Iterable[tuple[bytes, bytes]], server: tuple[str, int | None] | None
     ) -> tuple[int, str] | None:
         """None if the request may proceed, else ``(status, reason)``: 400, 403 or 421."""
         headers = list(headers)
@@ -234,6 +351,8 @@ class OriginPolicy:
             return 400, "missing or repeated Host header"
         host = hosts[0].lower()
         allowed_hosts = self.hosts_for(server)
+        if self.allowed_hosts is None and (server is None or server[1] is None):
+            return 421, "Host not verifiable: the bound address is unknown (set allowed_hosts)"
         if allowed_hosts is not None and not _host_matches(host, allowed_hosts):
             return 421, "Host not allowed"
         origins = header_values(headers, b"origin")

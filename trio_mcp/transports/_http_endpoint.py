@@ -6,7 +6,8 @@ The handlers are functions of the application, as ``_legacy_sse``'s are, so
 that the application's module keeps the session table and its lifetime.
 
 :func:`handle_post` goes on checking, in this order: ``Content-Type`` (415),
-``Accept`` (406), ``MCP-Protocol-Version`` (400), body size (413), JSON (400,
+``Accept`` (406), ``MCP-Protocol-Version`` (400), body size (413) and the time
+to receive it (408, ``body_timeout``), JSON (400,
 -32700), envelope (400, -32600), then the session (missing id 400; unknown,
 ended or another principal's 404; only an ``initialize`` without a session id
 creates one, 503 when the table is full). Then the body is delivered to the
@@ -36,6 +37,7 @@ import trio
 from ..protocol import LATEST_VERSION, SUPPORTED_VERSIONS
 from ._asgi import (
     JSON,
+    BodyTimeout,
     BodyTooLarge,
     Disconnected,
     Receive,
@@ -43,6 +45,7 @@ from ._asgi import (
     Send,
     read_body,
     refuse,
+    refuse_slow_body,
     respond,
     stream_sse,
 )
@@ -54,8 +57,8 @@ from ._http_common import (
     Sniffed,
     accepts,
     check_version,
+    is_json_content_type,
     is_visible_ascii,
-    media_types,
     one_header,
     sniff,
 )
@@ -83,7 +86,7 @@ async def handle_post(app: StreamableHTTPApp, scope: Scope, receive: Receive, se
     except ValueError as exc:
         await refuse(send, 400, str(exc))
         return
-    if "application/json" not in media_types(content_type):
+    if not is_json_content_type(content_type):
         await refuse(send, 415, "Unsupported Media Type: Content-Type must be application/json")
         return
     if not accepts(accept, "application/json") or (
@@ -98,9 +101,12 @@ async def handle_post(app: StreamableHTTPApp, scope: Scope, receive: Receive, se
         await refuse(send, 400, problem)
         return
     try:
-        body = await read_body(receive, app.max_body_size, declared)
+        body = await read_body(receive, app.max_body_size, declared, app.body_timeout)
     except BodyTooLarge:
         await refuse(send, 413, f"Request body larger than {app.max_body_size} bytes")
+        return
+    except BodyTimeout:
+        await refuse_slow_body(send, app.body_timeout)
         return
     except Disconnected:
         return  # nothing was dispatched (S-10)
@@ -154,10 +160,7 @@ async def _post_stateless(
 ) -> None:
     transport = HttpServerTransport(None)
     async with trio.open_nursery() as nursery:
-        if app.server is not None:
-            nursery.start_soon(app._serve_stateless, transport, version or DEFAULT_HTTP_VERSION)
-        else:
-            nursery.start_soon(app._handler, transport)
+        nursery.start_soon(app._run_stateless, transport, version or DEFAULT_HTTP_VERSION)
         try:
             await _dispatch(
                 app, receive, send, transport, body, sniffed, version or DEFAULT_HTTP_VERSION

@@ -10,11 +10,12 @@ owned by the application: opened by the ASGI lifespan, by :meth:`run`, or by
 Every request is checked *before* anything is allocated for it, in this order:
 path (404), Host (421) and Origin (403) against the DNS-rebinding policy,
 method (405), ``Content-Type`` (415) and ``Accept`` (406), the
-``MCP-Protocol-Version`` header (400), body size (413), JSON (400, -32700) and
-envelope (400, -32600), then the session: missing id (400), unknown, ended or
-another principal's (404); only an ``initialize`` without a session id creates
-one, and only below ``max_sessions`` (503). So a flood of refused requests
-allocates no session and no task (reliability D-06).
+``MCP-Protocol-Version`` header (400), body size (413) and time (408), JSON
+(400, -32700) and envelope (400, -32600), then the session: missing id (400),
+unknown, ended or another principal's (404); only an ``initialize`` without a
+session id creates one, and only below ``max_sessions`` (503). So a flood of
+refused requests allocates no session and no task (reliability D-06). A session
+that fails is logged and closed alone (:func:`run_contained`).
 
 Layout: this module holds the application (the session table, the sessions'
 lifetime, routing and the checks every method shares) and the ways to run it;
@@ -52,6 +53,8 @@ from ._http_endpoint import handle_delete, handle_get, handle_post
 from ._http_session import HttpServerTransport
 
 if TYPE_CHECKING:
+    from hypercorn.config import Config as HypercornConfig
+
     from .._server import Server
 
 logger = logging.getLogger("trio_mcp.http")
@@ -60,6 +63,23 @@ logger = logging.getLogger("trio_mcp.http")
 TransportHandler = Callable[[HttpServerTransport], Awaitable[None]]
 #: Who is asking (e.g. from an auth middleware's scope entries); None: anonymous.
 PrincipalOf = Callable[[Scope], Hashable | None]
+
+
+async def run_contained(handler: TransportHandler, transport: HttpServerTransport) -> None:
+    """Run one session's *handler*; an unexpected exception is logged, not raised.
+
+    One session's failure (a bug in a handler or a dispatcher, a frame its
+    writer cannot encode) must end that session only, never the server nor the
+    other sessions, which share the application's nursery. The caller closes
+    the transport afterwards, which ends the session's open responses.
+
+    Cancellation: ``Cancelled`` (and ``KeyboardInterrupt``, ``SystemExit``)
+    propagate unchanged; only ``Exception`` is contained.
+    """
+    try:
+        await handler(transport)
+    except* Exception as failure:
+        logger.error("an HTTP session failed and was closed; serving goes on", exc_info=failure)
 
 
 class _Entry:
@@ -91,6 +111,11 @@ class StreamableHTTPApp:
         session_idle_timeout: seconds without any request or open stream after
             which a session ends (None: never).
         max_body_size: bytes per POST body (413 beyond).
+        body_timeout: seconds to receive a whole POST body, counted from when
+            its head was read; a slower body is answered 408 and its connection
+            closed (reliability D-02: a trickling or stalled body would hold a
+            connection and a task forever). None: no deadline. The default, 30 s,
+            asks at least 140 KB/s of a client sending the largest body.
         allow_delete: let clients end sessions with DELETE (405 otherwise).
         enable_get: offer the standalone GET stream (405 otherwise).
         legacy_sse: also serve the 2024-11-05 HTTP+SSE endpoints at
@@ -118,6 +143,7 @@ class StreamableHTTPApp:
         max_sessions: int = 10_000,
         session_idle_timeout: float | None = 1800.0,
         max_body_size: int = 4 * 1024 * 1024,
+        body_timeout: float | None = 30.0,
         allow_delete: bool = True,
         enable_get: bool = True,
         legacy_sse: bool = True,
@@ -140,6 +166,7 @@ class StreamableHTTPApp:
         self.max_sessions = max_sessions
         self.session_idle_timeout = session_idle_timeout
         self.max_body_size = max_body_size
+        self.body_timeout = body_timeout
         self.allow_delete = allow_delete
         self.enable_get = enable_get
         self.legacy_sse = legacy_sse and not stateless
@@ -216,9 +243,23 @@ class StreamableHTTPApp:
         async with open_session(transport, protocol, self.server, **self.session_options) as s:
             await s.wait_closed()
 
+    async def _run_stateless(self, transport: HttpServerTransport, version: str) -> None:
+        """Run the one-request session of a stateless POST (contained, as any session).
+
+        Cancellation: cancelled with its request (the POST handler's nursery).
+        """
+
+        async def serve(transport: HttpServerTransport) -> None:
+            await self._serve_stateless(transport, version)
+
+        try:
+            await run_contained(serve if self.server is not None else self._handler, transport)
+        finally:
+            transport.close()  # a failed session leaves no response waiting
+
     async def _run_session(self, sid: str, transport: HttpServerTransport) -> None:
         try:
-            await self._handler(transport)
+            await run_contained(self._handler, transport)
         finally:
             transport.close()
             entry = self._sessions.get(sid)
@@ -332,11 +373,61 @@ class StreamableHTTPApp:
         return transport, None
 
 
+#: Default seconds a connection may go without a complete request head (D-01, D-03).
+HEADER_TIMEOUT = 10.0
+
+
+def hypercorn_config(
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    header_timeout: float = HEADER_TIMEOUT,
+    read_timeout: float | None = None,
+) -> HypercornConfig:
+    """The hypercorn configuration :func:`serve_http` runs with.
+
+    Args:
+        header_timeout: seconds a connection may go without a complete request
+            head, both when it opens and between keep-alive requests. Hypercorn
+            has one timer for both: it runs from the accept (or the end of the
+            previous response) until the head is parsed, and bytes trickling in
+            do not restart it. So heads sent one byte at a time (slowloris, D-01)
+            and idle keep-alive connections (D-03) are closed after it. Default
+            10 s (httpx clients close idle connections after 5 s first).
+        read_timeout: seconds hypercorn waits for each read from the client;
+            None (the default) disables it. It is no defence against a slow
+            body (a trickle never trips it; the application's ``body_timeout``
+            is) and it applies while a response streams: an SSE stream the
+            client only reads would be cut after this long, so set it only
+            well above the longest request and GET stream you expect.
+
+    No connection cap: hypercorn (0.18) has no setting for one (``backlog`` is
+    only the listen queue). Idle and half-sent connections are bounded in time
+    by *header_timeout*; sessions by ``max_sessions``; request bodies by
+    ``body_timeout`` and ``max_body_size``.
+
+    Spec: HT-03.
+    """
+    from hypercorn.config import Config
+
+    config = Config()
+    config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+    config.accesslog = None
+    config.errorlog = logging.getLogger("trio_mcp.http.hypercorn")
+    config.graceful_timeout = 1.0
+    config.keep_alive_timeout = header_timeout
+    # hypercorn types it int but uses it as trio.fail_after's seconds.
+    config.read_timeout = cast(Any, read_timeout)
+    return config
+
+
 async def serve_http(
     server: Server | StreamableHTTPApp,
     host: str = "127.0.0.1",
     port: int = 0,
     *,
+    header_timeout: float = HEADER_TIMEOUT,
+    read_timeout: float | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
     **app_options: Any,
 ) -> None:
@@ -344,8 +435,13 @@ async def serve_http(
 
     ``task_status.started`` receives the base URL (``http://127.0.0.1:PORT``);
     port 0 picks a free port. *app_options* go to :class:`StreamableHTTPApp`
-    (or pass a ready app instead of a server). A warning is logged when binding a
-    non-loopback address without an explicit ``allowed_hosts``.
+    (or pass a ready app instead of a server), e.g. ``body_timeout`` (30 s) and
+    ``max_body_size``. *header_timeout* (10 s) and *read_timeout* (off) are
+    hypercorn's: see :func:`hypercorn_config`. A warning is logged when binding
+    a non-loopback address without an explicit ``allowed_hosts``.
+
+    A session that fails (an unexpected exception) is logged and closed; the
+    server and the other sessions go on.
 
     Cancellation:
         Runs until cancelled; then the listener closes and every session shuts
@@ -353,7 +449,6 @@ async def serve_http(
 
     Spec: HT-01, HT-03.
     """
-    from hypercorn.config import Config
     from hypercorn.trio import serve
 
     app = (
@@ -365,12 +460,7 @@ async def serve_http(
 
     if not is_loopback_host(host) and app.policy.allowed_hosts is None:
         logger.warning("binding %s without allowed_hosts: Host is not validated", host)
-    config = Config()
-    config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
-    config.accesslog = None
-    config.errorlog = logging.getLogger("trio_mcp.http.hypercorn")
-    config.graceful_timeout = 1.0
-    config.keep_alive_timeout = 75.0
+    config = hypercorn_config(host, port, header_timeout=header_timeout, read_timeout=read_timeout)
 
     async def started(*, task_status: trio.TaskStatus[list[str]]) -> None:
         await serve(cast(Any, app), config, task_status=task_status, mode="asgi")

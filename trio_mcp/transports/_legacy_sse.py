@@ -18,8 +18,19 @@ from urllib.parse import parse_qs
 import orjson
 import trio
 
-from ._asgi import BodyTooLarge, Disconnected, Receive, Scope, Send, read_body, refuse, respond
-from ._http_common import accepts, media_types, one_header, sniff
+from ._asgi import (
+    BodyTimeout,
+    BodyTooLarge,
+    Disconnected,
+    Receive,
+    Scope,
+    Send,
+    read_body,
+    refuse,
+    refuse_slow_body,
+    respond,
+)
+from ._http_common import accepts, is_json_content_type, one_header, sniff
 from ._sse import format_event
 
 if TYPE_CHECKING:
@@ -84,7 +95,7 @@ async def handle_post(app: StreamableHTTPApp, scope: Scope, receive: Receive, se
     except ValueError as exc:
         await refuse(send, 400, str(exc))
         return
-    if "application/json" not in media_types(content_type):
+    if not is_json_content_type(content_type):
         await refuse(send, 415, "Unsupported Media Type: Content-Type must be application/json")
         return
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
@@ -97,9 +108,12 @@ async def handle_post(app: StreamableHTTPApp, scope: Scope, receive: Receive, se
         await refuse(send, 404, "Session not found")
         return
     try:
-        body = await read_body(receive, app.max_body_size, declared)
+        body = await read_body(receive, app.max_body_size, declared, app.body_timeout)
     except BodyTooLarge:
         await refuse(send, 413, f"Request body larger than {app.max_body_size} bytes")
+        return
+    except BodyTimeout:
+        await refuse_slow_body(send, app.body_timeout)
         return
     except Disconnected:
         return
