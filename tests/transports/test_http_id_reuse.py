@@ -32,24 +32,26 @@ def _answer(body: str) -> dict[str, object]:
 async def test_reused_ids_are_answered_and_leave_nothing_open(
     json_response: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async with running(make_server(), json_response=json_response) as (url, app):
-        async with raw_client(url) as http:
-            session_id = await open_raw_session(http)  # initialize used id 1
-            with trio.fail_after(10):
-                for request_id in (2, 2, 1):
-                    response = await http.post(
-                        "/mcp", content=_call(request_id), headers=post_headers(session_id)
-                    )
-                    assert response.status_code == 200
-                    answer = _answer(response.text)
-                    assert answer["id"] == request_id
-                    assert answer["result"]["structuredContent"] == {  # type: ignore[index]
-                        "result": request_id + 1
-                    }
-            transport = app.sessions()[session_id]
-            assert not transport.in_flight(1)
-            assert not transport.in_flight(2)
-            assert transport.idle  # no response stream left open
+    async with (
+        running(make_server(), json_response=json_response) as (url, app),
+        raw_client(url) as http,
+    ):
+        session_id = await open_raw_session(http)  # initialize used id 1
+        with trio.fail_after(10):
+            for request_id in (2, 2, 1):
+                response = await http.post(
+                    "/mcp", content=_call(request_id), headers=post_headers(session_id)
+                )
+                assert response.status_code == 200
+                answer = _answer(response.text)
+                assert answer["id"] == request_id
+                assert answer["result"]["structuredContent"] == {  # type: ignore[index]
+                    "result": request_id + 1
+                }
+        transport = app.sessions()[session_id]
+        assert not transport.in_flight(1)
+        assert not transport.in_flight(2)
+        assert transport.idle  # no response stream left open
     # Logged once per session at WARNING (then at DEBUG).
     warnings = [r for r in caplog.records if "reused request id" in r.getMessage()]
     assert [r.levelname for r in warnings] == ["WARNING"]
