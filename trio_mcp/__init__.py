@@ -26,6 +26,7 @@ _LAZY = {
     "open_stdio_client": ".transports._stdio_client",
     "serve_stdio": ".transports._stdio_server",
     "RequestContext": "._context",
+    "SlowStepReporter": "._diagnostics",
     "InvalidPeerResult": "._errors",
     "MCPError": "._errors",
     "RequestTimeout": "._errors",
@@ -58,6 +59,7 @@ _LAZY = {
 if TYPE_CHECKING:
     from ._client import Client, ToolCallError, open_client, run_client
     from ._context import RequestContext
+    from ._diagnostics import SlowStepReporter
     from ._elicitation import FormElicitation, URLElicitation, url_elicitation
     from ._errors import (
         InvalidPeerResult,
@@ -142,6 +144,7 @@ __all__ = [
     "RequestObserver",
     "FrameDirection",
     "Transport",
+    "SlowStepReporter",
     # errors
     "MCPError",
     "RPCError",
