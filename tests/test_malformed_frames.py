@@ -79,6 +79,13 @@ ROWS: list[Any] = [  # (name, frame, the reply owed as (id, code), or None)
     row("beyond-64-bit-id", b'{"jsonrpc":"2.0","id":%d,"method":"ping"}' % 2**80, (None, -32600)),
     row("request-and-response", frame(id=1, method="ping", result={}), (1, -32600)),
     row("neither-request-nor-response", frame(id=1), (1, -32600)),
+    # parsers disagree on duplicate keys (first or last wins): refused (J-12)
+    row("duplicate-id", b'{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}', (None, -32600)),
+    row(
+        "duplicate-method",
+        b'{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/list"}',
+        (None, -32600),
+    ),
     row("misspelt-method", b'{"jsonrpc":"2.0","id":1,"Method":"ping"}', (1, -32600)),
     # responses are never answered, whatever is wrong with them
     row("result-and-error", frame(id=1, result={}, error={"code": 1, "message": "x"}), None),

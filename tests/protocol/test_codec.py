@@ -146,6 +146,21 @@ def test_encode_leaves_out_absent_params_and_error_data() -> None:
 # --- the malformed-frame table: refusals that owe a reply -------------------------
 
 REPLY_ROWS: list[tuple[str, bytes, ErrorCode, object]] = [
+    # Duplicate routing keys: JSON parsers disagree on which one wins, so a proxy
+    # could route the frame differently from us (reliability J-12). Null id: the
+    # id itself is in doubt.
+    (
+        "duplicate-id",
+        b'{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}',
+        ErrorCode.INVALID_REQUEST,
+        None,
+    ),
+    (
+        "duplicate-method",
+        b'{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}',
+        ErrorCode.INVALID_REQUEST,
+        None,
+    ),
     # Neither a request nor a response (a misspelt "Method"): an invalid request,
     # answered with its id (reliability J-11); the connection fails our own call
     # instead when the id is one of ours in flight (tests/test_bad_responses.py).
@@ -694,3 +709,19 @@ def test_encode_decode_round_trip_and_no_raw_newline(message: Message) -> None:
     data = encode(message)
     assert b"\n" not in data
     assert decode(data) == [message]
+
+
+def test_nested_id_and_method_keys_are_not_duplicates() -> None:
+    # The check reads the top level's own keys: params may hold "id" and
+    # "method" keys of their own, and may repeat them (they are data).
+    data = (
+        b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t",'
+        b'"arguments":{"id":1,"method":"x","rows":[{"id":2},{"id":3}]}}}'
+    )
+    [message] = decode(data)
+    assert isinstance(message, Request)
+    assert message.id == 7
+    assert message.params == {
+        "name": "t",
+        "arguments": {"id": 1, "method": "x", "rows": [{"id": 2}, {"id": 3}]},
+    }

@@ -16,6 +16,7 @@ Spec: BP-01..BP-03, BP-06..BP-10, BP-18, BP-19.
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -80,6 +81,10 @@ def decode(
         obj = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         return [_bad(ErrorCode.PARSE_ERROR, f"Parse error: {exc}")]
+    if type(obj) is dict:
+        duplicate = _duplicate_routing_key(data)
+        if duplicate is not None:
+            return [_bad(ErrorCode.INVALID_REQUEST, duplicate)]
     if isinstance(obj, list):
         if not allow_batch:
             return [
@@ -92,6 +97,36 @@ def decode(
             return [_bad(ErrorCode.INVALID_REQUEST, "Empty JSON-RPC batch")]
         return [decode_object(item) for item in obj]
     return [decode_object(obj)]
+
+
+def _duplicate_routing_key(data: bytes | bytearray | memoryview | str) -> str | None:
+    """Why the top-level object is refused if it repeats ``"id"`` or
+    ``"method"`` (J-12), else None.
+
+    JSON parsers disagree on duplicate keys (orjson keeps the last, others the
+    first), so a proxy and this session could route one frame differently: such
+    a frame is refused. Two substring counts rule most frames out; only a frame
+    that mentions a key twice (a nested ``"id"`` in the params, say) is parsed
+    again, by the standard library, to look at the top level's own keys.
+    """
+    text = bytes(data) if isinstance(data, memoryview) else data
+    id_key, method_key = ('"id"', '"method"') if isinstance(text, str) else (b'"id"', b'"method"')
+    if text.count(id_key) < 2 and text.count(method_key) < 2:  # type: ignore[arg-type]
+        return None
+    top: list[list[tuple[str, Any]]] = []
+
+    def keep(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        top[:] = [pairs]  # the outermost object is built last
+        return {}
+
+    try:
+        json.loads(text, object_pairs_hook=keep)
+    except RecursionError:  # nesting orjson accepts (< 1024) can be too deep here
+        return 'Too deeply nested to check for duplicate "id" or "method" keys'
+    keys = [key for key, _ in top[0]] if top else []
+    if keys.count("id") > 1 or keys.count("method") > 1:
+        return 'Duplicate "id" or "method" key'
+    return None
 
 
 def decode_object(obj: Any) -> Message | FrameError:
