@@ -10,4 +10,21 @@
   ``spec_notes/``; ``tests/test_spec_notes.py`` fails on unknown ids and on notes
   that name tests which do not exist.
 * Pure protocol tests (``tests/protocol/``) never import trio.
+* Every test ends every process it started: an autouse check below fails a
+  test that leaves a child process running.
 """
+
+from collections.abc import Iterator
+
+import pytest
+from process_check import child_pids, running
+
+
+@pytest.fixture(autouse=True)
+def _no_orphaned_processes() -> Iterator[None]:
+    """Every test ends every process it started (reliability T-08; the brief's
+    orphaned servers): a child still running after the test is a failure."""
+    before = child_pids()
+    yield
+    left = sorted(pid for pid in child_pids() - before if running(pid))
+    assert not left, f"processes left running by this test: {left}"
