@@ -12,6 +12,14 @@ never had, is unknown (no cross-session replay, reliability E-05).
 Event ids have the form ``<stream id>.<sequence>``: they say which stream they
 belong to (HT-24) and the sequence is unique across every stream of the session.
 
+Bounds (reliability E-09): a session's events are bounded in count (per stream,
+and streams per session), in bytes (the payloads a session keeps) and, if asked,
+in age; the store holds at most ``max_sessions`` sessions, and a session that
+ends is forgotten at once. Whatever a bound drops, it drops oldest first, so a
+stream always keeps a *suffix* of its events: a resume from an event still held
+replays everything after it, and a resume from a dropped one is refused (the
+server answers 400), never served a shortened replay.
+
 Spec: HT-10, HT-17, HT-24..HT-26.
 """
 
@@ -19,6 +27,8 @@ from __future__ import annotations
 
 from collections import OrderedDict, deque
 from typing import Protocol
+
+import trio
 
 #: One stored event: its id and its data (None for a priming event).
 StoredEvent = tuple[str, bytes | None]
@@ -58,25 +68,73 @@ def split_event_id(event_id: str) -> tuple[str, int] | None:
     return stream, int(seq)
 
 
+#: One kept event: its sequence, its data, and when it was stored (0.0 when
+#: the store has no age bound: no clock is read then).
+_Kept = tuple[int, bytes | None, float]
+
+#: Default bound on the payload bytes one session keeps.
+MAX_BYTES_PER_SESSION = 8 * 1024 * 1024
+
+
+def _nbytes(data: bytes | None) -> int:
+    return 0 if data is None else len(data)
+
+
 class _SessionEvents:
-    __slots__ = ("next_seq", "streams")
+    __slots__ = ("next_seq", "size", "streams")
 
     def __init__(self) -> None:
         self.next_seq = 1
-        self.streams: OrderedDict[str, deque[tuple[int, bytes | None]]] = OrderedDict()
+        #: Payload bytes held, all streams together.
+        self.size = 0
+        self.streams: OrderedDict[str, deque[_Kept]] = OrderedDict()
+
+    def drop_stream(self, stream_id: str) -> None:
+        events = self.streams.pop(stream_id)
+        self.size -= sum(_nbytes(data) for _, data, _ in events)
+
+    def drop_oldest(self) -> None:
+        """Drop the session's oldest event (the lowest sequence of any stream).
+
+        Each stream's events are in sequence order, so the oldest of the
+        session is the first of some stream: dropping it keeps every stream a
+        suffix of what it sent. O(streams of the session).
+        """
+        stream_id, events = min(self.streams.items(), key=lambda item: item[1][0][0])
+        _, data, _ = events.popleft()
+        self.size -= _nbytes(data)
+        if not events:
+            del self.streams[stream_id]
+
+    def oldest_stamp(self) -> float:
+        return min(events[0][2] for events in self.streams.values())
 
 
 class MemoryEventStore:
     """A bounded in-memory :class:`EventStore`.
 
     Args:
-        max_events_per_stream: older events of a stream are evicted beyond this.
+        max_events_per_stream: older events of a stream are evicted beyond this
+            (default 1024).
         max_streams_per_session: the least recently written streams of a session
-            are dropped beyond this.
-        max_sessions: sessions beyond this evict the least recently written one.
+            are dropped beyond this (default 256).
+        max_bytes_per_session: the payload bytes (event data; a priming event
+            counts 0) a session keeps, all its streams together; beyond it the
+            session's oldest events are dropped, whichever stream they belong
+            to (default 8 MiB; None: no byte bound). An event larger than this
+            is sent but not kept, and neither is anything before it.
+        max_age: seconds an event is kept (None, the default: no age bound).
+            Older events are dropped when their session next stores an event or
+            a client resumes it (the session ending drops them all anyway).
+            Read on Trio's clock, so the store must then be used inside Trio.
+        max_sessions: sessions beyond this evict the least recently written one
+            (default 10 000).
 
     A resume from an evicted position is refused (None), never answered with a
-    silently shortened replay.
+    silently shortened replay, whichever bound evicted it.
+
+    Memory: with the defaults a session keeps at most 8 MiB of payloads (plus
+    about 100 bytes of bookkeeping per event); its events go when it ends.
     """
 
     def __init__(
@@ -84,10 +142,16 @@ class MemoryEventStore:
         *,
         max_events_per_stream: int = 1024,
         max_streams_per_session: int = 256,
+        max_bytes_per_session: int | None = MAX_BYTES_PER_SESSION,
+        max_age: float | None = None,
         max_sessions: int = 10_000,
     ) -> None:
+        if max_events_per_stream < 1:
+            raise ValueError("max_events_per_stream must be at least 1")
         self.max_events_per_stream = max_events_per_stream
         self.max_streams_per_session = max_streams_per_session
+        self.max_bytes_per_session = max_bytes_per_session
+        self.max_age = max_age
         self.max_sessions = max_sessions
         self._sessions: OrderedDict[str, _SessionEvents] = OrderedDict()
 
@@ -105,15 +169,32 @@ class MemoryEventStore:
             self._sessions.move_to_end(session_id)
         events = session.streams.get(stream_id)
         if events is None:
-            events = session.streams[stream_id] = deque(maxlen=self.max_events_per_stream)
+            events = session.streams[stream_id] = deque()
             while len(session.streams) > self.max_streams_per_session:
-                session.streams.popitem(last=False)
+                session.drop_stream(next(iter(session.streams)))
         else:
             session.streams.move_to_end(stream_id)
+            if len(events) >= self.max_events_per_stream:
+                _, dropped, _ = events.popleft()
+                session.size -= _nbytes(dropped)
         seq = session.next_seq
         session.next_seq += 1
-        events.append((seq, data))
+        now = 0.0 if self.max_age is None else trio.current_time()
+        events.append((seq, data, now))
+        session.size += _nbytes(data)
+        self._trim(session, now)
         return f"{stream_id}.{seq}"
+
+    def _trim(self, session: _SessionEvents, now: float) -> None:
+        """Drop *session*'s oldest events while it is over its byte or age bound."""
+        limit = self.max_bytes_per_session
+        if limit is not None:
+            while session.size > limit:
+                session.drop_oldest()
+        if self.max_age is not None:
+            cutoff = now - self.max_age
+            while session.streams and session.oldest_stamp() < cutoff:
+                session.drop_oldest()
 
     async def events_after(
         self, session_id: str, last_event_id: str
@@ -128,6 +209,8 @@ class MemoryEventStore:
         session = self._sessions.get(session_id)
         if parsed is None or session is None:
             return None
+        if self.max_age is not None:
+            self._trim(session, trio.current_time())
         stream_id, seq = parsed
         events = session.streams.get(stream_id)
         if events is None or not events:
@@ -135,9 +218,9 @@ class MemoryEventStore:
         # The id must be one we stored for this stream and still hold.
         if seq < events[0][0] or seq >= session.next_seq:
             return None
-        if not any(s == seq for s, _ in events):
+        if not any(s == seq for s, _, _ in events):
             return None
-        return stream_id, [(f"{stream_id}.{s}", d) for s, d in events if s > seq]
+        return stream_id, [(f"{stream_id}.{s}", d) for s, d, _ in events if s > seq]
 
     async def forget_session(self, session_id: str) -> None:
         self._sessions.pop(session_id, None)
@@ -145,3 +228,10 @@ class MemoryEventStore:
     def __len__(self) -> int:
         """Events held, all sessions together."""
         return sum(len(e) for s in self._sessions.values() for e in s.streams.values())
+
+    def held_bytes(self, session_id: str | None = None) -> int:
+        """Payload bytes held for *session_id* (None: all sessions together)."""
+        if session_id is not None:
+            session = self._sessions.get(session_id)
+            return 0 if session is None else session.size
+        return sum(s.size for s in self._sessions.values())

@@ -100,7 +100,10 @@ class StreamableHTTPApp:
             instead of an SSE stream (no resumability, no related messages).
         stateless: no sessions: every POST is self-contained (no GET, no DELETE).
         event_store: makes streams resumable (``Last-Event-ID``); e.g.
-            :class:`MemoryEventStore`. None: not resumable.
+            :class:`MemoryEventStore`, whose bounds are its options: per session
+            ``max_events_per_stream`` (1024), ``max_streams_per_session`` (256),
+            ``max_bytes_per_session`` (8 MiB) and ``max_age`` (off); a resume
+            from a dropped event gets 400. None: not resumable.
         retry_interval: milliseconds sent as the SSE ``retry`` field with
             priming events (HT-12).
         allowed_hosts, allowed_origins: see :class:`OriginPolicy` (the default

@@ -8,22 +8,32 @@ The contract (also in ``spec_notes/transports-websocket.md``):
   ``Host`` exactly as the HTTP transports do (403 / 421 before accepting; a
   browser applies no CORS to WebSockets);
 * framing: one JSON-RPC message per *text* frame, UTF-8 (TR-01); a binary frame
-  closes the connection with 1003, invalid UTF-8 with 1007 (wsproto), a message
-  over ``max_message_size`` with 1009;
+  closes the connection with 1003, invalid UTF-8 with 1007, a message over
+  ``max_message_size`` with 1009;
 * lifecycle and cancellation: as on stdio: the handshake-era lifecycle, and a
   request is cancelled with ``notifications/cancelled``; closing the socket ends
   the session (in-flight requests fail with "connection closed").
 
+Bounds (reliability W-06, W-08): a connection that has not completed its
+opening handshake within ``handshake_timeout`` (10 s) is closed; closing waits
+at most ``close_timeout`` (5 s) for the peer's answer to our close frame, then
+drops the TCP connection, so a peer that stopped reading (or answering) never
+holds a session, nor the server's shutdown, open. A dead peer is noticed by the
+session's optional keepalive (``keepalive_interval=``, MCP pings). Whatever
+fails on one connection ends that connection only (W-07).
+
 Cancellation:
     ``send``/``receive`` are trio-websocket calls (cancellable; a cancelled send
-    may have written the frame or not, never part of it). ``aclose`` is bounded
-    by trio-websocket's disconnect timeout.
+    may have written the frame or not, never part of it). ``aclose`` is
+    shielded and bounded by ``close_timeout``.
 
 Spec: TR-01, TR-03.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -35,25 +45,40 @@ from trio_websocket import (
     WebSocketRequest,
     open_websocket_url,
 )
-from trio_websocket import serve_websocket as _serve_websocket
+from wsproto import ConnectionType, WSConnection
+from wsproto.connection import ConnectionState
+from wsproto.events import CloseConnection
 
 from ..protocol import DEFAULT_MAX_MESSAGE_SIZE
-from ._http_common import OriginPolicy
+from ._http_common import OriginPolicy, is_loopback_host
 
 if TYPE_CHECKING:
     from .._server import Server
+
+logger = logging.getLogger("trio_mcp.websocket")
 
 #: The WebSocket subprotocol both sides must agree on.
 SUBPROTOCOL = "mcp"
 #: trio-websocket's limit is per message; leave room over the codec's own limit.
 MAX_MESSAGE_SIZE = DEFAULT_MAX_MESSAGE_SIZE + 1024
+#: Seconds a connection may take to send a complete opening handshake (W-08),
+#: as the HTTP server's header timeout.
+HANDSHAKE_TIMEOUT = 10.0
+#: Seconds to wait for the peer's close frame after ours, before dropping the
+#: TCP connection (a peer that stopped reading would hold it forever).
+CLOSE_TIMEOUT = 5.0
 
 
 class WebSocketTransport(trio.abc.Channel[bytes]):
-    """A :data:`~trio_mcp.Transport` over one WebSocket connection (text frames)."""
+    """A :data:`~trio_mcp.Transport` over one WebSocket connection (text frames).
 
-    def __init__(self, ws: WebSocketConnection) -> None:
+    *close_timeout* bounds the closing handshake: after that long without the
+    peer's close frame, the TCP connection is dropped.
+    """
+
+    def __init__(self, ws: WebSocketConnection, *, close_timeout: float = CLOSE_TIMEOUT) -> None:
         self.ws = ws
+        self.close_timeout = close_timeout
         self._closed = False
 
     async def send(self, value: bytes) -> None:
@@ -77,7 +102,7 @@ class WebSocketTransport(trio.abc.Channel[bytes]):
         if isinstance(message, bytes):
             # One JSON-RPC message per *text* frame: a binary frame breaks the
             # contract (1003 = unsupported data).
-            await self.ws.aclose(1003, "MCP messages are text frames")
+            await self._close(1003, "MCP messages are text frames")
             raise trio.BrokenResourceError("peer sent a binary WebSocket frame")
         return message.encode("utf-8")
 
@@ -86,13 +111,124 @@ class WebSocketTransport(trio.abc.Channel[bytes]):
             await trio.lowlevel.checkpoint()
             return
         self._closed = True
+        await self._close(1000, None)
+
+    async def _close(self, code: int, reason: str | None) -> None:
+        """Close frame, the peer's answer (bounded), then the TCP stream; shielded.
+
+        trio-websocket's ``aclose`` waits for the peer's close frame without a
+        bound: a peer that stopped reading would hold it (and, shielded, the
+        session's and the server's shutdown) forever (reliability W-06).
+        Cancelled by the bound, it closes its stream itself.
+        """
         with trio.CancelScope(shield=True):
-            await self.ws.aclose()
+            with trio.move_on_after(self.close_timeout):
+                await self.ws.aclose(code, reason)
             # trio-websocket 0.12 leaves the TCP stream open when the peer closed
             # first (found by check_transport: a leaked socket); close it here.
             stream = getattr(self.ws, "_stream", None)
             if stream is not None:
                 await stream.aclose()
+
+
+class _ServerConnection(WebSocketConnection):
+    """trio-websocket's server connection, telling the peer why a frame was refused.
+
+    wsproto turns a frame it refuses (invalid UTF-8 in a text frame: 1007, a
+    protocol violation: 1002) into a close event as if the peer had sent one;
+    trio-websocket 0.12 then drops the TCP connection without a close frame, so
+    the peer saw only an abnormal closure (1006). Here the close frame with
+    wsproto's code goes out first (reliability W-05).
+    """
+
+    async def _handle_close_connection_event(self, event: CloseConnection) -> None:
+        # A close frame from the peer moved wsproto out of OPEN before this
+        # event was made; still OPEN means wsproto made the event itself.
+        if self._wsproto.state is ConnectionState.OPEN:
+            with contextlib.suppress(ConnectionClosed):
+                await self._send(CloseConnection(code=event.code, reason=event.reason))
+        await super()._handle_close_connection_event(event)
+
+
+class _Acceptor:
+    """Serves one accepted connection: the handshake (bounded), checks, a session.
+
+    Cancellation: cancelling a connection's task closes it (bounded).
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        policy: OriginPolicy,
+        bound: tuple[str, int],
+        *,
+        max_message_size: int,
+        handshake_timeout: float,
+        close_timeout: float,
+        session_options: dict[str, Any],
+    ) -> None:
+        self.server = server
+        self.policy = policy
+        self.bound = bound
+        self.max_message_size = max_message_size
+        self.handshake_timeout = handshake_timeout
+        self.close_timeout = close_timeout
+        self.session_options = session_options
+
+    async def __call__(self, stream: trio.abc.Stream) -> None:
+        """Serve *stream*; whatever goes wrong ends this connection only.
+
+        A peer that resets while its handshake is answered makes trio-websocket
+        raise ``ConnectionClosed``; that, or a failing session, used to escape
+        into the listener's nursery and stop the whole server (reliability
+        W-07). Logged instead: the peer leaving at DEBUG, anything else at
+        ERROR, as the HTTP server does (``run_contained``).
+        """
+        try:
+            await self._connection(stream)
+        except* ConnectionClosed:
+            logger.debug("a WebSocket peer left during its handshake")
+        except* Exception as failure:
+            logger.error(
+                "a WebSocket connection failed and was closed; serving goes on", exc_info=failure
+            )
+
+    async def _connection(self, stream: trio.abc.Stream) -> None:
+        # trio-websocket's own serve loop, with _ServerConnection and our bounds.
+        async with trio.open_nursery() as nursery:
+            connection = _ServerConnection(
+                stream, WSConnection(ConnectionType.SERVER), max_message_size=self.max_message_size
+            )
+            nursery.start_soon(connection._reader_task)
+            request: WebSocketRequest | None = None
+            with trio.move_on_after(self.handshake_timeout):
+                request = await connection._get_request()
+            try:
+                if request is not None:
+                    await self._serve(request)
+            finally:
+                with trio.CancelScope(shield=True):
+                    with trio.move_on_after(self.close_timeout):
+                        await connection.aclose()
+                    await stream.aclose()
+                nursery.cancel_scope.cancel()
+
+    async def _serve(self, request: WebSocketRequest) -> None:
+        from .._server import serve_session
+
+        # wsproto keeps Host out of the extra headers: put it back for the check.
+        event = request._event
+        headers = [(b"host", event.host.encode("latin-1")), *request.headers]
+        refusal = self.policy.check(headers, self.bound)
+        if refusal is not None:
+            await request.reject(refusal[0], body=refusal[1].encode())
+            return
+        if SUBPROTOCOL not in request.proposed_subprotocols:
+            await request.reject(400, body=b"the 'mcp' WebSocket subprotocol is required")
+            return
+        ws = await request.accept(subprotocol=SUBPROTOCOL)
+        transport = WebSocketTransport(ws, close_timeout=self.close_timeout)
+        await serve_session(self.server, transport, **self.session_options)
 
 
 async def serve_websocket(
@@ -103,49 +239,40 @@ async def serve_websocket(
     allowed_hosts: Collection[str] | None = None,
     allowed_origins: Collection[str] | None = None,
     max_message_size: int = MAX_MESSAGE_SIZE,
+    handshake_timeout: float = HANDSHAKE_TIMEOUT,
+    close_timeout: float = CLOSE_TIMEOUT,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
     **session_options: Any,
 ) -> None:
     """Serve *server* over WebSocket; ``task_status.started`` gets ``ws://host:port``.
 
     Each connection is one session. Handshakes with a refused Origin/Host or
-    without the ``mcp`` subprotocol are rejected before any session exists.
+    without the ``mcp`` subprotocol are rejected before any session exists; a
+    connection that has not sent a complete handshake within
+    *handshake_timeout* seconds is closed. *close_timeout*: see
+    :class:`WebSocketTransport`. A warning is logged when binding a
+    non-loopback address without an explicit ``allowed_hosts``.
+    *session_options* go to :func:`~trio_mcp.serve_session` (e.g.
+    ``keepalive_interval``).
 
     Cancellation: runs until cancelled; open sessions are then cancelled.
     """
-    from .._server import serve_session
-
     policy = OriginPolicy(allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
-    bound: list[tuple[str, int]] = []
-
-    async def handler(request: WebSocketRequest) -> None:
-        # wsproto keeps Host out of the extra headers: put it back for the check.
-        event = request._event
-        headers = [(b"host", event.host.encode("latin-1")), *request.headers]
-        refusal = policy.check(headers, bound[0] if bound else None)
-        if refusal is not None:
-            await request.reject(refusal[0], body=refusal[1].encode())
-            return
-        if SUBPROTOCOL not in request.proposed_subprotocols:
-            await request.reject(400, body=b"the 'mcp' WebSocket subprotocol is required")
-            return
-        ws = await request.accept(subprotocol=SUBPROTOCOL)
-        await serve_session(server, WebSocketTransport(ws), **session_options)
-
-    async def run(*, task_status: trio.TaskStatus[Any]) -> None:
-        await _serve_websocket(
-            handler,
-            host,
-            port,
-            None,
-            max_message_size=max_message_size,
-            task_status=task_status,
-        )
-
+    if not is_loopback_host(host) and allowed_hosts is None:
+        logger.warning("binding %s without allowed_hosts: Host is not validated", host)
+    listeners = await trio.open_tcp_listeners(port, host=host)
+    actual = listeners[0].socket.getsockname()[1]
+    acceptor = _Acceptor(
+        server,
+        policy,
+        (host, actual),
+        max_message_size=max_message_size,
+        handshake_timeout=handshake_timeout,
+        close_timeout=close_timeout,
+        session_options=session_options,
+    )
     async with trio.open_nursery() as nursery:
-        ws_server = await nursery.start(run)
-        actual = ws_server.port
-        bound.append((host, actual))
+        await nursery.start(trio.serve_listeners, acceptor, listeners)
         shown = f"[{host}]" if ":" in host else host
         task_status.started(f"ws://{shown}:{actual}")
 
