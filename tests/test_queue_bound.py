@@ -108,3 +108,42 @@ async def test_a_negative_bound_is_refused() -> None:
     with pytest.raises(ValueError, match="max_queued"):
         async with open_session(a, None, None, max_queued=-1):  # type: ignore[arg-type]
             pass  # pragma: no cover
+
+
+async def test_a_peer_that_stops_reading_stops_being_read(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # Before: a handler gave its slot back before its reply was queued, so
+    # while the writer was stuck behind a peer that does not read, every new
+    # request still ran and its reply piled up (unbounded memory, found by
+    # tests/transports/test_websocket_edges.py's slow reader). Now the slots
+    # stay taken until the replies are queued: the queue fills, the reader
+    # blocks on the refusals, and the transport's back-pressure stops the peer.
+    async def echo(ctx: RequestContext) -> Any:
+        return {"content": [{"type": "text", "text": "x" * 1000}]}
+
+    async with open_raw_server(
+        FnDispatcher(echo=echo), buffer=0, max_concurrent=2, max_queued=2, outgoing_buffer=2
+    ) as (peer, session):
+        peer.pause()
+        sent = 0
+
+        async def flood() -> None:
+            nonlocal sent
+            for request_id in range(1, 1001):
+                await peer.call_tool("echo", request_id=request_id)
+                sent += 1
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(flood)
+            await settle()
+            # Bounded: 2 running (replies waiting), 2 queued, a few frames in
+            # the queues; the flood itself is blocked.
+            assert sent < 20
+            assert session._inbound_tasks <= 4
+            peer.resume()  # read again: everything drains, in order
+        await peer.wait_response(1000)
+        await settle()
+        answered = {f["id"] for f in peer.frames if "id" in f and "method" not in f}
+        assert set(range(1, 1001)) <= answered
+        assert not session.closed

@@ -75,22 +75,37 @@ async def _run(
     admission: Admission | None,
     ticket: Ticket | None,
 ) -> None:
+    try:
+        await _serve(session, ctx, scope, admission, ticket)
+    finally:
+        # The slot is held until the reply is queued, not just until the
+        # handler returns: when the peer stops reading and the writer's queue is
+        # full, replies wait here, so at most max_concurrent of them can pile
+        # up and new requests queue (then get -32005) instead of running
+        # (found by tests/transports/test_websocket_edges.py's slow reader).
+        if admission is not None and (ticket is None or ticket.granted):
+            admission.release()
+
+
+async def _serve(
+    session: Session,
+    ctx: RequestContext,
+    scope: trio.CancelScope,
+    admission: Admission | None,
+    ticket: Ticket | None,
+) -> None:
     protocol = session.protocol
     request_id = ctx.request_id
     reply: Message | None = None
     try:
         with scope:
-            try:
-                # A request cancelled while queued stops here and never starts.
-                if ticket is None:
-                    await trio.lowlevel.checkpoint_if_cancelled()
-                else:
-                    await admission.wait(ticket)  # type: ignore[union-attr]
-                if protocol.start_inbound(request_id):
-                    reply = await _handle(session, ctx)
-            finally:
-                if admission is not None and (ticket is None or ticket.granted):
-                    admission.release()
+            # A request cancelled while queued stops here and never starts.
+            if ticket is None:
+                await trio.lowlevel.checkpoint_if_cancelled()
+            else:
+                await admission.wait(ticket)  # type: ignore[union-attr]
+            if protocol.start_inbound(request_id):
+                reply = await _handle(session, ctx)
     finally:
         # Fix: when the session's nursery itself is cancelled (a scope enclosing
         # the session), Cancelled passes through the request's scope and skips
