@@ -21,6 +21,10 @@ _LAZY = {
     "open_client": "._client",
     "run_client": "._client",
     "ToolCallError": "._client",
+    "HiddenCharacter": "._hidden_text",
+    "HiddenKind": "._hidden_text",
+    "find_hidden_text": "._hidden_text",
+    "find_hidden_text_in_tool": "._hidden_text",
     "ClientGroup": "._multi",
     "open_clients": "._multi",
     "open_stdio_client": ".transports._stdio_client",
@@ -68,6 +72,12 @@ if TYPE_CHECKING:
         RPCError,
         SessionClosed,
         URLElicitationRequired,
+    )
+    from ._hidden_text import (
+        HiddenCharacter,
+        HiddenKind,
+        find_hidden_text,
+        find_hidden_text_in_tool,
     )
     from ._multi import ClientGroup, open_clients
     from ._server import (
@@ -123,6 +133,10 @@ __all__ = [
     "open_clients",
     "ClientGroup",
     "ToolCallError",
+    "find_hidden_text",
+    "find_hidden_text_in_tool",
+    "HiddenCharacter",
+    "HiddenKind",
     "FormElicitation",
     "URLElicitation",
     "url_elicitation",

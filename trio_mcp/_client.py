@@ -38,6 +38,7 @@ from ._client_handlers import (
 )
 from ._context import RequestContext
 from ._errors import InvalidPeerResult, MCPError
+from ._hidden_text import HiddenCharacter
 from ._session import DEFAULT, Session, open_session
 from ._transport import Transport
 from .protocol import NotificationReceived, Progress, Protocol, Role
@@ -141,6 +142,14 @@ class Client:
         return dict(self._cache.items["tools"])
 
     @property
+    def hidden_text(self) -> dict[str, tuple[HiddenCharacter, ...]]:
+        """Characters a reader cannot see in each cached tool's definition, by
+        tool name (only tools that have any; reliability X-06). The tools in
+        :attr:`tools` are verbatim; see :mod:`trio_mcp._hidden_text` for what
+        is flagged."""
+        return dict(self._cache.hidden_text)
+
+    @property
     def prompts(self) -> dict[str, mcp_types.Prompt]:
         return dict(self._cache.items["prompts"])
 
@@ -184,8 +193,8 @@ class Client:
     async def events(
         self, buffer: int = 64
     ) -> AsyncIterator[trio.MemoryReceiveChannel[ClientEvent]]:
-        """A channel of :class:`ListChanged` and :class:`ToolDefinitionChanged`
-        events, for the duration of the block.
+        """A channel of :class:`ListChanged`, :class:`ToolDefinitionChanged` and
+        :class:`HiddenTextFound` events, for the duration of the block.
 
         Events beyond *buffer* unread ones are dropped (counted in
         ``dropped_events``) rather than stalling the session.

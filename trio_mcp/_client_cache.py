@@ -12,6 +12,13 @@ a request. Each finished refresh bumps a generation and wakes
 a tool whose definition differs from the one first seen also publishes a
 :class:`ToolDefinitionChanged`, so a host can ask the user to re-approve it.
 
+Every tool definition, when first fetched and whenever it changes, is scanned
+for hidden text (zero-width, bidirectional, tag and control characters ...;
+:mod:`trio_mcp._hidden_text`, reliability X-06). The findings are kept per
+tool (``ListCache.hidden_text``, read through ``Client.hidden_text``) and a
+definition with findings publishes a :class:`HiddenTextFound`. Definitions are
+never altered: the host decides what to show or refuse.
+
 Structured-output validators are compiled once per tool definition and
 dropped when the definition changes.
 """
@@ -28,6 +35,7 @@ import trio
 
 from . import types as mcp_types
 from ._errors import MCPError, RPCError
+from ._hidden_text import HiddenCharacter, find_hidden_text_in_tool
 from .protocol import ErrorCode
 
 logger = logging.getLogger("trio_mcp.client")
@@ -77,7 +85,18 @@ class ToolDefinitionChanged:
     current: mcp_types.Tool
 
 
-ClientEvent = ListChanged | ToolDefinitionChanged
+@attrs.frozen
+class HiddenTextFound:
+    """A tool definition, new or changed, holds characters a reader cannot see
+    (reliability X-06). ``findings`` are in document order; see
+    :class:`~trio_mcp._hidden_text.HiddenCharacter`."""
+
+    name: str
+    tool: mcp_types.Tool
+    findings: tuple[HiddenCharacter, ...]
+
+
+ClientEvent = ListChanged | ToolDefinitionChanged | HiddenTextFound
 Request = Callable[[str, Any], Awaitable[Any]]
 
 
@@ -119,6 +138,8 @@ class ListCache:
         self.generation: dict[str, int] = dict.fromkeys(LISTS, 0)
         self._changed: dict[str, trio.Event] = {kind: trio.Event() for kind in LISTS}
         self.first_seen_tools: dict[str, mcp_types.Tool] = {}
+        #: Hidden characters per cached tool (only tools that have some).
+        self.hidden_text: dict[str, tuple[HiddenCharacter, ...]] = {}
         self._dirty: set[str] = set()
         self._wake = trio.Event()
         self._subscribers: list[
@@ -151,6 +172,7 @@ class ListCache:
         )
         if kind == "tools":
             self._track_tools(old, new)
+            self._scan_tools(old, new)
         self.generation[kind] += 1
         self._changed[kind].set()
         self._changed[kind] = trio.Event()
@@ -167,6 +189,21 @@ class ListCache:
             elif tool != first and name not in old:
                 # Removed, then back with another definition.
                 self.publish(ToolDefinitionChanged(name, first, previous, tool))
+
+    def _scan_tools(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        # Only new and changed definitions are scanned (and announced); an
+        # unchanged one keeps its findings.
+        previous = self.hidden_text
+        self.hidden_text = {}
+        for name, tool in new.items():
+            if name in old and old[name] == tool:
+                findings = previous.get(name, ())
+            else:
+                findings = find_hidden_text_in_tool(tool)
+                if findings:
+                    self.publish(HiddenTextFound(name, tool, findings))
+            if findings:
+                self.hidden_text[name] = findings
 
     async def discover(self) -> None:
         """Fetch every list the server declared.
@@ -256,6 +293,7 @@ class ListCache:
 
 __all__ = [
     "ClientEvent",
+    "HiddenTextFound",
     "ListCache",
     "ListChanged",
     "PaginationError",

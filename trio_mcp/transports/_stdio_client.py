@@ -5,9 +5,14 @@ Theory of operation
 :func:`open_stdio_process` spawns the server with no shell, arguments passed
 verbatim, in a new session (so in its own process group: launchers such as
 ``sh -c`` or ``npx`` and everything they start can be signalled together), with
-a small safe environment. A task pumps the server's stderr line by line to a
-sink and keeps its last lines. The yielded :class:`StdioProcess` is the
-transport (newline framing over the child's stdin and stdout).
+a small safe environment. Before anything is started, an optional
+``before_spawn`` hook sees the exact :class:`SpawnRequest` (argv, working
+directory, whole environment) and may veto it by raising (X-03: consent or
+policy for a command that may come from configuration). A task pumps the
+server's stderr line by line to a sink and keeps its last lines, so a server
+that floods stderr costs bounded memory (P-14). The yielded
+:class:`StdioProcess` is the transport (newline framing over the child's stdin
+and stdout).
 
 Closing the transport (what a session does at its end) only closes the child's
 stdin, which is quick, so it fits the session's bounded close. Leaving
@@ -17,7 +22,8 @@ and shielded, also when the caller is being cancelled::
     close stdin -> wait close_grace -> SIGTERM the group -> wait terminate_grace
                 -> SIGKILL the group -> reap
 
-while draining stdout, so a server blocked writing can still exit. After the
+while draining (and dropping) stdout, so a server blocked writing, or flooding
+its stdout while we close, can still exit and costs no memory (P-09). After the
 leader is reaped the group gets SIGKILL, so no grandchild survives it. Which
 step ended the process is :attr:`StdioProcess.exit_step`, also reported to
 ``on_event``.
@@ -27,20 +33,23 @@ exit: a clean exit (status 0) is end of channel; anything else is
 ``BrokenResourceError`` naming the exit status and the last lines of stderr, so
 every pending call fails at once with that reason.
 
-Spec: SI-01, SI-04, SI-06, SI-10, LC-16.
+Spec: SI-01, SI-04, SI-06, SI-10, LC-16 (reliability catalogue: X-01, X-03, P-09,
+P-14).
 """
 
 from __future__ import annotations
 
 import contextlib
 import enum
+import inspect
 import os
 import signal
 import subprocess
 import sys
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -74,6 +83,27 @@ SAFE_ENVIRONMENT = (
 STDERR_LINE_LIMIT = 64 * 1024
 
 
+def take_lines(buffer: bytearray, limit: int) -> Iterator[bytes]:
+    """Remove each complete line from *buffer* and yield it, without its newline.
+
+    A line longer than *limit* bytes comes out in pieces of *limit* bytes, the
+    same pieces however the input was split into reads; what is left in
+    *buffer* is a partial line of at most *limit* bytes. So a server's stderr
+    costs at most a limit and a read of memory, whatever it writes (P-14).
+    """
+    while True:
+        # Only a newline within the limit ends a line whole.
+        end = buffer.find(b"\n", 0, limit + 1)
+        if end >= 0:
+            yield bytes(buffer[:end])
+            del buffer[: end + 1]
+        elif len(buffer) > limit:
+            yield bytes(buffer[:limit])
+            del buffer[:limit]
+        else:
+            return
+
+
 def safe_environment() -> dict[str, str]:
     """The default environment of a spawned server: :data:`SAFE_ENVIRONMENT` from ours.
 
@@ -81,6 +111,34 @@ def safe_environment() -> dict[str, str]:
     the caller passes them.
     """
     return {name: os.environ[name] for name in SAFE_ENVIRONMENT if name in os.environ}
+
+
+def _read_only(env: Mapping[str, str]) -> Mapping[str, str]:
+    return MappingProxyType(dict(env))
+
+
+@attrs.frozen
+class SpawnRequest:
+    """What :func:`open_stdio_process` is about to start, for its ``before_spawn`` hook.
+
+    It is exactly what goes to the operating system, untruncated and unquoted
+    (show it as is when asking for consent): the process is started from these
+    very values, after the hook returns.
+    """
+
+    #: The program and its arguments, verbatim (no shell). ``argv[0]`` is the
+    #: command as given: without a ``/`` it is looked up on ``env["PATH"]``;
+    #: a relative path is taken relative to *cwd*. A policy that must know
+    #: which file runs should require an absolute command.
+    argv: tuple[str, ...]
+    #: The whole environment of the child (read-only).
+    env: Mapping[str, str] = attrs.field(converter=_read_only)
+    #: The child's working directory (None: ours).
+    cwd: str | None
+
+
+#: A ``before_spawn`` hook: return to allow, raise to veto (sync or async).
+BeforeSpawn = Callable[[SpawnRequest], Awaitable[None] | None]
 
 
 class ExitStep(enum.Enum):
@@ -226,15 +284,8 @@ class StdioProcess(LineChannel):
                         self._stderr_line(bytes(buffer), sink)
                     return
                 buffer += chunk
-                while True:
-                    end = buffer.find(b"\n")
-                    if end < 0:
-                        if len(buffer) > STDERR_LINE_LIMIT:
-                            self._stderr_line(bytes(buffer[:STDERR_LINE_LIMIT]), sink)
-                            del buffer[:STDERR_LINE_LIMIT]
-                        break
-                    self._stderr_line(bytes(buffer[:end]), sink)
-                    del buffer[: end + 1]
+                for line in take_lines(buffer, STDERR_LINE_LIMIT):
+                    self._stderr_line(line, sink)
         finally:
             self._stderr_done.set()
 
@@ -305,6 +356,7 @@ async def open_stdio_process(
     terminate_grace: float = 2.0,
     exit_wait: float = 0.5,
     on_event: Callable[[ProcessEvent], None] | None = None,
+    before_spawn: BeforeSpawn | None = None,
 ) -> AsyncIterator[StdioProcess]:
     """Spawn ``command args...`` and yield the transport to it (a :class:`StdioProcess`).
 
@@ -323,27 +375,43 @@ async def open_stdio_process(
         terminate_grace: seconds to wait after SIGTERM before SIGKILL.
         exit_wait: seconds ``receive`` waits, after stdout ends, for the exit status.
         on_event: called with each :class:`ProcessEvent`.
+        before_spawn: called (sync, or async and awaited) with the
+            :class:`SpawnRequest` before the process is created; it approves
+            by returning and vetoes by raising. Nothing is spawned until it
+            returns, and nothing at all if it raises.
 
     Raises:
         OSError: the command could not be started (e.g. ``FileNotFoundError``).
+        ValueError: *stderr* is a string other than ``"forward"`` (nothing is spawned).
+        Exception: whatever *before_spawn* raised, unchanged (nothing is spawned).
 
     Cancellation:
-        Leaving the block, also by cancellation, runs the bounded shutdown
-        (at most *close_grace* + *terminate_grace* seconds plus the reap) shielded,
-        then re-raises. No zombie, descriptor or process-group member is left.
+        Cancelled while *before_spawn* runs (an async hook waiting for a user,
+        say), nothing is spawned. Leaving the block, also by cancellation, runs
+        the bounded shutdown (at most *close_grace* + *terminate_grace* seconds
+        plus the reap) shielded, then re-raises. No zombie, descriptor or
+        process-group member is left.
 
-    Spec: SI-01, SI-04, SI-10, LC-16.
+    Spec: SI-01, SI-04, SI-10, LC-16 (reliability catalogue: X-01, X-03, P-09, P-14).
     """
+    if isinstance(stderr, str) and stderr != "forward":
+        raise ValueError(f"stderr must be 'forward', a callable or None, not {stderr!r}")
     child_env = dict(os.environ) if inherit_env else safe_environment()
     if env:
         child_env.update(env)
+    request = SpawnRequest((command, *args), child_env, None if cwd is None else os.fspath(cwd))
+    if before_spawn is not None:
+        outcome = before_spawn(request)
+        if inspect.isawaitable(outcome):
+            await outcome
+    # Spawn from the request itself, so what the hook saw is what runs.
     process = await trio.lowlevel.open_process(
-        [command, *args],
+        list(request.argv),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=child_env,
-        cwd=cwd,
+        env=dict(request.env),
+        cwd=request.cwd,
         start_new_session=True,
     )
     transport = StdioProcess(
@@ -354,10 +422,8 @@ async def open_stdio_process(
         on_event=on_event,
     )
     sink: Callable[[str], None] | None
-    if stderr == "forward":
+    if isinstance(stderr, str):  # "forward", checked above
         sink = stderr_to_our_stderr(f"{os.path.basename(command)} {process.pid}")
-    elif isinstance(stderr, str):
-        raise ValueError(f"stderr must be 'forward', a callable or None, not {stderr!r}")
     else:
         sink = stderr
     transport._event("spawned")
@@ -409,6 +475,7 @@ async def open_stdio_client(
     close_grace: float = 2.0,
     terminate_grace: float = 2.0,
     on_event: Callable[[ProcessEvent], None] | None = None,
+    before_spawn: BeforeSpawn | None = None,
     **client_options: Any,
 ) -> AsyncIterator[Client]:
     """Spawn a stdio MCP server, run the handshake, yield the connected :class:`~trio_mcp.Client`.
@@ -419,11 +486,15 @@ async def open_stdio_client(
     :attr:`~StdioProcess.exit_step` after the block, is
     ``client.session.transport``.
 
+    *before_spawn* (see :func:`open_stdio_process`) sees the exact argv,
+    working directory and environment before anything is started; an exception
+    it raises vetoes the spawn and comes out of this ``async with`` unchanged.
+
     Cancellation:
         As :func:`~trio_mcp.open_client`, then the process shutdown of
         :func:`open_stdio_process` (bounded, shielded).
 
-    Spec: SI-01, SI-10, LC-16, TR-02.
+    Spec: SI-01, SI-10, LC-16, TR-02 (reliability catalogue: X-03).
     """
     from .._client import open_client
 
@@ -439,6 +510,7 @@ async def open_stdio_client(
             close_grace=close_grace,
             terminate_grace=terminate_grace,
             on_event=on_event,
+            before_spawn=before_spawn,
         ) as transport,
         open_client(transport, **client_options) as client,
     ):
