@@ -12,12 +12,19 @@
 * Pure protocol tests (``tests/protocol/``) never import trio.
 * Every test ends every process it started: an autouse check below fails a
   test that leaves a child process running.
+* Property tests (hypothesis) are deterministic too: the profile below draws
+  the same examples on every run (``derandomize``), keeps no example database,
+  and has no per-example deadline (a loaded 2-core CI machine is not a bug).
 """
 
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 from process_check import child_pids, running
+
+settings.register_profile("trio_mcp", deadline=None, derandomize=True, database=None)
+settings.load_profile("trio_mcp")
 
 
 @pytest.fixture(autouse=True)
