@@ -21,6 +21,11 @@ leave the session, cancelling it, and reach the caller of ``trio.run``):
 The reply goes through :meth:`Protocol.respond` / ``respond_error`` /
 ``cancel_inbound``, which return None whenever no reply may be sent (the peer
 cancelled: CN-05).
+
+:func:`start` is what the reader does with each request as it arrives: answer
+``ping`` and ``initialize`` itself, refuse when closing or when the queue is
+full, or make the request's scope, take the admission decision and start its
+task.
 """
 
 from __future__ import annotations
@@ -30,17 +35,74 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from ._context import RequestContext
 from ._errors import RPCError
-from .protocol import CancelOrigin, ErrorCode, ErrorObject, Message
+from .protocol import CancelOrigin, ErrorCode, ErrorObject, Message, RequestReceived
 
 if TYPE_CHECKING:
     from ._admission import Admission, Ticket
-    from ._context import RequestContext
     from ._session import Session
 
 logger = logging.getLogger("trio_mcp.session")
 
 _INTERNAL = ErrorObject(int(ErrorCode.INTERNAL_ERROR), "Internal error")
+_CLOSING = ErrorObject(int(ErrorCode.SESSION_CLOSED), "The session is closing")
+_TOO_MANY_REQUESTS = ErrorObject(
+    int(ErrorCode.TOO_MANY_REQUESTS), "Too many requests are waiting; try again later"
+)
+
+#: The name of every inbound request's task (a constant: Trio would otherwise
+#: derive one from the function, per task).
+_TASK_NAME = "trio_mcp inbound request"
+
+
+def start(session: Session, event: RequestReceived) -> Message | None:
+    """Act on a request as it arrives (called by the reader, in arrival order).
+
+    Returns the reply to queue when the reader answers it itself: ``ping`` and
+    ``initialize`` (prompt however busy the handlers are, PI-02), -32000 while
+    the session closes, -32005 when ``max_queued`` requests already wait (no
+    task is started: R-09). Otherwise makes the request's cancel scope, takes
+    the admission decision (a slot now, or a ticket in FIFO order) and starts
+    its task, and returns None.
+    """
+    request = event.request
+    method = request.method
+    protocol = session.protocol
+    if event.reused_id:
+        # Once per session at WARNING (a client that reuses ids reuses them
+        # all the time), then at DEBUG.
+        level = logging.DEBUG if session._warned_reuse else logging.WARNING
+        session._warned_reuse = True
+        logger.log(
+            level,
+            "the peer reused request id %r (accepted: its first use was answered)",
+            request.id,
+        )
+    if method == "ping" or method == "initialize":
+        protocol.start_inbound(request.id)
+        if method == "ping":
+            return protocol.respond(request.id, {})
+        return protocol.respond(request.id, protocol.accept_initialize(event.params))
+    if not session._accepting:
+        return protocol.respond_error(request.id, _CLOSING)
+    admission = session._admission
+    if admission is not None and admission.full:
+        return protocol.respond_error(request.id, _TOO_MANY_REQUESTS)
+    entry = protocol.inbound_entry(request.id)
+    assert entry is not None
+    scope = trio.CancelScope()
+    entry.user_data = scope
+    session._inbound_tasks += 1
+    params = request.params
+    ctx = RequestContext(
+        session, request.id, method, event.params, params.get("_meta") if params else None
+    )
+    ticket = admission.arrive() if admission is not None else None
+    session._nursery.start_soon(
+        run_inbound, session, ctx, scope, admission, ticket, name=_TASK_NAME
+    )
+    return None
 
 
 async def run_inbound(

@@ -54,11 +54,10 @@ from typing import Protocol as TypingProtocol
 import attrs
 import trio
 
-from . import _notifier, _outbound, _shutdown
+from . import _inbound, _notifier, _outbound, _shutdown
 from ._admission import Admission
 from ._context import RequestContext
 from ._errors import InvalidPeerResult, RPCError, SessionClosed
-from ._inbound import run_inbound
 from ._outbound import PendingCall
 from ._shutdown import unwrap_group as unwrap_group  # re-exported: others import it here
 from ._transport import Transport
@@ -89,14 +88,6 @@ from .protocol import (
 )
 
 logger = logging.getLogger("trio_mcp.session")
-
-#: The name of every inbound request's task (a constant: Trio would otherwise
-#: derive one from the function, per task).
-_INBOUND_TASK_NAME = "trio_mcp inbound request"
-
-_TOO_MANY_REQUESTS = ErrorObject(
-    int(ErrorCode.TOO_MANY_REQUESTS), "Too many requests are waiting; try again later"
-)
 
 #: Used for "the session's default" in per-call arguments.
 DEFAULT: Any = object()
@@ -466,7 +457,7 @@ class Session:
                         if pending is not None:
                             pending.finish("ok", event.result)  # type: ignore[union-attr]
                     elif kind is RequestReceived:
-                        reply = self._start_inbound(event)  # type: ignore[arg-type]
+                        reply = _inbound.start(self, event)  # type: ignore[arg-type]
                         if reply is not None:
                             await self._queue_reply(reply)
                     else:
@@ -481,7 +472,7 @@ class Session:
 
     async def _handle_event(self, event: Event) -> None:
         if isinstance(event, RequestReceived):
-            reply = self._start_inbound(event)
+            reply = _inbound.start(self, event)
             if reply is not None:
                 await self._queue_reply(reply)
         elif isinstance(event, ResponseReceived):
@@ -516,58 +507,6 @@ class Session:
                 await self._connection_failed(f"unusable message from the peer: {event.detail}")
         elif isinstance(event, Ignored):
             logger.debug("ignored (%s): %s", event.reason, event.detail)
-
-    def _start_inbound(self, event: RequestReceived) -> Message | None:
-        """Answer a built-in request (returns the reply to queue), or start the
-        request's task (returns None)."""
-        request = event.request
-        method = request.method
-        if event.reused_id:
-            # Once per session at WARNING (a client that reuses ids reuses
-            # them all the time), then at DEBUG.
-            level = logging.DEBUG if self._warned_reuse else logging.WARNING
-            self._warned_reuse = True
-            logger.log(
-                level,
-                "the peer reused request id %r (accepted: its first use was answered)",
-                request.id,
-            )
-        if method == "ping" or method == "initialize":
-            # Built in and answered by the reader itself: prompt even when every
-            # slot is busy (PI-02), and the handshake cannot be starved.
-            self.protocol.start_inbound(request.id)
-            if method == "ping":
-                reply = self.protocol.respond(request.id, {})
-            else:
-                reply = self.protocol.respond(
-                    request.id, self.protocol.accept_initialize(event.params)
-                )
-            return reply
-        if not self._accepting:
-            return self.protocol.respond_error(
-                request.id, ErrorObject(int(ErrorCode.SESSION_CLOSED), "The session is closing")
-            )
-        admission = self._admission
-        if admission is not None and admission.full:
-            # Refused at once, with no task: a peer that pipelines without
-            # bound cannot grow the session's memory (reliability R-09, D-08).
-            return self.protocol.respond_error(request.id, _TOO_MANY_REQUESTS)
-        entry = self.protocol.inbound_entry(request.id)
-        assert entry is not None
-        scope = trio.CancelScope()
-        entry.user_data = scope
-        self._inbound_tasks += 1
-        params = request.params
-        ctx = RequestContext(
-            self, request.id, method, event.params, params.get("_meta") if params else None
-        )
-        # The admission decision is made here, in arrival order: the task either
-        # holds a slot already (ticket None) or waits for its ticket in FIFO order.
-        ticket = admission.arrive() if admission is not None else None
-        self._nursery.start_soon(
-            run_inbound, self, ctx, scope, admission, ticket, name=_INBOUND_TASK_NAME
-        )
-        return None
 
     def _inbound_done(self) -> None:
         """An inbound request's task ended (called by run_inbound)."""
