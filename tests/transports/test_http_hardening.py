@@ -231,6 +231,23 @@ def test_unknown_bound_address_is_refused_unless_hosts_are_configured() -> None:
     assert OriginPolicy(allowed_hosts=()).check(local, ("127.0.0.1", 8000)) is not None
 
 
+@pytest.mark.spec("HT-02")
+def test_default_ports_may_be_left_out_of_host_and_origin() -> None:
+    # Browsers and curl leave :80 (http) and :443 (https) out of Host and Origin.
+    bare = [(b"host", b"localhost"), (b"origin", b"http://localhost")]
+    automatic = OriginPolicy()
+    assert automatic.check(bare, ("127.0.0.1", 80)) is None
+    assert automatic.check(bare, ("127.0.0.1", 443)) is None
+    assert automatic.check(bare, ("127.0.0.1", 8000)) == (421, "Host not allowed")
+    # "name:*" covers the name without a port too, for names and IPv6 alike.
+    for host in (b"localhost", b"[::1]"):
+        wildcard = OriginPolicy(allowed_hosts={"localhost:*", "[::1]:*"})
+        assert wildcard.check([(b"host", host)], ("127.0.0.1", 8000)) is None
+    assert OriginPolicy(allowed_hosts={"localhost:*"}).check(
+        [(b"host", b"localhost.evil.example")], ("127.0.0.1", 8000)
+    ) == (421, "Host not allowed")
+
+
 @pytest.mark.spec("SEC-01")
 async def test_app_without_a_server_entry_refuses_rebinding() -> None:
     headers = {"host": "attacker.example:8000", "origin": "http://attacker.example:8000"}

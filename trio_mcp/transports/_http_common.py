@@ -281,7 +281,10 @@ def _host_matches(value: str, allowed: Collection[str]) -> bool:
     value = value.lower()
     if value in allowed:
         return True
-    name, _, _port = value.rpartition(":") if not value.endswith("]") else (value, "", "")
+    # "name:*" matches the name with any port, and without one (a default
+    # port), for bracketed IPv6 literals and names alike.
+    has_port = ":" in value and not value.endswith("]")
+    name = value.rpartition(":")[0] if has_port else value
     return bool(name) and f"{name}:*" in allowed
 
 
@@ -291,7 +294,8 @@ class OriginPolicy:
     Args:
         allowed_hosts: ``Host`` header values, ``name:port`` or ``name:*``. None
             means automatic: when the listener is bound to a loopback address,
-            only ``localhost``, ``127.0.0.1`` and ``[::1]`` with the bound port;
+            only ``localhost``, ``127.0.0.1`` and ``[::1]`` with the bound port
+            (or without one, when that is 80 or 443);
             bound elsewhere (e.g. ``0.0.0.0``), any Host; bound address
             unknown, none (see below).
         allowed_origins: full origins (``scheme://host[:port]``), or ``"*"`` for
@@ -339,7 +343,11 @@ class OriginPolicy:
         if not is_loopback_host(str(server[0])):
             return None
         port = server[1]
-        return {f"{name}:{port}" for name in _LOOPBACK_NAMES}
+        hosts = {f"{name}:{port}" for name in _LOOPBACK_NAMES}
+        if port in (80, 443):
+            # Clients leave a default port out of Host (and Origin).
+            hosts.update(_LOOPBACK_NAMES)
+        return hosts
 
     def check(
         self, headers: Iterable[tuple[bytes, bytes]], server: tuple[str, int | None] | None
