@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import trio
 
-from trio_mcp._cli_call import run_call
-from trio_mcp._cli_trace import run_trace
-from trio_mcp._demo import run_demo
+from trio_mcp._cli._call import run_call
+from trio_mcp._cli._demo import run_demo
+from trio_mcp._cli._trace import run_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 PAPER_TRAIL = str(ROOT / "examples" / "paper_trail.py")

@@ -17,19 +17,19 @@ from ._version import __version__
 
 # name -> module that defines it
 _LAZY = {
-    "Client": "._client",
-    "open_client": "._client",
-    "run_client": "._client",
-    "ToolCallError": "._client",
-    "HiddenCharacter": "._hidden_text",
-    "HiddenKind": "._hidden_text",
-    "find_hidden_text": "._hidden_text",
-    "find_hidden_text_in_tool": "._hidden_text",
-    "ClientGroup": "._multi",
-    "open_clients": "._multi",
+    "Client": "._client._client",
+    "open_client": "._client._client",
+    "run_client": "._client._client",
+    "ToolCallError": "._client._client",
+    "HiddenCharacter": "._client._hidden_text",
+    "HiddenKind": "._client._hidden_text",
+    "find_hidden_text": "._client._hidden_text",
+    "find_hidden_text_in_tool": "._client._hidden_text",
+    "ClientGroup": "._client._multi",
+    "open_clients": "._client._multi",
     "open_stdio_client": ".transports._stdio_client",
     "serve_stdio": ".transports._stdio_server",
-    "RequestContext": "._context",
+    "RequestContext": "._session._context",
     "SlowStepReporter": "._diagnostics",
     "InvalidPeerResult": "._errors",
     "MCPError": "._errors",
@@ -37,17 +37,17 @@ _LAZY = {
     "RPCError": "._errors",
     "SessionClosed": "._errors",
     "URLElicitationRequired": "._errors",
-    "FormElicitation": "._elicitation",
-    "URLElicitation": "._elicitation",
-    "url_elicitation": "._elicitation",
-    "Context": "._server",
-    "Server": "._server",
-    "ToolError": "._server",
-    "serve_session": "._server",
-    "Dispatcher": "._session",
-    "Session": "._session",
-    "SessionStatistics": "._session",
-    "open_session": "._session",
+    "FormElicitation": "._client._elicitation",
+    "URLElicitation": "._client._elicitation",
+    "url_elicitation": "._client._elicitation",
+    "Context": "._server._registry",
+    "Server": "._server._registry",
+    "ToolError": "._server._registry",
+    "serve_session": "._server._registry",
+    "Dispatcher": "._session._engine",
+    "Session": "._session._engine",
+    "SessionStatistics": "._session._engine",
+    "open_session": "._session._engine",
     "Transport": "._transport",
     "CancelOrigin": ".protocol",
     "Direction": ".protocol",
@@ -61,10 +61,16 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from ._client import Client, ToolCallError, open_client, run_client
-    from ._context import RequestContext
+    from ._client._client import Client, ToolCallError, open_client, run_client
+    from ._client._elicitation import FormElicitation, URLElicitation, url_elicitation
+    from ._client._hidden_text import (
+        HiddenCharacter,
+        HiddenKind,
+        find_hidden_text,
+        find_hidden_text_in_tool,
+    )
+    from ._client._multi import ClientGroup, open_clients
     from ._diagnostics import SlowStepReporter
-    from ._elicitation import FormElicitation, URLElicitation, url_elicitation
     from ._errors import (
         InvalidPeerResult,
         MCPError,
@@ -73,20 +79,14 @@ if TYPE_CHECKING:
         SessionClosed,
         URLElicitationRequired,
     )
-    from ._hidden_text import (
-        HiddenCharacter,
-        HiddenKind,
-        find_hidden_text,
-        find_hidden_text_in_tool,
-    )
-    from ._multi import ClientGroup, open_clients
-    from ._server import (
+    from ._server._registry import (
         Context,
         Server,
         ToolError,
         serve_session,
     )
-    from ._session import (
+    from ._session._context import RequestContext
+    from ._session._engine import (
         Dispatcher,
         Session,
         SessionStatistics,

@@ -51,14 +51,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(options)
 
     if args.command == "demo":
-        from ._demo import run_demo
+        from ._cli._demo import run_demo
 
         trio.run(partial(run_demo, server=args.server, width=None if args.full else 110))
         return 0
     if args.command == "trace":
         if not command:
             parser.error("trace needs the server command after --")
-        from ._cli_trace import run_trace
+        from ._cli._trace import run_trace
 
         return trio.run(
             partial(
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"the tool arguments are not JSON: {exc}")
     if not isinstance(arguments, dict):
         parser.error("the tool arguments must be a JSON object")
-    from ._cli_call import run_call
+    from ._cli._call import run_call
 
     return trio.run(
         partial(

@@ -96,7 +96,7 @@ class SlowStepReporter(trio.abc.Instrument):
 
 def _request_in(frame: Any) -> str | None:
     """``"tools/call (id 7)"`` when *frame* is an inbound request's task (the
-    ``ctx`` argument of :func:`trio_mcp._inbound.run_inbound`), else None.
+    ``ctx`` argument of :func:`trio_mcp._session._inbound.run_inbound`), else None.
 
     Only ever read for a step already found slow: the request path pays
     nothing for it.

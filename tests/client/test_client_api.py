@@ -25,8 +25,8 @@ from trio_mcp import (
     open_session,
 )
 from trio_mcp import types as t
-from trio_mcp._client import ToolCallError, run_client
-from trio_mcp._client_cache import ListChanged, PaginationError, ToolDefinitionChanged
+from trio_mcp._client._cache import ListChanged, PaginationError, ToolDefinitionChanged
+from trio_mcp._client._client import ToolCallError, run_client
 from trio_mcp.protocol import CancelOrigin, RequestState, UnsupportedProtocolVersion
 from trio_mcp.testing import memory_transport_pair
 

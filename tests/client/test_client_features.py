@@ -17,7 +17,7 @@ from helpers import open_client_with_raw_server
 
 from trio_mcp import RPCError, open_client
 from trio_mcp import types as t
-from trio_mcp._elicitation import FormElicitation, URLElicitation, check_form_schema
+from trio_mcp._client._elicitation import FormElicitation, URLElicitation, check_form_schema
 from trio_mcp.protocol import LocalProtocolError
 from trio_mcp.testing import memory_transport_pair
 

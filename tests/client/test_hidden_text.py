@@ -21,7 +21,7 @@ from trio_mcp import (
     find_hidden_text_in_tool,
 )
 from trio_mcp import types as t
-from trio_mcp._client_cache import HiddenTextFound, ListChanged, ToolDefinitionChanged
+from trio_mcp._client._cache import HiddenTextFound, ListChanged, ToolDefinitionChanged
 
 C = HiddenKind.CONTROL
 B = HiddenKind.BIDI

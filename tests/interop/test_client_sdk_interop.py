@@ -24,7 +24,7 @@ import trio
 from test_stdio_interop import ts_sdk_dir
 
 from trio_mcp import types as t
-from trio_mcp._elicitation import FormElicitation
+from trio_mcp._client._elicitation import FormElicitation
 from trio_mcp.protocol import Progress
 from trio_mcp.transports import open_stdio_client
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from trio_mcp._cli_trace import run_trace
+from trio_mcp._cli._trace import run_trace
 from trio_mcp.protocol import RequestState
 from trio_mcp.transports import ExitStep, StdioProcess, open_stdio_client
 

@@ -7,8 +7,8 @@ from typing import Any, Literal
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trio_mcp._context import Context, RequestContext
-from trio_mcp._schema import FunctionSignature
+from trio_mcp._server._schema import FunctionSignature
+from trio_mcp._session._context import Context, RequestContext
 
 
 def _tool(

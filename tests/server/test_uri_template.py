@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from trio_mcp._uri_template import UriTemplate
+from trio_mcp._server._uri_template import UriTemplate
 
 
 @pytest.mark.parametrize(

@@ -413,13 +413,13 @@ async def test_a_failing_connection_is_logged_and_ends_alone(
 ) -> None:
     """A connection whose session fails unexpectedly is logged and closed;
     the acceptor returns (the listener, and the other connections, go on)."""
-    import trio_mcp._server
+    import trio_mcp._server._registry
 
     async def broken(server: Any, transport: Any, **options: Any) -> None:
         await transport.receive()
         raise RuntimeError("a bug in this session")
 
-    monkeypatch.setattr(trio_mcp._server, "serve_session", broken)
+    monkeypatch.setattr(trio_mcp._server._registry, "serve_session", broken)
     client_end, server_end = trio.testing.memory_stream_pair()
     client = RawClient(client_end)
     async with trio.open_nursery() as nursery:

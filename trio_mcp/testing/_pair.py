@@ -8,8 +8,8 @@ from typing import Any
 
 import trio
 
-from .._client import Client, open_client
-from .._server import Server, serve_session
+from .._client._client import Client, open_client
+from .._server._registry import Server, serve_session
 from ._memory import memory_transport_pair
 
 

@@ -397,7 +397,7 @@ async def open_http_client(
         ``notifications/cancelled`` for unanswered requests and DELETE, shielded
         and bounded by *close_timeout*, then closes everything.
     """
-    from .._client import open_client
+    from .._client._client import open_client
 
     own = http_client is None
     # Requests get a pool of their own, kept small: httpcore's pool does work

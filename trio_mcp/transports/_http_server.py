@@ -55,7 +55,7 @@ from ._http_session import HttpServerTransport
 if TYPE_CHECKING:
     from hypercorn.config import Config as HypercornConfig
 
-    from .._server import Server
+    from .._server._registry import Server
 
 logger = logging.getLogger("trio_mcp.http")
 
@@ -226,7 +226,7 @@ class StreamableHTTPApp:
                     transport.peer_closed()
 
     async def _serve_session(self, transport: HttpServerTransport) -> None:
-        from .._session import open_session
+        from .._session._engine import open_session
 
         assert self.server is not None
         async with open_session(
@@ -235,7 +235,7 @@ class StreamableHTTPApp:
             await session.wait_closed()
 
     async def _serve_stateless(self, transport: HttpServerTransport, version: str) -> None:
-        from .._session import open_session
+        from .._session._engine import open_session
 
         assert self.server is not None
         protocol = self.server.make_protocol()

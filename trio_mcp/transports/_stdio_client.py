@@ -59,7 +59,7 @@ from ..protocol._codec import DEFAULT_MAX_MESSAGE_SIZE
 from ._framing import LineChannel
 
 if TYPE_CHECKING:
-    from .._client import Client
+    from .._client._client import Client
 
 #: Environment variables passed to the server by default (everything else only on request).
 SAFE_ENVIRONMENT = (
@@ -457,7 +457,7 @@ async def _unwrapped() -> AsyncIterator[None]:
     try:
         yield
     except BaseExceptionGroup as group:
-        from .._session import unwrap_group
+        from .._session._engine import unwrap_group
 
         raise unwrap_group(group) from None
 
@@ -496,7 +496,7 @@ async def open_stdio_client(
 
     Spec: SI-01, SI-10, LC-16, TR-02 (reliability catalogue: X-03).
     """
-    from .._client import open_client
+    from .._client._client import open_client
 
     async with (
         open_stdio_process(

@@ -27,8 +27,8 @@ from ..protocol._codec import DEFAULT_MAX_MESSAGE_SIZE
 from ._framing import LineChannel
 
 if TYPE_CHECKING:
-    from .._server import Server
-    from .._session import Session
+    from .._server._registry import Server
+    from .._session._engine import Session
 
 
 @contextmanager
@@ -91,7 +91,7 @@ async def serve_stdio(
 
     Spec: SI-01, SI-02, SI-05, SI-11, SI-12, LC-17.
     """
-    from .._server import serve_session
+    from .._server._registry import serve_session
 
     if handle_signals is None:
         handle_signals = threading.current_thread() is threading.main_thread()

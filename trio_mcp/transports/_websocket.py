@@ -53,7 +53,7 @@ from ..protocol import DEFAULT_MAX_MESSAGE_SIZE
 from ._http_common import OriginPolicy, is_loopback_host
 
 if TYPE_CHECKING:
-    from .._server import Server
+    from .._server._registry import Server
 
 logger = logging.getLogger("trio_mcp.websocket")
 
@@ -214,7 +214,7 @@ class _Acceptor:
                 nursery.cancel_scope.cancel()
 
     async def _serve(self, request: WebSocketRequest) -> None:
-        from .._server import serve_session
+        from .._server._registry import serve_session
 
         # wsproto keeps Host out of the extra headers: put it back for the check.
         event = request._event
@@ -307,7 +307,7 @@ async def open_websocket_client(
 
     Cancellation: as :func:`~trio_mcp.open_client`; the socket is closed on exit.
     """
-    from .._client import open_client
+    from .._client._client import open_client
 
     async with (
         open_websocket_transport(url, headers=headers) as transport,

@@ -11,7 +11,7 @@ for ``nursery.start``: it hands the client back and runs until the client is
 closed.
 
 The server's requests (``roots/list``, ``sampling/createMessage``,
-``elicitation/create``) go to :class:`~trio_mcp._client_handlers.ClientHandlers`;
+``elicitation/create``) go to :class:`~trio_mcp._client._handlers.ClientHandlers`;
 the client declares only what has a handler, so everything else is refused
 with -32601 by the protocol layer.
 """
@@ -26,9 +26,14 @@ from typing import Any, final
 
 import trio
 
-from . import types as mcp_types
-from ._client_cache import LISTS, ClientEvent, ListCache
-from ._client_handlers import (
+from .. import types as mcp_types
+from .._errors import InvalidPeerResult, MCPError
+from .._session._context import RequestContext
+from .._session._engine import DEFAULT, Session, open_session
+from .._transport import Transport
+from ..protocol import NotificationReceived, Progress, Protocol, Role
+from ._cache import LISTS, ClientEvent, ListCache
+from ._handlers import (
     ClientHandlers,
     FormElicitationHandler,
     RootsSource,
@@ -36,12 +41,7 @@ from ._client_handlers import (
     URLElicitationHandler,
     check_roots,
 )
-from ._context import RequestContext
-from ._errors import InvalidPeerResult, MCPError
 from ._hidden_text import HiddenCharacter
-from ._session import DEFAULT, Session, open_session
-from ._transport import Transport
-from .protocol import NotificationReceived, Progress, Protocol, Role
 
 logger = logging.getLogger("trio_mcp.client")
 server_log = logging.getLogger("trio_mcp.server_log")
@@ -145,7 +145,7 @@ class Client:
     def hidden_text(self) -> dict[str, tuple[HiddenCharacter, ...]]:
         """Characters a reader cannot see in each cached tool's definition, by
         tool name (only tools that have any; reliability X-06). The tools in
-        :attr:`tools` are verbatim; see :mod:`trio_mcp._hidden_text` for what
+        :attr:`tools` are verbatim; see :mod:`trio_mcp._client._hidden_text` for what
         is flagged."""
         return dict(self._cache.hidden_text)
 

@@ -15,8 +15,8 @@ import binascii
 from collections.abc import Sequence
 from typing import TypeVar
 
-from ._errors import RPCError
-from .protocol import ErrorCode
+from .._errors import RPCError
+from ..protocol import ErrorCode
 
 T = TypeVar("T")
 

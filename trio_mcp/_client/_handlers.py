@@ -18,8 +18,10 @@ from typing import Any
 
 import trio
 
-from . import types as mcp_types
-from ._context import RequestContext
+from .. import types as mcp_types
+from .._errors import RPCError
+from .._session._context import RequestContext
+from ..protocol import ErrorCode
 from ._elicitation import (
     ElicitationSchemaError,
     FormElicitation,
@@ -28,8 +30,6 @@ from ._elicitation import (
     check_form_schema,
     url_elicitation,
 )
-from ._errors import RPCError
-from .protocol import ErrorCode
 
 logger = logging.getLogger("trio_mcp.client")
 

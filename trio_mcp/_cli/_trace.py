@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 import trio
 
-from .protocol import (
+from ..protocol import (
     Direction,
     FrameDirection,
     RequestObserver,
@@ -150,10 +150,10 @@ async def run_trace(
     Cancellation: the server is shut down (bounded) whatever happens; the
     whole trace is bounded by *time_limit* seconds.
     """
-    from . import types as mcp_types
-    from ._errors import MCPError
-    from .protocol import ProtocolError
-    from .transports._stdio_client import StdioProcess, describe_returncode, open_stdio_client
+    from .. import types as mcp_types
+    from .._errors import MCPError
+    from ..protocol import ProtocolError
+    from ..transports._stdio_client import StdioProcess, describe_returncode, open_stdio_client
 
     if colour is None:
         colour = not as_json and out.isatty()
@@ -217,7 +217,7 @@ async def run_trace(
 
 async def _discover(client: Any, method: str, say: Callable[[str], None]) -> None:
     """Fetch every page of one list method, narrating each page."""
-    from ._errors import MCPError
+    from .._errors import MCPError
 
     cursor: str | None = None
     for page in range(1, 101):  # a server that pages forever is cut off

@@ -1,7 +1,7 @@
 """One inbound request's task: admission, handler, error boundary, reply.
 
 The request's cancel scope was made, and its admission decided, by the reader
-when the request arrived (:mod:`trio_mcp._admission`): the task either holds a
+when the request arrived (:mod:`trio_mcp._session._admission`): the task either holds a
 slot already or waits for its turn in arrival order. If the scope is cancelled
 before the slot comes, the handler never starts and the record goes QUEUED →
 CANCELLED.
@@ -35,13 +35,13 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from .._errors import RPCError
+from ..protocol import CancelOrigin, ErrorCode, ErrorObject, Message, RequestReceived
 from ._context import RequestContext
-from ._errors import RPCError
-from .protocol import CancelOrigin, ErrorCode, ErrorObject, Message, RequestReceived
 
 if TYPE_CHECKING:
     from ._admission import Admission, Ticket
-    from ._session import Session
+    from ._engine import Session
 
 logger = logging.getLogger("trio_mcp.session")
 

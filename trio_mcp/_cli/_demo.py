@@ -18,19 +18,19 @@ from typing import TextIO
 
 import trio
 
-from . import types as mcp_types
-from ._cli_trace import FramePrinter, print_records
-from ._errors import RequestTimeout
-from .protocol import Progress, RequestRecord
-from .transports._stdio_client import (
+from .. import types as mcp_types
+from .._errors import RequestTimeout
+from ..protocol import Progress, RequestRecord
+from ..transports._stdio_client import (
     ProcessEvent,
     StdioProcess,
     describe_returncode,
     open_stdio_client,
 )
+from ._trace import FramePrinter, print_records
 
 #: The project checkout (``examples/`` lives next to the package).
-_ROOT = Path(__file__).resolve().parent.parent
+_ROOT = Path(__file__).resolve().parents[2]
 
 
 def default_server() -> Path:

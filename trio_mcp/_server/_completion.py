@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from . import types as mcp_types
-from ._context import RequestContext
-from ._errors import RPCError
+from .. import types as mcp_types
+from .._errors import RPCError
+from .._session._context import RequestContext
+from ..protocol import ErrorCode
 from ._prompts import unknown_prompt
 from ._resources import _context_params, inject_context
 from ._tools import call_function
-from .protocol import ErrorCode
 
 if TYPE_CHECKING:
     from ._prompts import RegisteredPrompt
@@ -62,7 +62,7 @@ class Completer:
     ) -> mcp_types.Completion:
         """Call the function and cap the result.
 
-        Cancellation: see :func:`~trio_mcp._tools.call_function`.
+        Cancellation: see :func:`~trio_mcp._server._tools.call_function`.
         """
         kwargs: dict[str, Any] = {"value": value}
         if self.wants_arguments:

@@ -31,11 +31,11 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from ._errors import RequestTimeout, RPCError, SessionClosed
-from .protocol import CancelOrigin, Progress, ProgressReceived, RequestId
+from .._errors import RequestTimeout, RPCError, SessionClosed
+from ..protocol import CancelOrigin, Progress, ProgressReceived, RequestId
 
 if TYPE_CHECKING:
-    from ._session import Session
+    from ._engine import Session
 
 logger = logging.getLogger("trio_mcp.session")
 

@@ -15,17 +15,17 @@ Theory of operation
   puts messages on a bounded memory channel, which is atomic under
   cancellation: a message is queued or not, and a frame is never torn;
 * the **notifier** runs notification handlers one at a time, in receive order,
-  and exists only while notifications wait (:mod:`trio_mcp._notifier`).
+  and exists only while notifications wait (:mod:`trio_mcp._session._notifier`).
 
 Each inbound request gets its :class:`trio.CancelScope` and its task when it
 *arrives*. Under a concurrency limit the reader also makes the admission
-decision there, in arrival order (:mod:`trio_mcp._admission`): the request takes
+decision there, in arrival order (:mod:`trio_mcp._session._admission`): the request takes
 a free slot at once or queues in a FIFO (its record stays QUEUED); a freed slot
 goes to the oldest request still waiting. If a request's scope is cancelled
 while it waits, the handler never starts. Running the handler, its error
-boundary and its reply are :mod:`trio_mcp._inbound`.
+boundary and its reply are :mod:`trio_mcp._session._inbound`.
 
-Each outbound request runs in the caller's own task (:mod:`trio_mcp._outbound`):
+Each outbound request runs in the caller's own task (:mod:`trio_mcp._session._outbound`):
 it queues the request and parks until the reader hands it the outcome. Its time
 limits (the progress-extended idle timeout and the hard maximum) are
 cancel-scope deadlines; the caller's own scopes work too. On any cancellation,
@@ -35,7 +35,7 @@ peer periodically and treats an unanswered ping as a connection failure.
 
 Shutdown (leaving ``open_session``, or :meth:`Session.aclose`) runs in a fixed
 order, each step bounded, and works when the caller is being cancelled
-(:mod:`trio_mcp._shutdown`): stop accepting requests; cancel our outbound
+(:mod:`trio_mcp._session._shutdown`): stop accepting requests; cancel our outbound
 requests (the peer is told); let inbound requests settle for ``shutdown_grace``
 seconds, then cancel them; flush the writer; close the transport. Losing the
 transport instead fails every pending call at once with :class:`SessionClosed`
@@ -54,14 +54,9 @@ from typing import Protocol as TypingProtocol
 import attrs
 import trio
 
-from . import _inbound, _notifier, _outbound, _shutdown
-from ._admission import Admission
-from ._context import RequestContext
-from ._errors import InvalidPeerResult, RPCError, SessionClosed
-from ._outbound import PendingCall
-from ._shutdown import unwrap_group as unwrap_group  # re-exported: others import it here
-from ._transport import Transport
-from .protocol import (
+from .._errors import InvalidPeerResult, RPCError, SessionClosed
+from .._transport import Transport
+from ..protocol import (
     CancelOrigin,
     CancelReceived,
     ErrorCode,
@@ -86,6 +81,11 @@ from .protocol import (
     ResponseReceived,
     SessionState,
 )
+from . import _inbound, _notifier, _outbound, _shutdown
+from ._admission import Admission
+from ._context import RequestContext
+from ._outbound import PendingCall
+from ._shutdown import unwrap_group as unwrap_group  # re-exported: others import it here
 
 logger = logging.getLogger("trio_mcp.session")
 

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from .protocol import NotificationReceived
+from ..protocol import NotificationReceived
 
 if TYPE_CHECKING:
-    from ._session import Session
+    from ._engine import Session
 
 logger = logging.getLogger("trio_mcp.session")
 

@@ -14,7 +14,7 @@ a tool whose definition differs from the one first seen also publishes a
 
 Every tool definition, when first fetched and whenever it changes, is scanned
 for hidden text (zero-width, bidirectional, tag and control characters ...;
-:mod:`trio_mcp._hidden_text`, reliability X-06). The findings are kept per
+:mod:`trio_mcp._client._hidden_text`, reliability X-06). The findings are kept per
 tool (``ListCache.hidden_text``, read through ``Client.hidden_text``) and a
 definition with findings publishes a :class:`HiddenTextFound`. Definitions are
 never altered: the host decides what to show or refuse.
@@ -33,10 +33,10 @@ import attrs
 import jsonschema  # type: ignore[import-untyped]  # no stubs installed
 import trio
 
-from . import types as mcp_types
-from ._errors import MCPError, RPCError
+from .. import types as mcp_types
+from .._errors import MCPError, RPCError
+from ..protocol import ErrorCode
 from ._hidden_text import HiddenCharacter, find_hidden_text_in_tool
-from .protocol import ErrorCode
 
 logger = logging.getLogger("trio_mcp.client")
 
@@ -89,7 +89,7 @@ class ToolDefinitionChanged:
 class HiddenTextFound:
     """A tool definition, new or changed, holds characters a reader cannot see
     (reliability X-06). ``findings`` are in document order; see
-    :class:`~trio_mcp._hidden_text.HiddenCharacter`."""
+    :class:`~trio_mcp._client._hidden_text.HiddenCharacter`."""
 
     name: str
     tool: mcp_types.Tool

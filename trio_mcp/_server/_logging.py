@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .types import LoggingLevel, LoggingMessageNotificationParams
+from ..types import LoggingLevel, LoggingMessageNotificationParams
 
 __all__ = ["LoggingLevel", "coerce_level", "log_params"]
 

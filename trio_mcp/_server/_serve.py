@@ -1,6 +1,6 @@
 """Serving one session of a :class:`~trio_mcp.Server`, and the notices it is owed.
 
-The registry (``trio_mcp._server``) is shared by every session it serves; what
+The registry (``trio_mcp._server._registry``) is shared by every session it serves; what
 belongs to one session lives in a :class:`Peer`: its log level, its resource
 subscriptions, and the ``list_changed`` / ``resources/updated`` notices queued
 for it. Registry changes only *queue* notices (synchronously, coalescing
@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from . import types as mcp_types
-from ._errors import SessionClosed
-from ._session import Session, open_session
-from ._transport import Transport
-from .protocol import LocalProtocolError, SessionState
+from .. import types as mcp_types
+from .._errors import SessionClosed
+from .._session._engine import Session, open_session
+from .._transport import Transport
+from ..protocol import LocalProtocolError, SessionState
 
 if TYPE_CHECKING:
-    from ._server import Server
+    from ._registry import Server
 
 logger = logging.getLogger("trio_mcp.server")
 

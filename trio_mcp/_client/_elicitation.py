@@ -25,8 +25,8 @@ import attrs
 import jsonschema  # type: ignore[import-untyped]  # no stubs installed
 import orjson
 
-from . import types as mcp_types
-from ._errors import MCPError
+from .. import types as mcp_types
+from .._errors import MCPError
 
 __all__ = [
     "ElicitationSchemaError",

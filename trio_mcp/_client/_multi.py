@@ -17,9 +17,9 @@ from typing import Any
 import attrs
 import trio
 
-from . import types as mcp_types
+from .. import types as mcp_types
+from .._transport import Transport
 from ._client import Client, open_client
-from ._transport import Transport
 
 #: How to reach one server: a transport, or a function returning an async
 #: context manager that yields a transport (e.g. ``open_stdio_process``), or
@@ -166,6 +166,6 @@ async def open_clients(
             finally:
                 stop.set()
     except BaseExceptionGroup as group:
-        from ._session import unwrap_group
+        from .._session._engine import unwrap_group
 
         raise unwrap_group(group) from None

@@ -34,9 +34,10 @@ import attrs
 import orjson
 import trio
 
-from . import types as mcp_types
-from ._context import Context, RequestContext
-from ._errors import RPCError
+from .. import types as mcp_types
+from .._errors import RPCError
+from .._session._context import Context, RequestContext
+from ..protocol import ErrorCode
 from ._schema import (
     FunctionSignature,
     Validator,
@@ -46,7 +47,6 @@ from ._schema import (
     type_schema,
     user_converter,
 )
-from .protocol import ErrorCode
 
 logger = logging.getLogger("trio_mcp.server")
 

@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 import trio
 
-from .protocol import Progress
+from ..protocol import Progress
 
 
 class ProgressBar:
@@ -52,7 +52,7 @@ class ProgressBar:
 
 def render_result(result: Any) -> str:
     """A tool result as text: text blocks as they are, others as JSON."""
-    from . import types as mcp_types
+    from .. import types as mcp_types
 
     parts: list[str] = []
     for block in result.content:
@@ -71,7 +71,7 @@ async def _unwrapped() -> AsyncIterator[None]:
     try:
         yield
     except BaseExceptionGroup as group:
-        from ._session import unwrap_group
+        from .._session._engine import unwrap_group
 
         raise unwrap_group(group) from None
 
@@ -93,9 +93,9 @@ async def run_call(
     Cancellation: on Ctrl+C (or cancellation of the caller) the call is
     cancelled with ``notifications/cancelled``, then the server is shut down.
     """
-    from ._errors import MCPError
-    from .protocol import ProtocolError
-    from .transports._stdio_client import open_stdio_client
+    from .._errors import MCPError
+    from ..protocol import ProtocolError
+    from ..transports._stdio_client import open_stdio_client
 
     bar = ProgressBar(err, live=err.isatty())
     interrupted = False

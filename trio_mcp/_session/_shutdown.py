@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from ._errors import SessionClosed
+from .._errors import SessionClosed
+from ..protocol import CancelOrigin, Direction, ErrorCode, ErrorObject
 from ._outbound import cancel_outbound
-from .protocol import CancelOrigin, Direction, ErrorCode, ErrorObject
 
 if TYPE_CHECKING:
-    from ._session import Session
+    from ._engine import Session
 
 logger = logging.getLogger("trio_mcp.session")
 

@@ -15,8 +15,8 @@ Changes while sessions are live (``add_tool``, ``remove_prompt``, ...) queue a
 :meth:`Server.resource_updated` queues ``notifications/resources/updated`` to
 the sessions subscribed to that URI (or a parent of it). The registration
 methods are synchronous; delivery is done by a small task that
-:func:`serve_session` (``trio_mcp._serve``) runs next to each session, so a slow client never blocks
-the code that changed the registry. Repeated changes before delivery are
+:func:`serve_session` (``trio_mcp._server._serve``) runs next to each session,
+so a slow client never blocks the code that changed the registry. Repeated changes before delivery are
 coalesced into one notification.
 
 Spec: TL-01, TL-02, RS-01, RS-05, RS-06, PR-01, PR-03, LG-01, CP-01.
@@ -31,16 +31,24 @@ from typing import Any, TypeVar, overload
 
 import trio
 
-from . import types as mcp_types
+from .. import types as mcp_types
+from .._errors import RPCError
+from .._session._context import Context, RequestContext
+from .._session._engine import Session
+from ..protocol import (
+    ErrorCode,
+    LocalProtocolError,
+    NotificationReceived,
+    NotJSON,
+    Protocol,
+    Role,
+)
 from ._completion import Completer, answer_complete
-from ._context import Context, RequestContext
-from ._errors import RPCError
 from ._logging import coerce_level, log_params
 from ._pagination import paginate
 from ._prompts import RegisteredPrompt, unknown_prompt
 from ._resources import RegisteredResource, RegisteredTemplate, resource_not_found
 from ._serve import Peer, serve_session, subscribed
-from ._session import Session
 from ._tools import (
     STRUCTURED_REVISIONS,
     RegisteredTool,
@@ -48,14 +56,6 @@ from ._tools import (
     error_result,
     to_call_tool_result,
     unknown_tool,
-)
-from .protocol import (
-    ErrorCode,
-    LocalProtocolError,
-    NotificationReceived,
-    NotJSON,
-    Protocol,
-    Role,
 )
 
 __all__ = [
@@ -191,7 +191,7 @@ class Server:
         """Register *fn* (``async def`` or plain) as a tool.
 
         The input schema comes from the signature: parameter types from the
-        closed set in :mod:`trio_mcp._schema`, defaults, descriptions from the
+        closed set in :mod:`trio_mcp._server._schema`, defaults, descriptions from the
         docstring's ``Args:`` section; a parameter annotated ``Context`` (or
         ``RequestContext``) is injected. A structured return annotation gives an
         ``outputSchema`` (``structured_output=False`` turns that off). Plain
@@ -449,7 +449,7 @@ class Server:
 
         Cancellation: see :func:`trio_mcp.transports.serve_stdio`.
         """
-        from .transports._stdio_server import run_stdio  # lazy: keeps imports lean
+        from ..transports._stdio_server import run_stdio  # lazy: keeps imports lean
 
         run_stdio(self, **options)
 
@@ -461,7 +461,7 @@ class Server:
 
         Cancellation: see :func:`trio_mcp.transports.run_http`.
         """
-        from .transports._http_server import run_http  # lazy: keeps imports lean
+        from ..transports._http_server import run_http  # lazy: keeps imports lean
 
         run_http(self, host, port, **options)
 

@@ -379,7 +379,7 @@ def is_structured_annotation(annotation: Any) -> bool:
 
 
 def _is_content_type(annotation: Any) -> bool:
-    from .types import content
+    from ..types import content
 
     names = {"TextContent", "ImageContent", "AudioContent", "ResourceLink", "EmbeddedResource"}
     candidates = typing.get_args(annotation) or (annotation,)

@@ -24,9 +24,9 @@ from typing import Any
 
 import attrs
 
-from . import types as mcp_types
-from ._context import Context, RequestContext
-from ._errors import RPCError
+from .. import types as mcp_types
+from .._errors import RPCError
+from .._session._context import Context, RequestContext
 from ._schema import parse_docstring
 from ._tools import call_function
 from ._uri_template import UriTemplate
@@ -86,7 +86,7 @@ class RegisteredResource:
         return cls(definition, fn, context)
 
     async def read(self, request: RequestContext, server: Any) -> mcp_types.ReadResourceResult:
-        """Call the function. Cancellation: see :func:`~trio_mcp._tools.call_function`."""
+        """Call the function. Cancellation: see :func:`~trio_mcp._server._tools.call_function`."""
         kwargs: dict[str, Any] = {}
         ctx = inject_context(kwargs, self.context_params, request, server)
         value = await call_function(self.fn, kwargs, ctx)
@@ -136,7 +136,7 @@ class RegisteredTemplate:
             RPCError: -32002 when the function raises ``KeyError`` or
                 ``FileNotFoundError`` (the variables name nothing).
 
-        Cancellation: see :func:`~trio_mcp._tools.call_function`.
+        Cancellation: see :func:`~trio_mcp._server._tools.call_function`.
         """
         kwargs = dict(variables)
         ctx = inject_context(kwargs, self.context_params, request, server)

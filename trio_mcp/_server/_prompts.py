@@ -18,13 +18,13 @@ from typing import Any
 
 import attrs
 
-from . import types as mcp_types
-from ._context import RequestContext
-from ._errors import RPCError
+from .. import types as mcp_types
+from .._errors import RPCError
+from .._session._context import RequestContext
+from ..protocol import ErrorCode
 from ._resources import _context_params, inject_context
 from ._schema import parse_docstring
 from ._tools import CONTENT_TYPES, call_function
-from .protocol import ErrorCode
 
 
 def unknown_prompt(name: str) -> RPCError:
@@ -99,7 +99,7 @@ class RegisteredPrompt:
         Raises:
             RPCError: -32602 for missing required or unknown arguments.
 
-        Cancellation: see :func:`~trio_mcp._tools.call_function`.
+        Cancellation: see :func:`~trio_mcp._server._tools.call_function`.
         """
         args = dict(arguments or {})
         missing = sorted(self.required - set(args))

@@ -10,7 +10,7 @@ A25 / X-06). :func:`find_hidden_text` reports each such character in a string;
 :func:`find_hidden_text_in_tool` walks a whole :class:`~trio_mcp.types.Tool`.
 Nothing is changed or removed: the host decides (show the escaped text, warn,
 refuse the tool). The client runs this on every tool definition it caches; see
-``Client.hidden_text`` and the :class:`~trio_mcp._client_cache.HiddenTextFound`
+``Client.hidden_text`` and the :class:`~trio_mcp._client._cache.HiddenTextFound`
 event.
 
 What is flagged (:class:`HiddenKind`):
@@ -61,7 +61,7 @@ from typing import Any
 
 import attrs
 
-from .types import Tool
+from ..types import Tool
 
 #: A location inside a tool definition: wire names (``inputSchema``), object
 #: keys and list indexes, outermost first.

@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, Any, final
 
 import trio
 
-from .protocol import Direction, RequestRecord
+from ..protocol import Direction, RequestRecord
 
 if TYPE_CHECKING:
-    from ._session import Session
-    from .protocol import JSONObject, RequestId
+    from ..protocol import JSONObject, RequestId
+    from ._engine import Session
 
 
 @final
