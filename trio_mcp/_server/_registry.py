@@ -16,7 +16,8 @@ Changes while sessions are live (``add_tool``, ``remove_prompt``, ...) queue a
 the sessions subscribed to that URI (or a parent of it). The registration
 methods are synchronous; delivery is done by a small task that
 :func:`serve_session` (``trio_mcp._server._serve``) runs next to each session,
-so a slow client never blocks the code that changed the registry. Repeated changes before delivery are
+so a slow client never blocks the code that changed the registry. Repeated
+changes before delivery are
 coalesced into one notification.
 
 Spec: TL-01, TL-02, RS-01, RS-05, RS-06, PR-01, PR-03, LG-01, CP-01.
