@@ -37,7 +37,7 @@ from trio_mcp import (
     open_session,
     serve_session,
 )
-from trio_mcp.protocol import FrameDirection, NotificationReceived, Protocol, Role
+from trio_mcp.protocol import Connection, FrameDirection, NotificationReceived, Role
 from trio_mcp.testing import MemoryTransport, memory_transport_pair
 
 #: The revision a raw peer offers unless told otherwise.
@@ -247,7 +247,7 @@ class RawPeer:
 async def open_raw_server(
     dispatcher: Any,
     *,
-    protocol: Protocol | None = None,
+    protocol: Connection | None = None,
     version: str | None = LATEST,
     buffer: int = 64,
     **session_options: Any,
@@ -262,7 +262,7 @@ async def open_raw_server(
         if isinstance(dispatcher, Server):
             protocol = dispatcher.make_protocol()
         else:
-            protocol = Protocol(Role.SERVER, capabilities={"tools": {}})
+            protocol = Connection(Role.SERVER, capabilities={"tools": {}})
     peer_end, server_end = memory_transport_pair(buffer)
     peer = RawPeer(peer_end)
     async with trio.open_nursery() as nursery:

@@ -14,7 +14,7 @@ import trio
 import trio.testing
 
 import trio_mcp
-from trio_mcp.protocol import Protocol, Role
+from trio_mcp.protocol import Connection, Role
 from trio_mcp.testing import memory_transport_pair, open_memory_client
 
 server = trio_mcp.Server("contract", version="1.0")
@@ -40,7 +40,7 @@ async def _logging_server_session() -> AsyncIterator[tuple[trio_mcp.Session, lis
     """A server session that declares logging, after a real handshake, plus the
     frames its client end received."""
     client_end, server_end = memory_transport_pair()
-    protocol = Protocol(Role.SERVER, capabilities={"logging": {}})
+    protocol = Connection(Role.SERVER, capabilities={"logging": {}})
     seen: list[bytes] = []
 
     class Recorder(trio_mcp.RequestObserver):

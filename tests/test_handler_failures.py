@@ -36,7 +36,7 @@ from helpers import (
 
 from trio_mcp import RequestContext, Server, Session, open_session, serve_session
 from trio_mcp import types as t
-from trio_mcp.protocol import NotificationReceived, Protocol, Role
+from trio_mcp.protocol import Connection, NotificationReceived, Role
 from trio_mcp.testing import memory_transport_pair
 
 #: Placed in exception messages: it must never reach the peer.
@@ -207,7 +207,7 @@ async def test_keyboard_interrupt_and_system_exit_leave_the_session(
 
     peer, end = memory_transport_pair()
     dispatcher = FnDispatcher(block=block, interrupt=interrupt)
-    protocol = Protocol(Role.SERVER, capabilities={"tools": {}})
+    protocol = Connection(Role.SERVER, capabilities={"tools": {}})
     sessions: list[Session] = []
 
     async def run() -> None:

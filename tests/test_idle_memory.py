@@ -21,7 +21,7 @@ from helpers import FnDispatcher, open_raw_server
 
 from trio_mcp import Server, Session
 from trio_mcp._server._registry import serve_session
-from trio_mcp.protocol import CancelOrigin, NotificationReceived, Protocol, Role
+from trio_mcp.protocol import CancelOrigin, Connection, NotificationReceived, Role
 from trio_mcp.testing import memory_transport_pair
 from trio_mcp.transports._event_store import MemoryEventStore
 from trio_mcp.transports._http_session import HttpServerTransport, compact
@@ -291,7 +291,7 @@ def test_history_switches_to_a_bounded_deque_and_stays_exact() -> None:
     # Past 32 entries the history becomes a deque; below, and for small
     # bounds, it is a list kept to the same bound.
     for size in (0, 5, 40, 1000):
-        protocol = Protocol(Role.CLIENT, history=size)
+        protocol = Connection(Role.CLIENT, history=size)
         ids = []
         for _ in range(60):
             request = protocol.send_request("ping")

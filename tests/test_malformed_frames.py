@@ -22,13 +22,13 @@ import trio.testing
 from helpers import FnDispatcher, RawPeer, open_raw_server
 
 from trio_mcp import RequestContext
-from trio_mcp.protocol import Protocol, Role
+from trio_mcp.protocol import Connection, Role
 
 MAX_SIZE = 16 * 1024
 
 
-def make_protocol() -> Protocol:
-    return Protocol(Role.SERVER, capabilities={"tools": {}}, max_message_size=MAX_SIZE)
+def make_protocol() -> Connection:
+    return Connection(Role.SERVER, capabilities={"tools": {}}, max_message_size=MAX_SIZE)
 
 
 async def echo(ctx: RequestContext) -> Any:

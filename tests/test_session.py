@@ -57,7 +57,7 @@ from trio_mcp import (
     open_client,
     open_session,
 )
-from trio_mcp.protocol import TRANSITIONS, Protocol, Role
+from trio_mcp.protocol import TRANSITIONS, Connection, Role
 from trio_mcp.testing import memory_transport_pair
 
 
@@ -484,7 +484,7 @@ async def test_shutdown_is_bounded_when_the_enclosing_scope_is_cancelled(
     peer_end, server_end = memory_transport_pair()
     spy = SpyTransport(server_end)
     peer = RawPeer(peer_end)
-    protocol = Protocol(Role.SERVER, capabilities={"tools": {}})
+    protocol = Connection(Role.SERVER, capabilities={"tools": {}})
     async with trio.open_nursery() as nursery:
         nursery.start_soon(peer.collect)
         with trio.CancelScope() as scope:
@@ -633,7 +633,7 @@ async def test_the_observer_sees_every_transition_and_every_frame(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     recorder = Recorder()
-    protocol = Protocol(Role.SERVER, capabilities={"tools": {}}, observer=recorder)
+    protocol = Connection(Role.SERVER, capabilities={"tools": {}}, observer=recorder)
     release = trio.Event()
 
     async def block(ctx: RequestContext) -> Any:

@@ -35,7 +35,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from trio_mcp import Direction, FrameDirection, RequestContext, RequestRecord
-from trio_mcp.protocol import Protocol, Role
+from trio_mcp.protocol import Connection, Role
 
 GARBAGE = [
     b"",
@@ -86,7 +86,7 @@ async def work(ctx: RequestContext) -> Any:
 
 async def scenario(actions: list[tuple[Any, ...]], max_concurrent: int | None) -> None:
     recorder = Recorder()
-    protocol = Protocol(Role.SERVER, capabilities={"tools": {}}, observer=recorder)
+    protocol = Connection(Role.SERVER, capabilities={"tools": {}}, observer=recorder)
     dispatcher = FnDispatcher(work=work)
     async with open_raw_server(dispatcher, protocol=protocol, max_concurrent=max_concurrent) as (
         peer,

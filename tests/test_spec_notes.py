@@ -152,4 +152,4 @@ def test_checker_rejects_a_missing_test() -> None:
     assert not _test_exists("tests/test_spec_notes.py::test_that_does_not_exist")
     assert _test_exists("tests/test_spec_notes.py::test_checker_rejects_a_missing_test")
     assert not _resolve("trio_mcp.protocol.NoSuchThing")
-    assert _resolve("trio_mcp.protocol.Protocol.receive_data")
+    assert _resolve("trio_mcp.protocol.Connection.receive_data")

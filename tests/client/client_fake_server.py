@@ -16,7 +16,7 @@ from typing import Any
 import trio
 
 from trio_mcp import Client, RequestContext, RPCError, Session, open_client, open_session
-from trio_mcp.protocol import NotificationReceived, Protocol, Role
+from trio_mcp.protocol import Connection, NotificationReceived, Role
 from trio_mcp.testing import memory_transport_pair
 
 ToolFn = Callable[[RequestContext, dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -63,8 +63,8 @@ class FakeServer:
         #: Called instead of the built-in answer when set for a method.
         self.overrides: dict[str, Callable[[RequestContext], Awaitable[Any]]] = {}
 
-    def protocol(self) -> Protocol:
-        protocol = Protocol(
+    def protocol(self) -> Connection:
+        protocol = Connection(
             Role.SERVER, capabilities=self.capabilities, info={"name": "fake", "version": "1"}
         )
         if self.version is not None:

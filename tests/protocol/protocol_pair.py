@@ -1,4 +1,4 @@
-"""Two sans-I/O ``Protocol`` objects wired back to back, for table-driven tests.
+"""Two sans-I/O ``Connection`` objects wired back to back, for table-driven tests.
 
 Nothing here does I/O or imports trio: a "transport" is a method call that hands
 the bytes one side's ``encode`` produced to the other side's ``receive_data``.
@@ -15,11 +15,11 @@ from typing import Any
 import orjson
 
 from trio_mcp.protocol import (
+    Connection,
     Event,
     FrameDirection,
     Message,
     Notification,
-    Protocol,
     Request,
     RequestId,
     RequestObserver,
@@ -96,7 +96,7 @@ def frame(obj: Any) -> bytes:
 
 
 class ProtocolPair:
-    """A client and a server ``Protocol`` connected by direct calls.
+    """A client and a server ``Connection`` connected by direct calls.
 
     ``client_to_server(msg)`` encodes on the client (the single-writer step) and
     feeds the bytes to the server, returning the server's events; the reverse for
@@ -122,7 +122,7 @@ class ProtocolPair:
             extra_client["supported_versions"] = client_versions
         if server_versions is not None:
             extra_server["supported_versions"] = server_versions
-        self.client = Protocol(
+        self.client = Connection(
             Role.CLIENT,
             capabilities=(
                 FULL_CLIENT_CAPABILITIES if client_capabilities is None else client_capabilities
@@ -132,7 +132,7 @@ class ProtocolPair:
             observer=self.client_observer if observe else None,
             **extra_client,
         )
-        self.server = Protocol(
+        self.server = Connection(
             Role.SERVER,
             capabilities=(
                 FULL_SERVER_CAPABILITIES if server_capabilities is None else server_capabilities
@@ -148,7 +148,7 @@ class ProtocolPair:
 
     # -- moving bytes ----------------------------------------------------------
 
-    def _send(self, sender: Protocol, receiver: Protocol, message: Message) -> list[Event]:
+    def _send(self, sender: Connection, receiver: Connection, message: Message) -> list[Event]:
         data = sender.encode(message)
         if data is None:
             return []

@@ -1,4 +1,4 @@
-"""``Protocol`` during operation: routing, refusals, every race as a row.
+"""``Connection`` during operation: routing, refusals, every race as a row.
 
 Two Protocols talk through ``ProtocolPair``; a step is "this side makes a
 message, encodes it (or gets None: nothing written), the other side receives
@@ -21,6 +21,7 @@ from trio_mcp import types as t
 from trio_mcp.protocol import (
     CancelOrigin,
     CancelReceived,
+    Connection,
     Direction,
     ErrorCode,
     ErrorObject,
@@ -33,7 +34,6 @@ from trio_mcp.protocol import (
     NotificationReceived,
     Progress,
     ProgressReceived,
-    Protocol,
     ProtocolStatistics,
     Request,
     RequestReceived,
@@ -113,7 +113,7 @@ def response_frame(request_id: Any, result: Any = None) -> bytes:
     return frame({"jsonrpc": "2.0", "id": request_id, "result": {} if result is None else result})
 
 
-def state_of(protocol: Protocol, direction: Direction, request_id: Any) -> RequestState:
+def state_of(protocol: Connection, direction: Direction, request_id: Any) -> RequestState:
     record = protocol.record(direction, request_id)
     assert record is not None
     return record.state
@@ -1166,7 +1166,7 @@ def test_requests_returns_frozen_snapshots_history_first() -> None:
 
 def test_history_is_bounded() -> None:
     pair = ProtocolPair()
-    pair.server = Protocol(Role.SERVER, capabilities=FULL_SERVER_CAPABILITIES, history=2)
+    pair.server = Connection(Role.SERVER, capabilities=FULL_SERVER_CAPABILITIES, history=2)
     pair.handshake()
     for _ in range(5):
         request, _ = pair.ping()
@@ -1253,7 +1253,7 @@ def test_multi_observer_fans_out() -> None:
 
     a, b = RecordingObserver(), RecordingObserver()
     multi = MultiObserver(a, b)
-    server = Protocol(Role.SERVER, observer=multi)
+    server = Connection(Role.SERVER, observer=multi)
     only(server.receive_data(request_frame(1, "ping")))
     multi.on_frame(FrameDirection.IN, b"x", 1.0)
     multi.on_close("bye", 2.0)

@@ -17,6 +17,7 @@ from trio_mcp.protocol import (
     LATEST_VERSION,
     SUPPORTED_VERSIONS,
     CancelOrigin,
+    Connection,
     Direction,
     ErrorCode,
     ErrorObject,
@@ -25,7 +26,6 @@ from trio_mcp.protocol import (
     InvalidMessage,
     LocalProtocolError,
     NotificationReceived,
-    Protocol,
     RequestReceived,
     RequestState,
     ResponseReceived,
@@ -161,7 +161,7 @@ def test_handshake_step_by_step() -> None:
 
 @pytest.mark.spec("LC-03")
 def test_instructions_left_out_when_none() -> None:
-    server = Protocol(Role.SERVER)
+    server = Connection(Role.SERVER)
     event = only(server.receive_data(init_frame()))
     assert isinstance(event, RequestReceived)
     assert "instructions" not in server.accept_initialize(event.params)
@@ -203,7 +203,7 @@ def test_negotiate_version(requested: str, supported: tuple[str, ...], answer: s
 def test_server_echoes_a_known_version_and_counter_offers_its_newest(
     requested: str, answer: str
 ) -> None:
-    server = Protocol(Role.SERVER)
+    server = Connection(Role.SERVER)
     event = only(server.receive_data(init_frame(version=requested)))
     assert isinstance(event, RequestReceived)
     server.start_inbound(event.request.id)
@@ -272,7 +272,7 @@ def test_client_sends_only_ping_before_the_result(state: SessionState) -> None:
 
 @pytest.mark.spec("LC-04")
 def test_client_sends_initialized_only_as_client() -> None:
-    server = Protocol(Role.SERVER)
+    server = Connection(Role.SERVER)
     with pytest.raises(LocalProtocolError):
         server.send_notification("notifications/initialized")
 
@@ -408,9 +408,9 @@ def test_second_initialize_refused(state: SessionState) -> None:
 
 def test_initialize_is_sent_only_by_the_client() -> None:
     with pytest.raises(LocalProtocolError):
-        Protocol(Role.SERVER).initialize_request()
+        Connection(Role.SERVER).initialize_request()
     # ... and a client receiving one answers -32601 (wrong direction).
-    refusal(Protocol(Role.CLIENT).receive_data(init_frame(3)), ErrorCode.METHOD_NOT_FOUND, 3)
+    refusal(Connection(Role.CLIENT).receive_data(init_frame(3)), ErrorCode.METHOD_NOT_FOUND, 3)
 
 
 @pytest.mark.spec("LC-12", "BP-18")
@@ -460,13 +460,13 @@ def test_batch_refused_in_other_revisions(version: str) -> None:
 
 @pytest.mark.spec("BP-19")
 def test_batch_refused_before_negotiation() -> None:
-    server = Protocol(Role.SERVER)
+    server = Connection(Role.SERVER)
     refusal(server.receive_data(b"[" + init_frame() + b"]"), ErrorCode.INVALID_REQUEST, None)
     assert server.state is NEW
 
 
 def test_failed_initialize_returns_the_server_to_new() -> None:
-    server = Protocol(Role.SERVER)
+    server = Connection(Role.SERVER)
     event = only(server.receive_data(init_frame(1)))
     assert isinstance(event, RequestReceived)
     assert server.state is INITIALIZING
@@ -530,7 +530,7 @@ def test_client_cancelling_initialize_sends_nothing() -> None:
 
 @pytest.mark.spec("CN-03", "CN-06", "LC-13")
 def test_server_ignores_a_cancel_naming_initialize() -> None:
-    server = Protocol(Role.SERVER)
+    server = Connection(Role.SERVER)
     only(server.receive_data(init_frame(1)))
     cancel = frame(
         {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
@@ -550,7 +550,7 @@ def test_server_ignores_a_cancel_naming_initialize() -> None:
 
 # --- close --------------------------------------------------------------------------
 
-SENDS: list[tuple[str, Callable[[Protocol], object]]] = [
+SENDS: list[tuple[str, Callable[[Connection], object]]] = [
     ("ping", lambda p: p.send_request("ping")),
     ("tools/list", lambda p: p.send_request("tools/list")),
     ("initialized", lambda p: p.send_notification("notifications/initialized")),
@@ -559,7 +559,7 @@ SENDS: list[tuple[str, Callable[[Protocol], object]]] = [
 
 
 @pytest.mark.parametrize(("name", "send"), SENDS, ids=[s[0] for s in SENDS])
-def test_closed_refuses_every_send(name: str, send: Callable[[Protocol], object]) -> None:
+def test_closed_refuses_every_send(name: str, send: Callable[[Connection], object]) -> None:
     pair = ProtocolPair()
     pair.handshake()
     pair.client.close("transport lost")

@@ -31,7 +31,7 @@ from .._errors import InvalidPeerResult, MCPError
 from .._session._context import RequestContext
 from .._session._engine import DEFAULT, Session, open_session
 from .._transport import Transport
-from ..protocol import NotificationReceived, Progress, Protocol, Role
+from ..protocol import Connection, NotificationReceived, Progress, Role
 from ._cache import LISTS, ClientEvent, ListCache
 from ._handlers import (
     ClientHandlers,
@@ -548,7 +548,7 @@ async def open_client(
         url_elicitation=url_elicitation,
         apply_elicitation_defaults=apply_elicitation_defaults,
     )
-    protocol = Protocol(
+    protocol = Connection(
         Role.CLIENT,
         capabilities=handlers.capabilities(),
         info={"name": name, "version": version},

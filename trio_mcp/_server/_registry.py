@@ -37,11 +37,11 @@ from .._errors import RPCError
 from .._session._context import Context, RequestContext
 from .._session._engine import Session
 from ..protocol import (
+    Connection,
     ErrorCode,
     LocalProtocolError,
     NotificationReceived,
     NotJSON,
-    Protocol,
     Role,
 )
 from ._completion import Completer, answer_complete
@@ -430,12 +430,12 @@ class Server:
             caps["completions"] = {}
         return caps
 
-    def make_protocol(self) -> Protocol:
-        """A fresh server-side :class:`Protocol` for one session."""
+    def make_protocol(self) -> Connection:
+        """A fresh server-side :class:`Connection` for one session."""
         info: dict[str, Any] = {"name": self.name, "version": self.version}
         if self.title is not None:
             info["title"] = self.title
-        return Protocol(
+        return Connection(
             Role.SERVER,
             capabilities=self.capabilities(),
             info=info,

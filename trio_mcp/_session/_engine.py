@@ -5,7 +5,7 @@ Theory of operation
 ``open_session`` opens a nursery and starts two tasks in it (a third on demand):
 
 * the **reader** reads frames from the transport, feeds them to the sans-I/O
-  :class:`~trio_mcp.protocol.Protocol`, and acts on the events: it answers
+  :class:`~trio_mcp.protocol.Connection`, and acts on the events: it answers
   ``ping`` (and, on a server, ``initialize``) itself, so they are answered
   promptly however busy the handlers are; it cancels a request's scope on the
   peer's ``notifications/cancelled`` and moves a request's idle deadline on its
@@ -59,6 +59,7 @@ from .._transport import Transport
 from ..protocol import (
     CancelOrigin,
     CancelReceived,
+    Connection,
     ErrorCode,
     ErrorObject,
     ErrorReceived,
@@ -71,7 +72,6 @@ from ..protocol import (
     NotificationReceived,
     Progress,
     ProgressReceived,
-    Protocol,
     Request,
     RequestId,
     RequestObserver,
@@ -138,7 +138,7 @@ class Session:
     def __init__(
         self,
         transport: Transport,
-        protocol: Protocol,
+        protocol: Connection,
         dispatcher: Dispatcher,
         nursery: trio.Nursery,
         *,
@@ -534,7 +534,7 @@ class Session:
 @asynccontextmanager
 async def open_session(
     transport: Transport,
-    protocol: Protocol,
+    protocol: Connection,
     dispatcher: Dispatcher,
     *,
     max_concurrent: int | None = 64,

@@ -18,7 +18,7 @@ leave the session, cancelling it, and reach the caller of ``trio.run``):
   ``Cancelled``, the cancellation wins (the rest is logged); otherwise a group of
   exactly one ``RPCError`` answers with it, anything else is -32603.
 
-The reply goes through :meth:`Protocol.respond` / ``respond_error`` /
+The reply goes through :meth:`Connection.respond` / ``respond_error`` /
 ``cancel_inbound``, which return None whenever no reply may be sent (the peer
 cancelled: CN-05).
 

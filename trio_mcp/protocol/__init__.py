@@ -1,14 +1,14 @@
 """trio_mcp.protocol: MCP without I/O.
 
 JSON-RPC envelopes, the two-phase codec, the METHODS table keyed by revision, the
-request and lifecycle state machines, and :class:`Protocol`, which holds one side
+request and lifecycle state machines, and :class:`Connection`, which holds one side
 of one session. It never imports trio (a test proves it), so it can drive any I/O
 or be studied on its own.
 """
 
 from ._book import ProtocolStatistics
 from ._codec import DEFAULT_MAX_MESSAGE_SIZE, FrameError, decode, encode
-from ._connection import Protocol
+from ._connection import Connection
 from ._errors import (
     ErrorCode,
     LocalProtocolError,
@@ -119,7 +119,7 @@ __all__ = [
     "InvalidMessage",
     "Ignored",
     # the connection
-    "Protocol",
+    "Connection",
     "ProtocolStatistics",
     "describe_structure_error",
     # observation

@@ -1,6 +1,6 @@
 """``RequestBook``: the records of one session's requests, both directions.
 
-:class:`~trio_mcp.protocol.Protocol` decides what the protocol allows; this base
+:class:`~trio_mcp.protocol.Connection` decides what the protocol allows; this base
 class keeps the books it decides with: the in-flight entries per direction (the
 two sides' ids are separate namespaces, A-14), the bounded history of finished
 records that :meth:`requests` returns, the finished and refused inbound ids a
@@ -38,7 +38,7 @@ _SHORT_HISTORY = 32
 
 @attrs.frozen
 class ProtocolStatistics:
-    """Counters kept by :class:`Protocol` (the session adds its own on top)."""
+    """Counters kept by :class:`Connection` (the session adds its own on top)."""
 
     in_flight_inbound: int
     in_flight_outbound: int

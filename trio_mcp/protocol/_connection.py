@@ -1,10 +1,10 @@
-"""``Protocol``: one side of one MCP session, without I/O.
+"""``Connection``: one side of one MCP session, without I/O.
 
 Theory of operation
 -------------------
-The session feeds every inbound frame to :meth:`Protocol.receive_data` and gets
-events back; it asks :meth:`Protocol.send_request` / :meth:`send_notification`
-for outbound messages and hands every message to :meth:`Protocol.encode` just
+The session feeds every inbound frame to :meth:`Connection.receive_data` and gets
+events back; it asks :meth:`Connection.send_request` / :meth:`send_notification`
+for outbound messages and hands every message to :meth:`Connection.encode` just
 before writing it. ``encode`` is the single place that decides "write this, or
 nothing": a request cancelled while still queued is never written, a response to
 a request the peer cancelled is never written (CN-05), and progress for a
@@ -60,7 +60,7 @@ from ._requests import (
 )
 
 
-class Protocol(Receiver):
+class Connection(Receiver):
     """The sans-I/O state of one side of one session. Not thread-safe.
 
     Args:
@@ -76,7 +76,7 @@ class Protocol(Receiver):
         observer: sees every request transition.
     """
 
-    # Slots: one Protocol per session, and its ~30 attributes would otherwise
+    # Slots: one Connection per session, and its ~30 attributes would otherwise
     # make a ~1.5 KiB instance dict (the records' slots are RequestBook's, the
     # state the receiving half reads is Receiver's).
     __slots__ = (

@@ -1,4 +1,4 @@
-"""What :meth:`Protocol.receive_data` turns inbound frames into.
+"""What :meth:`Connection.receive_data` turns inbound frames into.
 
 Each inbound frame yields one or more events (more only for a 2025-03-26 batch).
 Bad input from the peer is an event too (:class:`InvalidMessage`, :class:`Ignored`),

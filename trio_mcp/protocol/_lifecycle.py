@@ -32,7 +32,7 @@ class SessionState(enum.Enum):
     INITIALIZED = "initialized"
     #: Normal operation (LC-11).
     OPERATING = "operating"
-    #: Closed; ``Protocol.close_reason`` says why.
+    #: Closed; ``Connection.close_reason`` says why.
     CLOSED = "closed"
 
 

@@ -20,7 +20,7 @@ never reads as a second response to an earlier request:
 6. ``_meta.progressToken``, which must be a string or an integer: -32602.
 
 Responses, cancellations and progress for unknown, finished or foreign ids are
-ignored and recorded (CN-04, CN-06, PG-10). :class:`~trio_mcp.protocol.Protocol`
+ignored and recorded (CN-04, CN-06, PG-10). :class:`~trio_mcp.protocol.Connection`
 builds on this class with the sending side.
 """
 
@@ -73,10 +73,10 @@ _INBOUND_OK: dict[tuple[str, SessionState, str | None, bool, Role], MethodSpec] 
 
 
 class Receiver(RequestBook):
-    """The receiving half of :class:`~trio_mcp.protocol.Protocol` (which sets up
+    """The receiving half of :class:`~trio_mcp.protocol.Connection` (which sets up
     the attributes below and is the only class made from it)."""
 
-    # The protocol state this half reads; Protocol.__init__ sets it.
+    # The protocol state this half reads; Connection.__init__ sets it.
     __slots__ = (
         "converter",
         "local_capabilities",
