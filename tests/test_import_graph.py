@@ -144,8 +144,21 @@ def test_no_import_cycle_in_the_package() -> None:
 
 
 FORBIDDEN = {
-    "protocol": {"trio", "_session", "_server", "_client", "_cli", "transports", "testing",
-                 "lowlevel", "trio_mcp", "_errors", "_diagnostics", "_util", "_transport"},
+    "protocol": {
+        "trio",
+        "_session",
+        "_server",
+        "_client",
+        "_cli",
+        "transports",
+        "testing",
+        "lowlevel",
+        "trio_mcp",
+        "_errors",
+        "_diagnostics",
+        "_util",
+        "_transport",
+    },
     "transports": {"_session", "_server", "_client", "_cli", "lowlevel", "testing", "trio_mcp"},
     "_session": {"_server", "_client", "_cli", "testing", "trio_mcp"},
 }

@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 import trio
 
+from .._util import unwrapping
 from ..protocol import Progress
 
 
@@ -65,17 +65,6 @@ def render_result(result: Any) -> str:
     return "\n".join(parts)
 
 
-@asynccontextmanager
-async def _unwrapped() -> AsyncIterator[None]:
-    # Our nursery wraps the call's error in a group of one: give back the error.
-    try:
-        yield
-    except BaseExceptionGroup as group:
-        from .._session._engine import unwrap_group
-
-        raise unwrap_group(group) from None
-
-
 async def run_call(
     command: Sequence[str],
     tool: str,
@@ -100,7 +89,7 @@ async def run_call(
     bar = ProgressBar(err, live=err.isatty())
     interrupted = False
     try:
-        async with _unwrapped(), trio.open_nursery() as nursery:
+        async with unwrapping(), trio.open_nursery() as nursery:
             call_scope = trio.CancelScope()
             if handle_signals:
 

@@ -31,6 +31,7 @@ from .._errors import InvalidPeerResult, MCPError
 from .._session._context import RequestContext
 from .._session._engine import DEFAULT, Session, open_session
 from .._transport import Transport
+from .._util import covers
 from ..protocol import Connection, NotificationReceived, Progress, Role
 from ._cache import LISTS, ClientEvent, ListCache
 from ._handlers import (
@@ -457,7 +458,7 @@ class Client:
         elif method == "notifications/resources/updated":
             for wanted, send in list(self._updates):
                 uri = params.uri
-                if wanted is None or uri == wanted or uri.startswith(wanted.rstrip("/") + "/"):
+                if wanted is None or covers(wanted, uri):
                     try:
                         send.send_nowait(uri)
                     except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):

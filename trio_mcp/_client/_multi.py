@@ -19,6 +19,7 @@ import trio
 
 from .. import types as mcp_types
 from .._transport import Transport
+from .._util import unwrap_group
 from ._client import Client, open_client
 
 #: How to reach one server: a transport, or a function returning an async
@@ -166,6 +167,4 @@ async def open_clients(
             finally:
                 stop.set()
     except BaseExceptionGroup as group:
-        from .._session._engine import unwrap_group
-
         raise unwrap_group(group) from None

@@ -22,6 +22,7 @@ from .. import types as mcp_types
 from .._errors import SessionClosed
 from .._session._engine import Session, open_session
 from .._transport import Transport
+from .._util import covers
 from ..protocol import LocalProtocolError, SessionState
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ class Peer:
 def subscribed(subscriptions: set[str], uri: str) -> bool:
     """Whether an update of *uri* concerns these subscriptions: the URI itself
     or a parent of it (RS-06: an update may concern a sub-resource)."""
-    return uri in subscriptions or any(uri.startswith(s.rstrip("/") + "/") for s in subscriptions)
+    return uri in subscriptions or any(covers(s, uri) for s in subscriptions)
 
 
 async def deliver(session: Session, peer: Peer) -> None:

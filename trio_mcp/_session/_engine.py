@@ -56,6 +56,7 @@ import trio
 
 from .._errors import InvalidPeerResult, RPCError, SessionClosed
 from .._transport import Transport
+from .._util import unwrap_group
 from ..protocol import (
     CancelOrigin,
     CancelReceived,
@@ -85,7 +86,6 @@ from . import _inbound, _notifier, _outbound, _shutdown
 from ._admission import Admission
 from ._context import RequestContext
 from ._outbound import PendingCall
-from ._shutdown import unwrap_group as unwrap_group  # re-exported: others import it here
 
 logger = logging.getLogger("trio_mcp.session")
 

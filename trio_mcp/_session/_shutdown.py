@@ -99,18 +99,3 @@ async def shutdown(session: Session, reason: str) -> None:
             await session.transport.aclose()
         if scope.cancelled_caught:
             logger.warning("closing the transport took longer than %ss", grace)
-
-
-def unwrap_group(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """The group's only non-Cancelled leaf, or the group itself if there are several."""
-    _, rest = group.split(trio.Cancelled)
-    leaves = list(_leaves(rest)) if rest is not None else []
-    if len(leaves) == 1:
-        return leaves[0]
-    return group
-
-
-def _leaves(exc: BaseException) -> list[BaseException]:
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for sub in exc.exceptions for leaf in _leaves(sub)]
-    return [exc]

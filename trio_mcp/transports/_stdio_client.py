@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
+from .._util import unwrapping
 from ..protocol._codec import DEFAULT_MAX_MESSAGE_SIZE
 from ._framing import LineChannel
 
@@ -428,7 +429,7 @@ async def open_stdio_process(
         sink = stderr
     transport._event("spawned")
     try:
-        async with _unwrapped(), trio.open_nursery() as nursery:
+        async with unwrapping(), trio.open_nursery() as nursery:
             nursery.start_soon(transport._pump_stderr, sink, name="trio_mcp stderr pump")
             try:
                 yield transport
@@ -448,18 +449,6 @@ async def open_stdio_process(
             for stream in (process.stdin, process.stdout, process.stderr):
                 if stream is not None:
                     await stream.aclose()
-
-
-@asynccontextmanager
-async def _unwrapped() -> AsyncIterator[None]:
-    # The body's own exception comes out of our nursery as a group of one;
-    # give the caller that exception (as open_session does).
-    try:
-        yield
-    except BaseExceptionGroup as group:
-        from .._session._engine import unwrap_group
-
-        raise unwrap_group(group) from None
 
 
 @asynccontextmanager
