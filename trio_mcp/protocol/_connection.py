@@ -523,6 +523,23 @@ class Connection(Receiver):
             result["instructions"] = self.instructions
         return result
 
+    def start_stateless(self, version: str) -> None:
+        """Server: serve one stateless exchange of revision *version* with no handshake.
+
+        A stateless Streamable HTTP POST stands alone, as in an initialized
+        session of the revision the request names (HT-36); the connection goes
+        from NEW straight to OPERATING.
+
+        Raises:
+            LocalProtocolError: not a server, not NEW, or *version* not supported.
+        """
+        if self.role is not Role.SERVER or self.state is not SessionState.NEW:
+            raise LocalProtocolError("start_stateless needs a new server connection")
+        if version not in self.supported_versions:
+            raise LocalProtocolError(f"unsupported protocol version {version!r}")
+        self.revision = version
+        self.state = SessionState.OPERATING
+
     def close(self, reason: str) -> None:
         """Move to CLOSED (idempotent); every later send is refused."""
         if self.state is not SessionState.CLOSED:

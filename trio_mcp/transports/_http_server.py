@@ -44,7 +44,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 import trio
 
-from ..protocol import SessionState
 from . import _legacy_sse
 from ._asgi import Receive, Scope, Send, refuse
 from ._event_store import EventStore
@@ -239,10 +238,7 @@ class StreamableHTTPApp:
 
         assert self.server is not None
         protocol = self.server.make_protocol()
-        # Stateless: each request stands alone, as in an initialized session
-        # of the revision the request names (HT-36 default).
-        protocol.state = SessionState.OPERATING
-        protocol.revision = version
+        protocol.start_stateless(version)
         async with open_session(transport, protocol, self.server, **self.session_options) as s:
             await s.wait_closed()
 
