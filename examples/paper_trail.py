@@ -1,89 +1,16 @@
-"""Paper Trail: an order-lookup MCP server over stdio.
+"""Paper Trail, the demo's order-lookup server: ``python examples/paper_trail.py``.
 
-Tools:
-
-* ``order_status(order_id)``: status, carrier and ETA of an order; ids look
-  like ``PT-NNNN`` (anything else is refused with a tool error; unknown
-  arguments are refused by the input schema);
-* ``sleep(seconds)``: waits, then says so (a slow tool for lifecycle demos:
-  cancel it, or let it time out);
-* ``prepare_report(steps)``: a long tool that reports progress after each step
-  when the client asked for progress.
-
-Run it: ``python examples/paper_trail.py`` (it speaks MCP on stdin/stdout; try
-``trio-mcp trace -- python examples/paper_trail.py``).
+The server ships inside the package (``trio-mcp demo`` needs it in an installed
+wheel), so its source is ``trio_mcp/examples/paper_trail.py``; this file runs
+that module, with the same options (``--http HOST:PORT``), for the paths that
+the README and the tests use.
 """
 
 from __future__ import annotations
 
-import re
-import sys
+from trio_mcp.examples.paper_trail import main, server
 
-import trio
-
-import trio_mcp
-
-ORDERS = {
-    "PT-1042": ("shipped", "Parcelforce", "2026-12-02"),
-    "PT-2001": ("processing", None, "2026-12-05"),
-    "PT-3300": ("delivered", "DPD", "2026-11-28"),
-}
-
-_ORDER_ID = re.compile(r"PT-\d{4}")
-
-server = trio_mcp.Server(
-    "paper-trail", version="1.0", instructions="Look up Paper Trail orders by id (PT-NNNN)."
-)
-
-
-@server.tool()
-async def order_status(order_id: str) -> str:
-    """Status, carrier and ETA of an order.
-
-    Args:
-        order_id: the order id, ``PT-`` and four digits (e.g. PT-1042).
-    """
-    if not _ORDER_ID.fullmatch(order_id):
-        raise trio_mcp.ToolError(f"order ids look like PT-NNNN, not {order_id!r}")
-    if order_id not in ORDERS:
-        raise trio_mcp.ToolError(f"no order {order_id}")
-    status, carrier, eta = ORDERS[order_id]
-    return f"{order_id}: {status}, carrier {carrier or 'not assigned'}, ETA {eta}"
-
-
-@server.tool()
-async def sleep(seconds: float) -> str:
-    """Wait for *seconds*, then say so.
-
-    Args:
-        seconds: how long to wait.
-    """
-    started = trio.current_time()
-    try:
-        await trio.sleep(seconds)
-    except trio.Cancelled:
-        # stderr is the server's log (SI-03); the demo shows this line.
-        elapsed = trio.current_time() - started
-        print(f"sleep: handler cancelled after {elapsed:.3f}s", file=sys.stderr, flush=True)
-        raise
-    return f"slept {seconds:g}s"
-
-
-@server.tool()
-async def prepare_report(ctx: trio_mcp.Context, steps: int = 3) -> str:
-    """Prepare the daily order report, reporting progress after each step.
-
-    Args:
-        steps: how many steps the report takes (each about 50 ms).
-    """
-    for done in range(1, steps + 1):
-        await trio.sleep(0.05)
-        await ctx.report_progress(done, total=steps, message=f"step {done}/{steps}")
-    return f"report ready ({steps} steps, {len(ORDERS)} orders)"
-
+__all__ = ["main", "server"]
 
 if __name__ == "__main__":
-    from trio_mcp.transports import parse_http_option
-
-    _, http = parse_http_option(sys.argv[1:])  # --http HOST:PORT: Streamable HTTP at /mcp
-    server.run_http(*http) if http else server.run_stdio()
+    main()

@@ -1,0 +1,1 @@
+"""The ``trio-mcp`` command: ``demo``, ``trace`` and ``call`` (entry point: ``_main.main``)."""

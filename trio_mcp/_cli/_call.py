@@ -5,6 +5,8 @@ live progress bar on a terminal while the server reports progress.
 ``--timeout`` is the progress-extended idle timeout (each progress
 notification restarts it). Ctrl+C cancels the call properly: the server is sent
 ``notifications/cancelled``, then shut down, and the command exits with 130.
+A failure (the server cannot start, exits, is not an MCP server, does not know
+the tool, times out) is one ``trio-mcp: error: ...`` line on stderr and status 1.
 """
 
 from __future__ import annotations
@@ -17,8 +19,11 @@ from typing import Any, TextIO
 
 import trio
 
+from .. import open_stdio_client
+from .. import types as mcp_types
 from .._util import unwrapping
 from ..protocol import Progress
+from ._errors import INTERRUPTED, USER_ERRORS, describe, print_error
 
 
 class ProgressBar:
@@ -50,10 +55,8 @@ class ProgressBar:
             self.drawn = False
 
 
-def render_result(result: Any) -> str:
+def render_result(result: mcp_types.CallToolResult) -> str:
     """A tool result as text: text blocks as they are, others as JSON."""
-    from .. import types as mcp_types
-
     parts: list[str] = []
     for block in result.content:
         if isinstance(block, mcp_types.TextContent):
@@ -77,15 +80,11 @@ async def run_call(
     handle_signals: bool = True,
 ) -> int:
     """Call *tool* once; return the command's exit status (0, 1 for a tool or
-    protocol error, 130 when interrupted).
+    protocol error, 130 when interrupted). A failure is one line on *err*.
 
     Cancellation: on Ctrl+C (or cancellation of the caller) the call is
     cancelled with ``notifications/cancelled``, then the server is shut down.
     """
-    from .._errors import MCPError
-    from ..protocol import ProtocolError
-    from ..transports._stdio_client import open_stdio_client
-
     bar = ProgressBar(err, live=err.isatty())
     interrupted = False
     try:
@@ -116,12 +115,12 @@ async def run_call(
                     bar.finish()
                     print(render_result(result), file=out)
             nursery.cancel_scope.cancel()
-    except (MCPError, ProtocolError, OSError) as exc:
+    except USER_ERRORS as exc:
         bar.finish()
-        print(f"trio-mcp call: {exc}", file=err)
+        print_error(err, describe(exc))
         return 1
     bar.finish()
     if interrupted:
-        print("trio-mcp call: cancelled (the server was told)", file=err)
-        return 130
+        print_error(err, "interrupted (Ctrl+C): the call was cancelled (the server was told)")
+        return INTERRUPTED
     return 1 if result.is_error else 0

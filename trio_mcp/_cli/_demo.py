@@ -1,12 +1,14 @@
 """``trio-mcp demo``: a real client and server session, narrated from start to end.
 
-The server is the bundled example ``examples/paper_trail.py``, spawned as a real
-subprocess and spoken to over stdio. Every frame the client writes and reads is
-printed with its direction and time since the start, the server's stderr lines
-are shown as they arrive, and each lifecycle step says what happened: the
-handshake and version negotiation, discovery, a tool call, a long call with
-progress, a call cancelled by the client (the server's handler stops and no
-response is sent), a call that times out, ping, and the shutdown of the process.
+The server is the bundled example :mod:`trio_mcp.examples.paper_trail`, spawned
+as ``python -m trio_mcp.examples.paper_trail`` (a real subprocess, spoken to
+over stdio), so the demo works from an installed wheel as from a checkout.
+Every frame the client writes and reads is printed with its direction and time
+since the start, the server's stderr lines are shown as they arrive, and each
+lifecycle step says what happened: the handshake and version negotiation,
+discovery, a tool call, a long call with progress, a call cancelled by the
+client (the server's handler stops and no response is sent), a call that times
+out, ping, and the shutdown of the process.
 """
 
 from __future__ import annotations
@@ -18,36 +20,48 @@ from typing import TextIO
 
 import trio
 
+from .. import open_stdio_client
 from .. import types as mcp_types
 from .._errors import RequestTimeout
 from ..protocol import Progress, RequestRecord
-from ..transports._stdio_client import (
-    ProcessEvent,
-    StdioProcess,
-    describe_returncode,
-    open_stdio_client,
-)
+from ..transports import ProcessEvent, StdioProcess
+from ..transports._stdio_client import describe_returncode
+from ._errors import CommandError
 from ._trace import FramePrinter, print_records
 
-#: The project checkout (``examples/`` lives next to the package).
-_ROOT = Path(__file__).resolve().parents[2]
+#: The module the demo runs as its server unless told otherwise.
+DEMO_SERVER_MODULE = "trio_mcp.examples.paper_trail"
+
+#: The directory that holds the running ``trio_mcp`` package (a checkout or
+#: site-packages): put on the server's path so it imports this same trio_mcp.
+_IMPORT_ROOT = Path(__file__).resolve().parents[2]
 
 
-def default_server() -> Path:
-    """Where the bundled example server is: ``examples/paper_trail.py``."""
-    return _ROOT / "examples" / "paper_trail.py"
+def server_command(server: Path | None = None) -> list[str]:
+    """The demo server's argv: the bundled module, or the script *server*.
+
+    Raises:
+        CommandError: *server* is not a file.
+    """
+    if server is None:
+        return [sys.executable, "-m", DEMO_SERVER_MODULE]
+    if not server.is_file():
+        raise CommandError(f"the demo server {server} does not exist (--server)")
+    return [sys.executable, str(server)]
 
 
 async def run_demo(
     out: TextIO = sys.stdout, *, server: Path | None = None, width: int | None = 110
 ) -> None:
-    """Run the narrated lifecycle demo against *server* (default: paper_trail.py).
+    """Run the narrated lifecycle demo against *server* (default: the bundled
+    :mod:`trio_mcp.examples.paper_trail`).
+
+    Raises:
+        CommandError: *server* is not a file (nothing is spawned).
 
     Cancellation: the server process is shut down (bounded) whatever happens.
     """
-    server = server or default_server()
-    if not server.is_file():
-        raise FileNotFoundError(f"the demo server {server} is missing (run from a checkout)")
+    command = server_command(server)
     start = trio.current_time()
     printer = FramePrinter(out, start=start, label="client", width=width)
     cancelled_in_server = trio.Event()
@@ -64,11 +78,11 @@ async def run_demo(
         extra = f" ({describe_returncode(event.returncode)})" if event.kind == "exited" else ""
         print(f"  {event.at - start:8.3f}s process {event.pid}: {event.kind}{extra}", file=out)
 
-    command = [sys.executable, str(server)]
     say(f"0. Spawn the server: {' '.join(command)} (own process group, no shell)")
     # The child gets the safe default environment plus where trio_mcp lives,
     # so the demo works from a checkout without an install too.
-    env = {"PYTHONPATH": os.pathsep.join([str(_ROOT), os.environ.get("PYTHONPATH", "")])}
+    paths = [str(_IMPORT_ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    env = {"PYTHONPATH": os.pathsep.join(paths)}
     async with open_stdio_client(
         command[0],
         command[1:],

@@ -5,7 +5,9 @@ the server declared (tools, resources, templates, prompts), pings it, and shuts
 it down; prints every frame with its direction and time since the start, then
 the request table (each request's states and durations), then the shutdown
 step that ended the server. Colour only on a terminal; ``--json`` writes JSON
-lines instead.
+lines instead. A failure (the server cannot start, exits, is not an MCP server,
+the trace outlasts ``--timeout``) is narrated on stdout with what was seen so
+far, and reported as one ``trio-mcp: error: ...`` line on stderr (status 1).
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import trio
 
+from .. import open_stdio_client
+from .. import types as mcp_types
+from .._errors import MCPError
 from ..protocol import (
     Direction,
     FrameDirection,
@@ -24,6 +29,12 @@ from ..protocol import (
     RequestRecord,
     RequestState,
 )
+from ..transports import StdioProcess
+from ..transports._stdio_client import describe_returncode
+from ._errors import USER_ERRORS, describe, print_error
+
+if TYPE_CHECKING:
+    from .. import Client
 
 #: What discovery asks for, by the capability that allows it.
 DISCOVERY = (
@@ -140,21 +151,18 @@ async def run_trace(
     command: Sequence[str],
     *,
     out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
     as_json: bool = False,
     colour: bool | None = None,
     time_limit: float = 30.0,
     inherit_env: bool = False,
 ) -> int:
-    """Trace one stdio server's lifecycle; return the exit status for the command.
+    """Trace one stdio server's lifecycle; return the exit status for the command
+    (0, or 1 after a failure, which is also one line on *err*).
 
     Cancellation: the server is shut down (bounded) whatever happens; the
     whole trace is bounded by *time_limit* seconds.
     """
-    from .. import types as mcp_types
-    from .._errors import MCPError
-    from ..protocol import ProtocolError
-    from ..transports._stdio_client import StdioProcess, describe_returncode, open_stdio_client
-
     if colour is None:
         colour = not as_json and out.isatty()
     start = trio.current_time()
@@ -192,10 +200,14 @@ async def run_trace(
                 await client.ping()
                 say("shutdown: closing the server's stdin")
                 records = client.session.requests()
-    except (MCPError, ProtocolError, OSError, trio.TooSlowError) as exc:
+    except USER_ERRORS as exc:
         say(f"failed: {exc!r}")
         if as_json:
             print(json.dumps({"type": "error", "error": repr(exc)}), file=out)
+        if isinstance(exc, trio.TooSlowError):
+            print_error(err, f"the trace did not finish within {time_limit:g}s (--timeout)")
+        else:
+            print_error(err, describe(exc))
         status = 1
     if transport is not None:
         if as_json:
@@ -215,10 +227,8 @@ async def run_trace(
     return status
 
 
-async def _discover(client: Any, method: str, say: Callable[[str], None]) -> None:
+async def _discover(client: Client, method: str, say: Callable[[str], None]) -> None:
     """Fetch every page of one list method, narrating each page."""
-    from .._errors import MCPError
-
     cursor: str | None = None
     for page in range(1, 101):  # a server that pages forever is cut off
         say(method if page == 1 else f"{method} (page {page})")

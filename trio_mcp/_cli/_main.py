@@ -1,0 +1,150 @@
+"""The ``trio-mcp`` command (also ``python -m trio_mcp``).
+
+Subcommands:
+
+* ``demo``: spawn the bundled example server and narrate a whole session;
+* ``trace -- CMD ARGS...``: trace any stdio server's lifecycle, frame by frame;
+* ``call -- CMD ARGS... TOOL JSON``: call one tool and print the result.
+
+A user error ends any of them with one line, ``trio-mcp: error: ...``, on
+stderr and a non-zero status (2 for bad arguments, 130 for Ctrl+C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from .._util import unwrap_group
+from ._errors import INTERRUPTED, USER_ERRORS, CommandError, describe, print_error
+
+#: Exit status for arguments the command cannot use (argparse's own).
+BAD_ARGUMENTS = 2
+
+
+def split_command(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Options before ``--``, the server command after it."""
+    if "--" in argv:
+        at = argv.index("--")
+        return argv[:at], argv[at + 1 :]
+    return argv, []
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The options of every subcommand (the server command after ``--`` is not parsed)."""
+    parser = argparse.ArgumentParser(
+        prog="trio-mcp",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    demo = commands.add_parser("demo", help="spawn the example server and narrate a session")
+    demo.add_argument(
+        "--server",
+        type=Path,
+        help="a server script to run instead (default: python -m trio_mcp.examples.paper_trail)",
+    )
+    demo.add_argument("--full", action="store_true", help="print frames whole")
+    trace = commands.add_parser("trace", help="trace a stdio server: trace [--json] -- CMD ...")
+    trace.add_argument("--json", action="store_true", help="write JSON lines")
+    trace.add_argument("--timeout", type=float, default=30.0, help="bound on the whole trace")
+    trace.add_argument("--inherit-env", action="store_true", help="pass our whole environment")
+    call = commands.add_parser("call", help="call one tool: call -- CMD ... TOOL JSON")
+    call.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds without progress before giving up"
+    )
+    call.add_argument("--inherit-env", action="store_true", help="pass our whole environment")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``trio-mcp`` console script; returns the exit status.
+
+    Cancellation: Ctrl+C cancels the command's work (``call`` tells the server
+    first), shuts the server down, prints one line and returns 130.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    options, command = split_command(argv)
+    parser = build_parser()
+    args = parser.parse_args(options)
+
+    if args.command == "demo":
+        from ._demo import run_demo
+
+        async def demo() -> int:
+            await run_demo(server=args.server, width=None if args.full else 110)
+            return 0
+
+        return _run(demo)
+    if args.command == "trace":
+        if not command:
+            parser.error("trace needs the server command after --")
+        from ._trace import run_trace
+
+        return _run(
+            partial(
+                run_trace,
+                command,
+                as_json=args.json,
+                time_limit=args.timeout,
+                inherit_env=args.inherit_env,
+            )
+        )
+    if len(command) < 3:
+        parser.error("call needs: -- CMD [ARGS...] TOOL JSON")
+    *server_command, tool, raw = command
+    try:
+        arguments = parse_arguments(raw)
+    except CommandError as exc:
+        print_error(sys.stderr, str(exc))
+        return exc.status
+    from ._call import run_call
+
+    return _run(
+        partial(
+            run_call,
+            server_command,
+            tool,
+            arguments,
+            progress_idle_timeout=args.timeout,
+            inherit_env=args.inherit_env,
+        )
+    )
+
+
+def parse_arguments(raw: str) -> dict[str, Any]:
+    """The tool arguments of ``call``: a JSON object, or a :class:`CommandError`."""
+    try:
+        arguments = json.loads(raw)
+    except ValueError as exc:
+        raise CommandError(f"the tool arguments are not JSON: {exc}", BAD_ARGUMENTS) from None
+    if not isinstance(arguments, dict):
+        raise CommandError("the tool arguments must be a JSON object", BAD_ARGUMENTS)
+    return arguments
+
+
+def _run(async_fn: Callable[[], Awaitable[int]]) -> int:
+    """Run one command under Trio: its status, or one error line for a user error."""
+    try:
+        try:
+            return trio.run(async_fn)
+        except BaseExceptionGroup as group:
+            # A nursery wraps the one error of its body; several errors (or
+            # none of the expected kinds) stay a group and show a traceback.
+            raise unwrap_group(group) from None
+    except CommandError as exc:
+        print_error(sys.stderr, str(exc))
+        return exc.status
+    except KeyboardInterrupt:
+        print_error(sys.stderr, "interrupted (Ctrl+C)")
+        return INTERRUPTED
+    except USER_ERRORS as exc:
+        print_error(sys.stderr, describe(exc))
+        return 1
