@@ -174,3 +174,29 @@ def test_scripts_demo_command_runs() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "8. Shutdown" in proc.stdout
+
+
+def test_demo_finds_its_server_outside_the_checkout(tmp_path: Path) -> None:
+    # An installed wheel has no examples/ beside the package: the demo's
+    # server must come from the package itself, whatever the working directory.
+    proc = subprocess.run(
+        [sys.executable, "-m", "trio_mcp", "demo"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"{sys.executable} -m trio_mcp.examples.paper_trail" in proc.stdout
+    assert "8. Shutdown" in proc.stdout
+
+
+async def test_demo_runs_the_server_script_given_with_server() -> None:
+    out = io.StringIO()
+    with trio.fail_after(60):
+        await run_demo(out, server=Path(PAPER_TRAIL))
+    text = out.getvalue()
+    assert f"0. Spawn the server: {sys.executable} {PAPER_TRAIL} " in text
+    assert "exited after stdin was closed" in text

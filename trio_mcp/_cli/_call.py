@@ -74,8 +74,8 @@ async def run_call(
     arguments: dict[str, Any],
     *,
     progress_idle_timeout: float | None = 60.0,
-    out: TextIO = sys.stdout,
-    err: TextIO = sys.stderr,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
     inherit_env: bool = False,
     handle_signals: bool = True,
 ) -> int:
@@ -85,6 +85,8 @@ async def run_call(
     Cancellation: on Ctrl+C (or cancellation of the caller) the call is
     cancelled with ``notifications/cancelled``, then the server is shut down.
     """
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
     bar = ProgressBar(err, live=err.isatty())
     interrupted = False
     try:

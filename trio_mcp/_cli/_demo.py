@@ -51,7 +51,7 @@ def server_command(server: Path | None = None) -> list[str]:
 
 
 async def run_demo(
-    out: TextIO = sys.stdout, *, server: Path | None = None, width: int | None = 110
+    out: TextIO | None = None, *, server: Path | None = None, width: int | None = 110
 ) -> None:
     """Run the narrated lifecycle demo against *server* (default: the bundled
     :mod:`trio_mcp.examples.paper_trail`).
@@ -62,6 +62,7 @@ async def run_demo(
     Cancellation: the server process is shut down (bounded) whatever happens.
     """
     command = server_command(server)
+    out = sys.stdout if out is None else out
     start = trio.current_time()
     printer = FramePrinter(out, start=start, label="client", width=width)
     cancelled_in_server = trio.Event()

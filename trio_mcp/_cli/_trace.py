@@ -150,8 +150,8 @@ def print_records(out: TextIO, title: str, records: Sequence[RequestRecord], sta
 async def run_trace(
     command: Sequence[str],
     *,
-    out: TextIO = sys.stdout,
-    err: TextIO = sys.stderr,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
     as_json: bool = False,
     colour: bool | None = None,
     time_limit: float = 30.0,
@@ -163,6 +163,8 @@ async def run_trace(
     Cancellation: the server is shut down (bounded) whatever happens; the
     whole trace is bounded by *time_limit* seconds.
     """
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
     if colour is None:
         colour = not as_json and out.isatty()
     start = trio.current_time()

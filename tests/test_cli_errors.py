@@ -1,0 +1,210 @@
+"""The ``trio-mcp`` command never ends in a traceback for a user error.
+
+Each user error (a server that cannot start, exits at once or does not speak
+MCP, bad tool arguments, an unknown tool, a timeout, Ctrl+C, a missing
+``--server`` file) ends the command with exactly one ``trio-mcp: error: ...``
+line on stderr and a non-zero status; a bug keeps its traceback. ``main()``
+runs in-process (stderr read at the file descriptor, where the CLI and the
+spawned servers write), Ctrl+C through a real process.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+
+import trio_mcp._cli._trace
+from trio_mcp._cli._main import main
+
+ROOT = Path(__file__).resolve().parent.parent
+PAPER_TRAIL = str(ROOT / "examples" / "paper_trail.py")
+#: --inherit-env, so the spawned example server finds this tree's trio_mcp.
+PAPER_TRAIL_CALL = ["call", "--inherit-env", "--", sys.executable, PAPER_TRAIL]
+#: A server that exits at once, without a word.
+EXITS_AT_ONCE = [sys.executable, "-c", "pass"]
+#: A program that is not an MCP server: it echoes what it reads.
+ECHO = [sys.executable, "-c", "import sys\nfor line in sys.stdin: print(line, end='', flush=True)"]
+#: A program that reads everything and never answers.
+SILENT = [sys.executable, "-c", "import sys; sys.stdin.read()"]
+
+
+def only_error_line(capfd: pytest.CaptureFixture[str]) -> str:
+    """The one line on stderr, checked to be the CLI's error line."""
+    lines = capfd.readouterr().err.splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("trio-mcp: error: "), lines
+    return lines[0].removeprefix("trio-mcp: error: ")
+
+
+@pytest.mark.parametrize("command", ["call", "trace"])
+def test_a_missing_server_command(command: str, capfd: pytest.CaptureFixture[str]) -> None:
+    extra = ["some_tool", "{}"] if command == "call" else []
+    status = main([command, "--", "trio-mcp-no-such-server", *extra])
+    assert status == 1
+    assert only_error_line(capfd) == (
+        "cannot run trio-mcp-no-such-server: No such file or directory"
+    )
+
+
+@pytest.mark.parametrize("command", ["call", "trace"])
+def test_a_server_command_that_is_not_executable(
+    command: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "server.py"
+    script.write_text("print('not executable')\n")
+    script.chmod(0o644)
+    extra = ["some_tool", "{}"] if command == "call" else []
+    status = main([command, "--", str(script), *extra])
+    assert status == 1
+    assert only_error_line(capfd) == f"cannot run {script}: Permission denied"
+
+
+@pytest.mark.parametrize("command", ["call", "trace"])
+def test_a_server_that_exits_at_once(command: str, capfd: pytest.CaptureFixture[str]) -> None:
+    extra = ["some_tool", "{}"] if command == "call" else []
+    status = main([command, "--", *EXITS_AT_ONCE, *extra])
+    assert status == 1
+    assert only_error_line(capfd) == "the peer closed the connection"
+
+
+@pytest.mark.parametrize("command", ["call", "trace"])
+def test_a_program_that_is_not_an_mcp_server(
+    command: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # The echo sends our initialize request back: a request, not a result.
+    extra = ["some_tool", "{}"] if command == "call" else []
+    status = main([command, "--", *ECHO, *extra])
+    assert status == 1
+    assert only_error_line(capfd) == "Method not found: initialize (code -32601)"
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("{bad", "the tool arguments are not JSON: Expecting property name enclosed in double"),
+        ("[1, 2]", "the tool arguments must be a JSON object"),
+    ],
+)
+def test_call_with_tool_arguments_that_are_not_a_json_object(
+    raw: str, message: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    status = main([*PAPER_TRAIL_CALL, "order_status", raw])
+    assert status == 2
+    assert only_error_line(capfd).startswith(message)
+
+
+def test_call_an_unknown_tool(capfd: pytest.CaptureFixture[str]) -> None:
+    status = main([*PAPER_TRAIL_CALL, "no_such_tool", "{}"])
+    assert status == 1
+    assert only_error_line(capfd) == "Unknown tool: no_such_tool (code -32602)"
+
+
+def test_call_that_times_out(capfd: pytest.CaptureFixture[str]) -> None:
+    status = main(["call", "--timeout", "0.2", *PAPER_TRAIL_CALL[1:], "sleep", '{"seconds": 30}'])
+    assert status == 1
+    # The paper trail server logs its cancelled handler on stderr (forwarded,
+    # prefixed with the server's name): that line is the server's, not ours.
+    lines = [line for line in capfd.readouterr().err.splitlines() if not line.startswith("[python")]
+    assert lines == ["trio-mcp: error: tools/call timed out after 0.2s without progress"]
+
+
+def test_trace_that_times_out(capfd: pytest.CaptureFixture[str]) -> None:
+    status = main(["trace", "--timeout", "0.2", "--", *SILENT])
+    assert status == 1
+    assert only_error_line(capfd) == "the trace did not finish within 0.2s (--timeout)"
+
+
+def test_demo_with_a_missing_server_file(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "no_such_server.py"
+    status = main(["demo", "--server", str(missing)])
+    assert status == 1
+    assert only_error_line(capfd) == f"the demo server {missing} does not exist (--server)"
+    assert capfd.readouterr().out == ""  # nothing was spawned
+
+
+def test_demo_with_a_server_that_exits_at_once(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "quits.py"
+    script.write_text("raise SystemExit(3)\n")
+    status = main(["demo", "--server", str(script)])
+    assert status == 1
+    assert re.fullmatch(
+        r"transport failed while reading: "
+        r"BrokenResourceError\('server process \d+ exited with status 3'\)",
+        only_error_line(capfd),
+    )
+
+
+def test_a_bug_keeps_its_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def broken(*args: object, **kwargs: object) -> int:
+        raise RuntimeError("a bug in trio_mcp")
+
+    monkeypatch.setattr(trio_mcp._cli._trace, "run_trace", broken)
+    with pytest.raises(RuntimeError, match="a bug in trio_mcp"):
+        main(["trace", "--", *EXITS_AT_ONCE])
+
+
+async def interrupted(argv: list[str], ready: bytes) -> tuple[int, str, str]:
+    """Run ``python -m trio_mcp *argv*`` and press Ctrl+C once *ready* shows on
+    its stdout or stderr: the exit status, all of stderr, and stderr from the
+    moment of the interrupt on."""
+    process = await trio.lowlevel.open_process(
+        [sys.executable, "-u", "-m", "trio_mcp", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    output = {"out": b"", "err": b""}
+    mark: int | None = None
+
+    async def collect(stream: trio.abc.ReceiveStream, key: str) -> None:
+        nonlocal mark
+        while chunk := await stream.receive_some():
+            output[key] += chunk
+            if mark is None and ready in output[key]:
+                mark = len(output["err"])
+                os.kill(process.pid, signal.SIGINT)
+
+    assert process.stdout is not None
+    assert process.stderr is not None
+    try:
+        with trio.fail_after(30):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(collect, process.stdout, "out")
+                nursery.start_soon(collect, process.stderr, "err")
+            status = await process.wait()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        await process.stdout.aclose()
+        await process.stderr.aclose()
+    assert mark is not None, output
+    return status, output["err"].decode(), output["err"][mark:].decode()
+
+
+async def test_ctrl_c_during_a_trace() -> None:
+    server = [
+        sys.executable,
+        "-c",
+        "import sys; print('ready', file=sys.stderr, flush=True); sys.stdin.read()",
+    ]
+    status, err, after = await interrupted(["trace", "--", *server], b"] ready")
+    assert status == 130
+    assert "Traceback" not in err
+    assert after.splitlines()[-1:] == ["trio-mcp: error: interrupted (Ctrl+C)"]
+
+
+async def test_ctrl_c_during_the_demo() -> None:
+    status, err, after = await interrupted(["demo"], b"1. Handshake")
+    assert status == 130
+    assert "Traceback" not in err
+    assert after.splitlines() == ["trio-mcp: error: interrupted (Ctrl+C)"]
