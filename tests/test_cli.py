@@ -163,15 +163,21 @@ async def test_demo_narrates_the_whole_lifecycle() -> None:
     assert "exited after stdin was closed" in text
 
 
-def test_scripts_demo_command_runs() -> None:
-    proc = subprocess.run(
+def run_demo_command(cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m trio_mcp demo`` run in *cwd*, importing this tree's trio_mcp."""
+    return subprocess.run(
         [sys.executable, "-m", "trio_mcp", "demo"],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
-        cwd=ROOT,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
+
+
+def test_scripts_demo_command_runs() -> None:
+    proc = run_demo_command(ROOT)
     assert proc.returncode == 0, proc.stderr
     assert "8. Shutdown" in proc.stdout
 
@@ -179,15 +185,7 @@ def test_scripts_demo_command_runs() -> None:
 def test_demo_finds_its_server_outside_the_checkout(tmp_path: Path) -> None:
     # An installed wheel has no examples/ beside the package: the demo's
     # server must come from the package itself, whatever the working directory.
-    proc = subprocess.run(
-        [sys.executable, "-m", "trio_mcp", "demo"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+    proc = run_demo_command(tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert f"{sys.executable} -m trio_mcp.examples.paper_trail" in proc.stdout
     assert "8. Shutdown" in proc.stdout
