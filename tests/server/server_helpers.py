@@ -1,14 +1,12 @@
 """Helpers of the server-feature tests (tests/server/).
 
-* :func:`everything` builds the ``examples/everything.py`` server.
+* :func:`everything` builds the ``trio_mcp.examples.everything`` server.
 * :func:`open_raw` serves a ``Server`` with :func:`~trio_mcp.serve_session`
   (so list-changed delivery runs) to a raw JSON peer, after a handshake.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,30 +16,19 @@ import trio
 from helpers import LATEST, RawPeer
 
 from trio_mcp import Server, Session, serve_session
+from trio_mcp.examples import everything as _everything
 from trio_mcp.testing import memory_transport_pair
 
 ROOT = Path(__file__).resolve().parents[2]
 EVERYTHING = ROOT / "examples" / "everything.py"
-
-
-def _load_everything() -> Any:
-    name = "examples_everything"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, EVERYTHING)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-everything_module = _load_everything()
+#: The spawned server imports this tree's trio_mcp.
+EVERYTHING_ENV = {"PYTHONPATH": str(ROOT)}
+#: The example's module, for the constants the tests compare with (its PIXEL).
+everything_module = _everything
 
 
 def everything(page_size: int | None = None) -> Server:
-    """A fresh ``examples/everything.py`` server."""
+    """A fresh ``trio_mcp.examples.everything`` server."""
     server: Server = everything_module.build_server(page_size=page_size)
     return server
 

@@ -84,6 +84,8 @@ async def run_call(
 
     Cancellation: on Ctrl+C (or cancellation of the caller) the call is
     cancelled with ``notifications/cancelled``, then the server is shut down.
+
+    Spec: CN-01 (the cancel on Ctrl+C), TO-03 (``progress_idle_timeout``).
     """
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err

@@ -60,6 +60,8 @@ async def run_demo(
         CommandError: *server* is not a file (nothing is spawned).
 
     Cancellation: the server process is shut down (bounded) whatever happens.
+
+    Spec: SI-01, SI-03 (the server's stderr log is shown), CN-01, TO-02.
     """
     command = server_command(server)
     out = sys.stdout if out is None else out

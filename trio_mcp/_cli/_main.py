@@ -75,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(options)
 
+    # Each command's module is imported only when it runs, so that --help and
+    # argument errors answer without loading the client stack.
     if args.command == "demo":
         from ._demo import run_demo
 

@@ -162,6 +162,8 @@ async def run_trace(
 
     Cancellation: the server is shut down (bounded) whatever happens; the
     whole trace is bounded by *time_limit* seconds.
+
+    Spec: SI-01 (any stdio server, spawned), LC-01 (the lifecycle it narrates).
     """
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
