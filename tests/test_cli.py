@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -163,8 +164,8 @@ async def test_demo_narrates_the_whole_lifecycle() -> None:
     assert "exited after stdin was closed" in text
 
 
-def run_demo_command(cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``python -m trio_mcp demo`` run in *cwd*, importing this tree's trio_mcp."""
+def run_demo_command(cwd: Path, import_root: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """``python -m trio_mcp demo`` run in *cwd*, importing trio_mcp from *import_root*."""
     return subprocess.run(
         [sys.executable, "-m", "trio_mcp", "demo"],
         capture_output=True,
@@ -172,7 +173,7 @@ def run_demo_command(cwd: Path) -> subprocess.CompletedProcess[str]:
         timeout=120,
         check=False,
         cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": str(import_root)},
     )
 
 
@@ -183,9 +184,16 @@ def test_scripts_demo_command_runs() -> None:
 
 
 def test_demo_finds_its_server_outside_the_checkout(tmp_path: Path) -> None:
-    # An installed wheel has no examples/ beside the package: the demo's
-    # server must come from the package itself, whatever the working directory.
-    proc = run_demo_command(tmp_path)
+    # As installed from the wheel: the package alone on the path (no examples/
+    # beside it) and the working directory elsewhere. The demo's server must
+    # come from the package itself.
+    site = tmp_path / "site-packages"
+    shutil.copytree(
+        ROOT / "trio_mcp", site / "trio_mcp", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    proc = run_demo_command(elsewhere, import_root=site)
     assert proc.returncode == 0, proc.stderr
     assert f"{sys.executable} -m trio_mcp.examples.paper_trail" in proc.stdout
     assert "8. Shutdown" in proc.stdout
