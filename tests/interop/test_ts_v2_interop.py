@@ -86,13 +86,20 @@ def ts_sdk_v2_dir() -> Path:
     return npm_install(NODE_CACHE_V2, V2_PACKAGES, sorted(HERE.glob("ts_v2_*.mjs")))
 
 
-def figure(direction: str, connect: float, cancel_to_stopped: float) -> None:
-    """Print the figures the issue asks for (seen with ``pytest -s``)."""
-    print(
+def figure(
+    direction: str,
+    connect: float,
+    cancel_to_stopped: float,
+    ping_after_cancel: float | None = None,
+) -> None:
+    """Print the figures the issue asks for (seen with ``pytest -s``), in seconds."""
+    line = (
         f"[ts-v2] {direction}: connect {connect * 1000:.0f} ms, "
-        f"cancel to handler stopped {cancel_to_stopped * 1000:.1f} ms",
-        flush=True,
+        f"cancel to handler stopped {cancel_to_stopped * 1000:.1f} ms"
     )
+    if ping_after_cancel is not None:
+        line += f", ping after cancel {ping_after_cancel * 1000:.1f} ms"
+    print(line, flush=True)
 
 
 def text(result: t.CallToolResult) -> str:
@@ -102,28 +109,32 @@ def text(result: t.CallToolResult) -> str:
 
 
 class Lines:
-    """The lines a peer wrote on one of its streams, in order, and a way to wait for one."""
+    """The lines a peer wrote on one of its streams, in order, when each arrived,
+    and a way to wait for one."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
+        #: ``time.perf_counter()`` when each of :attr:`lines` arrived.
+        self.arrived: list[float] = []
         self.ended = False
         self._changed = trio.Event()
 
     def append(self, line: str) -> None:
         self.lines.append(line)
+        self.arrived.append(time.perf_counter())
         self._changed.set()
         self._changed = trio.Event()
 
-    async def wait_for(self, prefix: str) -> str:
-        """The first line starting with *prefix*, once there is one; fails when
-        the stream ended without one (the peer exited).
+    async def wait_for(self, prefix: str) -> float:
+        """When the first line starting with *prefix* arrived, once there is one;
+        fails when the stream ended without one (the peer exited).
 
         Cancellation: safe; nothing is consumed.
         """
         while True:
-            for line in self.lines:
+            for line, arrived in zip(self.lines, self.arrived, strict=True):
                 if line.startswith(prefix):
-                    return line
+                    return arrived
             assert not self.ended, f"the stream ended with no line {prefix!r}: {self.lines}"
             await self._changed.wait()
 
@@ -185,17 +196,25 @@ async def v2_http_server(legacy: str) -> AsyncIterator[tuple[str, Lines]]:
     argv = ["node", str(cache / "ts_v2_server.mjs"), "http", legacy]
     async with node_process(argv, cache) as (process, out, err):
         with trio.fail_after(NOT_HUNG):
-            url = await out.wait_for("http://")
-        yield url, err
+            await out.wait_for("http://")
+        yield next(line for line in out.lines if line.startswith("http://")), err
     assert process.returncode == 0, err.lines
 
 
-async def cancel_v2_sleep(client: Client, server_log: Lines) -> float:
-    """Call the v2 server's ``sleep`` and cancel the call once its handler runs.
+async def exercise_v2_server(client: Client, server_log: Lines) -> tuple[float, float]:
+    """List and call the tools of the v2 server behind *client*, then cancel a
+    call once its handler runs and ping.
 
     Returns the seconds from the cancel to the handler reporting that its abort
-    signal fired (which the test waits for: the cancel must stop the handler).
+    signal fired (which the test waits for: the cancel must stop the handler),
+    and the seconds from the cancel to the ping's answer.
     """
+    assert client.server_info.name == "ts-v2-server"
+    assert client.protocol_version == "2025-11-25"
+    tools = await client.list_tools()
+    assert sorted(tool.name for tool in tools.tools) == ["add", "sleep"]
+    assert text(await client.call_tool("add", {"a": 2, "b": 3})) == "5"
+
     call_scope = trio.CancelScope()
 
     async def call_sleep() -> None:
@@ -208,15 +227,21 @@ async def cancel_v2_sleep(client: Client, server_log: Lines) -> float:
             await server_log.wait_for("sleep: started")
         cancelled = time.perf_counter()
         call_scope.cancel()
-        with trio.fail_after(CANCEL_NOT_HUNG):
-            await server_log.wait_for("sleep: aborted after")
-        stopped = time.perf_counter()
+    with trio.fail_after(NOT_HUNG):
+        await client.ping()
+    pinged = time.perf_counter()
+    stopped: float | None = None
+    with trio.move_on_after(CANCEL_NOT_HUNG):
+        stopped = await server_log.wait_for("sleep: aborted after")
+    assert stopped is not None, f"the cancel did not stop the handler in {CANCEL_NOT_HUNG:g} s"
     assert call_scope.cancelled_caught
     sleeps = [r for r in client.session.requests() if r.method == "tools/call"][-1:]
     assert [r.state for r in sleeps] == [RequestState.CANCELLED]
-    return stopped - cancelled
+    return stopped - cancelled, pinged - cancelled
 
 
+@pytest.mark.spec("CN-01")
+@pytest.mark.spec("SI-10")
 async def test_our_client_against_a_v2_server_over_stdio() -> None:
     cache = await trio.to_thread.run_sync(ts_sdk_v2_dir)
     server_log = Lines()
@@ -230,20 +255,17 @@ async def test_our_client_against_a_v2_server_over_stdio() -> None:
             stderr=server_log.append,
         ) as client:
             connected = time.perf_counter()
-            assert client.server_info.name == "ts-v2-server"
-            assert client.protocol_version == "2025-11-25"
-            tools = await client.list_tools()
-            assert sorted(tool.name for tool in tools.tools) == ["add", "sleep"]
-            assert text(await client.call_tool("add", {"a": 2, "b": 3})) == "5"
-            cancel_to_stopped = await cancel_v2_sleep(client, server_log)
-            await client.ping()
+            cancel_to_stopped, ping_after_cancel = await exercise_v2_server(client, server_log)
             transport = client.session.transport
     # It exited on its own once its stdin closed.
     assert isinstance(transport, StdioProcess)
     assert transport.exit_step is ExitStep.STDIN_CLOSED
-    figure("our client -> v2 server, stdio", connected - started, cancel_to_stopped)
+    figure(
+        "our client -> v2 server, stdio", connected - started, cancel_to_stopped, ping_after_cancel
+    )
 
 
+@pytest.mark.spec("CN-01")
 async def test_our_client_against_a_v2_server_over_http() -> None:
     exchanges: list[tuple[str, int, str | None]] = []
 
@@ -261,20 +283,18 @@ async def test_our_client_against_a_v2_server_over_http() -> None:
         with trio.fail_after(NOT_HUNG * 2):
             async with open_http_client(url, http_client=http) as client:
                 connected = time.perf_counter()
-                assert client.server_info.name == "ts-v2-server"
-                assert client.protocol_version == "2025-11-25"
-                tools = await client.list_tools()
-                assert sorted(tool.name for tool in tools.tools) == ["add", "sleep"]
-                assert text(await client.call_tool("add", {"a": 2, "b": 3})) == "5"
-                cancel_to_stopped = await cancel_v2_sleep(client, server_log)
-                await client.ping()
+                cancel_to_stopped, ping_after_cancel = await exercise_v2_server(client, server_log)
     # The handshake era without sessions: no response carried a session id, and
     # the server has no stream to offer on GET.
-    assert exchanges, "no HTTP exchange was seen"
     assert all(session_id is None for _, _, session_id in exchanges), exchanges
-    assert all(status == 405 for method, status, _ in exchanges if method == "GET"), exchanges
+    assert [status for method, status, _ in exchanges if method == "GET"] == [405], exchanges
     assert all(status in (200, 202) for method, status, _ in exchanges if method == "POST")
-    figure("our client -> v2 server, HTTP (stateless)", connected - started, cancel_to_stopped)
+    figure(
+        "our client -> v2 server, HTTP (stateless)",
+        connected - started,
+        cancel_to_stopped,
+        ping_after_cancel,
+    )
 
 
 async def test_our_client_against_a_v2_server_that_refuses_the_handshake() -> None:
@@ -307,6 +327,7 @@ def assert_v2_client_saw_paper_trail(events: dict[str, dict[str, Any]], server: 
     assert "closed" in events
 
 
+@pytest.mark.spec("CN-05")
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_a_v2_client_against_our_server_over_stdio(mode: str, tmp_path: Path) -> None:
     cache = await trio.to_thread.run_sync(ts_sdk_v2_dir)
@@ -375,6 +396,7 @@ def paper_trail_lookalike(sleep_handler: SleepHandler) -> Server:
     return server
 
 
+@pytest.mark.spec("CN-05")
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_a_v2_client_against_our_server_over_http(mode: str) -> None:
     cache = await trio.to_thread.run_sync(ts_sdk_v2_dir)
