@@ -61,7 +61,7 @@ V2_PACKAGES: dict[str, str | None] = {
     "@modelcontextprotocol/server": "2.4.0",
     "@modelcontextprotocol/client": "2.4.0",
     "@modelcontextprotocol/node": "2.1.2",
-    "zod": None,
+    "zod": "4.6.7",
 }
 #: Bound on anything that must merely not hang (a loaded 2-core CI machine).
 NOT_HUNG = 30.0
@@ -156,8 +156,11 @@ async def node_process(
     """Run *argv* with piped stdio, yielding the process and its stdout and stderr lines.
 
     On the way out its stdin is closed (the node scripts here exit when it
-    ends) and the process is waited for; if the block is cancelled the
-    process is killed instead.
+    ends) and the process is waited for, up to :data:`NOT_HUNG` seconds; then
+    it is killed (its ``returncode`` says so).
+
+    Cancellation:
+        The process is killed and reaped (``trio.run_process``'s own cleanup).
     """
     out, err = Lines(), Lines()
     async with trio.open_nursery() as nursery:
@@ -186,6 +189,7 @@ async def node_process(
         finally:
             with trio.CancelScope(shield=True):
                 await stdin.aclose()
+            nursery.cancel_scope.deadline = trio.current_time() + NOT_HUNG
 
 
 @asynccontextmanager
@@ -284,11 +288,14 @@ async def test_our_client_against_a_v2_server_over_http() -> None:
             async with open_http_client(url, http_client=http) as client:
                 connected = time.perf_counter()
                 cancel_to_stopped, ping_after_cancel = await exercise_v2_server(client, server_log)
-    # The handshake era without sessions: no response carried a session id, and
-    # the server has no stream to offer on GET.
+    # The handshake era without sessions: no response carried a session id, the
+    # server has no stream to offer on GET, and with no session there was nothing
+    # for a DELETE to end on the way out.
     assert all(session_id is None for _, _, session_id in exchanges), exchanges
+    methods = [method for method, _, _ in exchanges]
     assert [status for method, status, _ in exchanges if method == "GET"] == [405], exchanges
     assert all(status in (200, 202) for method, status, _ in exchanges if method == "POST")
+    assert "DELETE" not in methods, exchanges
     figure(
         "our client -> v2 server, HTTP (stateless)",
         connected - started,
@@ -324,6 +331,8 @@ def assert_v2_client_saw_paper_trail(events: dict[str, dict[str, Any]], server: 
     # Its abort rejected the call on its side; then the session went on.
     assert events["aborted"]["outcome"].startswith("rejected")
     assert "pinged" in events
+    # Closed: over stdio that includes our server's stderr ending (it exited);
+    # over HTTP, its DELETE was answered.
     assert "closed" in events
 
 
