@@ -8,9 +8,9 @@ fail.
 
 * Our client against a v2 server (``ts_v2_server.mjs``): over stdio
   (``serveStdio``) and over HTTP in the adapter's default mode (the handshake
-  era served statelessly: no ``Mcp-Session-Id``, 405 on GET), then over HTTP in
-  its ``legacy: 'reject'`` mode, which answers ``initialize`` with 400 and
-  -32022 listing only 2026-07-28.
+  era served statelessly: no ``Mcp-Session-Id``, 405 on GET), then in their
+  ``legacy: 'reject'`` mode, which answers ``initialize`` with -32022 listing
+  only 2026-07-28 (over HTTP with status 400).
 * A v2 client (``ts_v2_client.mjs``) against our servers: the paper_trail
   example over stdio and ``serve_http`` in process, in the client's default
   negotiation mode and in ``auto`` (``server/discover`` first; on stdio sent to
@@ -312,6 +312,24 @@ async def test_our_client_against_a_v2_server_that_refuses_the_handshake() -> No
         ):
             async with open_http_client(url):
                 pass
+
+
+async def test_our_client_against_a_v2_stdio_server_that_refuses_the_handshake() -> None:
+    cache = await trio.to_thread.run_sync(ts_sdk_v2_dir)
+    with (
+        trio.fail_after(NOT_HUNG),
+        pytest.raises(trio_mcp.RPCError) as refused,
+    ):
+        async with open_stdio_client(
+            "node",
+            [str(cache / "ts_v2_server.mjs"), "stdio", "reject"],
+            cwd=cache,
+            inherit_env=True,
+        ):
+            pass
+    # Reported as the server's refusal, with the revisions it offers.
+    assert refused.value.code == -32022
+    assert refused.value.data["supported"] == ["2026-07-28"]
 
 
 def v2_client_events(stdout: list[str]) -> dict[str, dict[str, Any]]:

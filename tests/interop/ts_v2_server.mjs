@@ -2,6 +2,7 @@
 // client's interop tests (tests/interop/test_ts_v2_interop.py).
 //
 //   node ts_v2_server.mjs stdio          serveStdio, 2025-era opening served (its default)
+//   node ts_v2_server.mjs stdio reject   `legacy: 'reject'`: initialize answered with -32022
 //   node ts_v2_server.mjs http stateless createMcpHandler behind the Node adapter, default
 //                                        `legacy: 'stateless'`: the handshake era without
 //                                        sessions (no Mcp-Session-Id, GET answered 405)
@@ -65,7 +66,7 @@ function makeServer() {
 
 const [transport, mode] = process.argv.slice(2);
 if (transport === "stdio") {
-  serveStdio(makeServer);
+  serveStdio(makeServer, { legacy: mode === "reject" ? "reject" : "serve" });
 } else if (transport === "http" && (mode === "stateless" || mode === "reject")) {
   const handle = toNodeHandler(createMcpHandler(makeServer, { legacy: mode }));
   const http = createServer((req, res) => void handle(req, res));
@@ -78,6 +79,6 @@ if (transport === "stdio") {
     http.close(() => process.exit(0));
   });
 } else {
-  report("usage: ts_v2_server.mjs stdio | http stateless|reject");
+  report("usage: ts_v2_server.mjs stdio [reject] | http stateless|reject");
   process.exit(2);
 }
