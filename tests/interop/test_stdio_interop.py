@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from npm_cache import npm_install
 
 from trio_mcp._cli._trace import run_trace
 from trio_mcp.protocol import RequestState
@@ -36,22 +37,8 @@ NODE_CACHE = Path(
 def ts_sdk_dir() -> Path:
     """The cache dir holding ``node_modules/@modelcontextprotocol/sdk``; installs it
     with npm (bounded) when missing, and fails loudly when that is impossible."""
-    if not (NODE_CACHE / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
-        npm = shutil.which("npm")
-        assert npm, "npm is needed to install @modelcontextprotocol/sdk for this test"
-        NODE_CACHE.mkdir(parents=True, exist_ok=True)
-        (NODE_CACHE / "package.json").write_text('{"name":"trio-mcp-interop","private":true}')
-        proc = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "@modelcontextprotocol/sdk", "zod"],
-            cwd=NODE_CACHE,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert proc.returncode == 0, f"npm install failed:\n{proc.stdout}\n{proc.stderr}"
-    shutil.copy(HERE / "ts_server.mjs", NODE_CACHE / "ts_server.mjs")
-    return NODE_CACHE
+    packages: dict[str, str | None] = {"@modelcontextprotocol/sdk": None, "zod": None}
+    return npm_install(NODE_CACHE, packages, [HERE / "ts_server.mjs"])
 
 
 @pytest.mark.spec("SI-01")
