@@ -97,7 +97,7 @@ async def read_sse(response: httpx.Response, push: Push) -> tuple[str | None, fl
     return parser.last_event_id, retry
 
 
-class LegacyEndpoint:
+class LegacyOutcome:
     """The outcome of looking for an HTTP+SSE endpoint: the URL, or why there is none."""
 
     __slots__ = ("found", "problem", "url")
@@ -419,7 +419,7 @@ class SessionKeeper:
 
     # ------------------------------------------------------------- legacy
 
-    async def find_legacy_endpoint(self) -> LegacyEndpoint:
+    async def find_legacy_endpoint(self) -> LegacyOutcome:
         """GET the URL as a 2024-11-05 HTTP+SSE stream and wait for its ``endpoint`` event.
 
         On success the stream goes on in the transport's nursery, carrying the
@@ -430,14 +430,14 @@ class SessionKeeper:
         Cancellation: cancelling the wait leaves the stream task to the
         transport's nursery (it ends when the transport closes).
         """
-        outcome = LegacyEndpoint()
+        outcome = LegacyOutcome()
         self._spawn(lambda: self._legacy_stream(outcome))
         await outcome.found.wait()
         if outcome.url is not None:
             self.legacy_endpoint = outcome.url
         return outcome
 
-    async def _legacy_stream(self, outcome: LegacyEndpoint) -> None:
+    async def _legacy_stream(self, outcome: LegacyOutcome) -> None:
         try:
             headers = {**self._base_headers, "accept": "text/event-stream"}
             async with self._control.stream("GET", self.url, headers=headers) as response:
