@@ -31,9 +31,7 @@ Spec: HT-05, HT-06, HT-09, HT-12, HT-25, HT-30, HT-33, HT-35, SS-08.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator
-from contextlib import aclosing
-from typing import Any, cast
+from typing import Any
 from urllib.parse import urljoin
 
 import httpx
@@ -46,6 +44,7 @@ from ._http_client_session import (
     Push,
     SessionKeeper,
     describe_answer,
+    head_of_body,
     origin,
     read_sse,
     rpc_error,
@@ -57,8 +56,6 @@ logger = logging.getLogger("trio_mcp.http.client")
 HTTP_ERROR = -32000
 #: The error code of a server that does not speak the offered revision.
 UNSUPPORTED_VERSION = -32022
-#: Bytes of an unexpected answer to ``initialize`` read to describe it.
-_DESCRIBED_BYTES = 4096
 
 
 class Exchange:
@@ -237,7 +234,7 @@ class Exchange:
             if not self.answered and last_id is not None:
                 await self._resume(last_id, retry)
         elif self.initialize:
-            body = await _head_of_body(response)
+            body = await head_of_body(response)
             self._refuse(f"answered {describe_answer(response, body)}", status=status)
         else:
             self.fail(f"Unexpected response content type {ctype!r} (HTTP {status})")
@@ -335,15 +332,3 @@ class Exchange:
                 self._push(orjson.dumps(item))
         else:
             self._push(body)
-
-
-async def _head_of_body(response: httpx.Response) -> bytes:
-    """The first bytes of *response*'s body (enough to describe it)."""
-    head = b""
-    # aclosing: leaving early must close httpx's generator now, not at GC.
-    async with aclosing(cast(AsyncGenerator[bytes, None], response.aiter_bytes())) as chunks:
-        async for chunk in chunks:
-            head += chunk
-            if len(head) >= _DESCRIBED_BYTES:
-                break
-    return head[:_DESCRIBED_BYTES]

@@ -442,14 +442,14 @@ class SessionKeeper:
             headers = {**self._base_headers, "accept": "text/event-stream"}
             async with self._control.stream("GET", self.url, headers=headers) as response:
                 if response.status_code != 200:
-                    body = await response.aread()
+                    body = await head_of_body(response)
                     outcome.refuse(f"answered {describe_answer(response, body)}")
                     return
                 parser = SSEParser()
-                async with aclosing(
-                    cast(AsyncGenerator[bytes, None], response.aiter_raw())
-                ) as chunks:
-                    async for chunk in chunks:
+                # Cancelled rather than left: the cancel runs through httpx's
+                # nested generators and ends each of them now, not at GC.
+                with trio.CancelScope() as reading:
+                    async for chunk in response.aiter_raw():
                         for event in parser.feed(chunk):
                             if event.event == "endpoint" and not outcome.found.is_set():
                                 endpoint = urljoin(self.url, event.data.strip())
@@ -458,7 +458,8 @@ class SessionKeeper:
                                     outcome.refuse(
                                         f"named an endpoint on another origin ({endpoint})"
                                     )
-                                    return
+                                    reading.cancel()
+                                    break
                                 outcome.accept(endpoint)
                             elif event.event == "message" and event.data:
                                 self._push(event.data.encode())
@@ -471,6 +472,26 @@ class SessionKeeper:
                 self._end_inbound()  # the stream is the session
             elif not outcome.found.is_set():
                 outcome.refuse(outcome.problem)
+
+
+#: Bytes of a refusing answer read to describe it.
+DESCRIBED_BYTES = 4096
+
+
+async def head_of_body(response: httpx.Response) -> bytes:
+    """The first :data:`DESCRIBED_BYTES` of *response*'s body (enough to describe it).
+
+    Cancellation: a plain read; the rest of the body is left unread.
+    """
+    head = b""
+    # Cancelled rather than left: the cancel runs through httpx's nested
+    # generators and ends each of them now, not at GC.
+    with trio.CancelScope() as reading:
+        async for chunk in response.aiter_bytes():
+            head += chunk
+            if len(head) >= DESCRIBED_BYTES:
+                reading.cancel()
+    return head[:DESCRIBED_BYTES]
 
 
 def describe_answer(response: httpx.Response, body: bytes) -> str:
