@@ -227,7 +227,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             self._spawn(lambda: self._run(key, exchange))
             return
         self._initialize_key = key
-        self._keeper.init_frame = data
+        self._keeper.note_initialize(data)
         await self._run(key, exchange)  # the session id comes with its answer
         if exchange.refusal is not None:
             if self._closed:
@@ -285,7 +285,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             return
         self._closed = True
         keeper = self._keeper
-        keeper.closed = True
+        keeper.close()
         with trio.CancelScope(shield=True), trio.move_on_after(self.close_timeout):
             if keeper.session_id is not None and not keeper.expired:
                 for call in list(self._calls.values()):
@@ -356,7 +356,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             if key == self._initialize_key:
                 result = msg.get("result")
                 if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
-                    keeper.protocol_version = result["protocolVersion"]
+                    keeper.note_negotiated(result["protocolVersion"])
         try:
             self._in_send.send_nowait(data)
         except trio.WouldBlock:

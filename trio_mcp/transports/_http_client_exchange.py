@@ -31,6 +31,7 @@ Spec: HT-05, HT-06, HT-09, HT-12, HT-25, HT-30, HT-33, HT-35, SS-08.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urljoin
 
@@ -155,7 +156,9 @@ class Exchange:
                 else:
                     self.fail("The server ended the response without answering")
 
-    def _refuse(self, what: str, *, status: int | None = None, supported: Any = ()) -> None:
+    def _refuse(
+        self, what: str, *, status: int | None = None, supported: Sequence[str] = ()
+    ) -> None:
         if self.refusal is None:
             self.refusal = HandshakeRefused(
                 f"{self._keeper.url} refused the MCP handshake: POST initialize {what}",
@@ -206,7 +209,7 @@ class Exchange:
             if origin(location) != origin(keeper.url):
                 self._fail_or_refuse(f"Refused a cross-origin redirect (HTTP {status})")
                 return
-            keeper.url = location
+            keeper.redirected(location)
             await self._post(location)
             return
         if status == 404 and had_session:

@@ -229,6 +229,22 @@ class SessionKeeper:
 
     # ---------------------------------------------------------- the session
 
+    def close(self) -> None:
+        """The transport is closing: no new session, no more GET stream."""
+        self.closed = True
+
+    def redirected(self, url: str) -> None:
+        """A same-origin redirect moved the endpoint to *url* (for every later request)."""
+        self.url = url
+
+    def note_initialize(self, data: bytes) -> None:
+        """Keep the session's ``initialize`` frame: a new session sends it again (HT-33)."""
+        self.init_frame = data
+
+    def note_negotiated(self, version: str) -> None:
+        """``initialize`` was answered with *version*: sent as ``MCP-Protocol-Version``."""
+        self.protocol_version = version
+
     def adopt(self, session_id: str | None) -> None:
         """Take the session id of the first answer that carries one."""
         if session_id is not None and self.session_id is None:
