@@ -219,26 +219,25 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             http=self.http,
             keeper=self._keeper,
             push=self._push,
+            done=self._forget,
             initialize=initialize,
             legacy_fallback=self.legacy_fallback,
         )
         self._calls[key] = exchange
         if not initialize:
-            self._spawn(lambda: self._run(key, exchange))
+            self._spawn(exchange.run)
             return
         self._initialize_key = key
         self._keeper.note_initialize(data)
-        await self._run(key, exchange)  # the session id comes with its answer
+        await exchange.run()  # the session id comes with its answer
         if exchange.refusal is not None:
             if self._closed:
                 raise trio.ClosedResourceError("transport closed")
             raise exchange.refusal
 
-    async def _run(self, key: tuple[bool, Any], exchange: Exchange) -> None:
-        try:
-            await exchange.run()
-        finally:
-            self._calls.pop(key, None)
+    def _forget(self, key: tuple[bool, Any]) -> None:
+        """A call's exchange is over (answered or failed)."""
+        self._calls.pop(key, None)
 
     def _cancel_later(self, msg: dict[str, Any], data: bytes) -> bool:
         """Handle the cancel of a call in flight; True if it is sent from its own task.

@@ -31,7 +31,7 @@ Spec: HT-05, HT-06, HT-09, HT-12, HT-25, HT-30, HT-33, HT-35, SS-08.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urljoin
 
@@ -50,6 +50,7 @@ from ._http_client_session import (
     read_sse,
     rpc_error,
 )
+from ._http_common import id_key
 
 logger = logging.getLogger("trio_mcp.http.client")
 
@@ -71,6 +72,7 @@ class Exchange:
 
     __slots__ = (
         "_data",
+        "_done",
         "_http",
         "_keeper",
         "_legacy_fallback",
@@ -94,6 +96,7 @@ class Exchange:
         http: httpx.AsyncClient,
         keeper: SessionKeeper,
         push: Push,
+        done: Callable[[tuple[bool, Any]], None],
         initialize: bool = False,
         legacy_fallback: bool = False,
     ) -> None:
@@ -102,6 +105,7 @@ class Exchange:
         self._http = http
         self._keeper = keeper
         self._push = push
+        self._done = done
         self.initialize = initialize
         self._legacy_fallback = legacy_fallback
         #: Answered elsewhere (the legacy stream), not by this POST.
@@ -155,6 +159,7 @@ class Exchange:
                     self._refuse("ended its answer without answering initialize")
                 else:
                     self.fail("The server ended the response without answering")
+            self._done(id_key(self.request_id))
 
     def _refuse(
         self, what: str, *, status: int | None = None, supported: Sequence[str] = ()
