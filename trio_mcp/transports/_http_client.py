@@ -157,18 +157,22 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
 
     @property
     def reinitialize(self) -> bool:
+        """Start a new session after a 404 instead of ending (HT-33)."""
         return self._keeper.reinitialize
 
     @property
     def reconnect_delay(self) -> float:
+        """Seconds before reconnecting a stream when the server gave no ``retry``."""
         return self._keeper.reconnect_delay
 
     @property
     def max_reconnects(self) -> int:
+        """Reconnections in a row without a new event before a stream is given up."""
         return self._keeper.max_reconnects
 
     @property
     def open_get_stream(self) -> bool:
+        """Open the standalone GET stream after the handshake (HT-18)."""
         return self._keeper.open_get_stream
 
     # ------------------------------------------------------------ Channel API

@@ -40,6 +40,7 @@ import orjson
 import trio
 
 from .._errors import HandshakeRefused
+from ..protocol import RequestId
 from ._http_client_session import (
     EXPIRED,
     Push,
@@ -62,6 +63,12 @@ UNSUPPORTED_VERSION = -32022
 
 class Exchange:
     """One request's POST and answer (see the module docstring).
+
+    Built with what it needs: *http* carries the POST (and a resume's GET),
+    *keeper* knows the session (URL, headers, generation) and does what
+    concerns it (loss, probe, fallback), *push* delivers an inbound frame (an
+    answer or the error that fails the call), *done* is called with the call's
+    key once the exchange is over.
 
     Cancellation:
         :meth:`run` runs under :attr:`scope`, which the transport cancels when
@@ -90,7 +97,7 @@ class Exchange:
 
     def __init__(
         self,
-        request_id: Any,
+        request_id: RequestId,
         data: bytes,
         *,
         http: httpx.AsyncClient,
