@@ -115,8 +115,32 @@ class RequestTimeout(MCPError):
         self.idle = idle
 
 
+class HandshakeRefused(MCPError):
+    """The server refused the handshake: no session could be started.
+
+    Raised by the Streamable HTTP client when the ``initialize`` POST is
+    answered with an error status (400, 401, 403, 404, 405, 415, 5xx), with a
+    body that is a JSON-RPC error, HTML or empty, or with no answer, and the
+    2024-11-05 HTTP+SSE fallback (when tried) found no usable endpoint. The
+    message says what the server answered and what was tried. ``status`` is the
+    HTTP status of the ``initialize`` POST (None when it had none);
+    ``supported`` lists the revisions the server named when it refused the
+    offered one (-32022): a server that speaks only revisions of another era.
+
+    Spec: HT-06, SS-08.
+    """
+
+    def __init__(
+        self, message: str, *, status: int | None = None, supported: Sequence[str] = ()
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.supported = tuple(supported)
+
+
 __all__ = [
     "ErrorCode",
+    "HandshakeRefused",
     "InvalidPeerResult",
     "MCPError",
     "RPCError",

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+import orjson
 import trio
 
-from ._http_common import Headers, error_body
+from ._http_common import Headers, Sniffed, error_body, is_json_content_type, sniff
 from ._http_session import END, Connection, HttpServerTransport, Stream, event_seq
 from ._sse import format_comment, format_event
 
@@ -103,6 +104,83 @@ async def refuse_slow_body(send: Send, time_limit: float | None) -> None:
         f"Request Timeout: the body did not arrive within {time_limit} s",
         headers=[(b"connection", b"close")],
     )
+
+
+class PostedMessage:
+    """A POST body that passed :class:`JsonPostReader`'s checks: its bytes, its
+    parsed JSON and what :func:`~trio_mcp.transports._http_common.sniff` saw."""
+
+    __slots__ = ("body", "parsed", "sniffed")
+
+    def __init__(self, body: bytes, parsed: Any, sniffed: Sniffed) -> None:
+        self.body = body
+        self.parsed = parsed
+        self.sniffed = sniffed
+
+
+class JsonPostReader:
+    """The checks of a POSTed JSON-RPC message, shared by the Streamable HTTP and
+    the legacy HTTP+SSE endpoints, each answering its own refusal.
+
+    In order: ``Content-Type`` (415, :meth:`refuses_content_type`), then, in
+    :meth:`read`, the body's size (413) and the time to receive it (408,
+    ``body_timeout``), a client gone before the end (nothing answered, nothing
+    dispatched: S-10), JSON (400, -32700), envelope (400, -32600). What an
+    endpoint checks in between (``Accept``, the session) it checks itself.
+
+    Cancellation: cancelling a read abandons the body; the response is unsent.
+    """
+
+    __slots__ = ("body_timeout", "max_body_size")
+
+    def __init__(self, max_body_size: int, body_timeout: float | None) -> None:
+        self.max_body_size = max_body_size
+        self.body_timeout = body_timeout
+
+    async def refuses_content_type(self, send: Send, content_type: str | None) -> bool:
+        """Answer 415 unless *content_type* is JSON; True if it was refused."""
+        if is_json_content_type(content_type):
+            return False
+        await refuse(send, 415, "Unsupported Media Type: Content-Type must be application/json")
+        return True
+
+    async def read(
+        self,
+        receive: Receive,
+        send: Send,
+        declared: str | None,
+        *,
+        initialize_in_batch: bool = True,
+    ) -> PostedMessage | None:
+        """Read and check the body (*declared*: its ``Content-Length``); None if
+        it was refused (the refusal is sent) or the client left."""
+        try:
+            body = await read_body(receive, self.max_body_size, declared, self.body_timeout)
+        except BodyTooLarge:
+            await refuse(send, 413, f"Request body larger than {self.max_body_size} bytes")
+            return None
+        except BodyTimeout:
+            await refuse_slow_body(send, self.body_timeout)
+            return None
+        except Disconnected:
+            return None  # nothing was dispatched (S-10)
+        try:
+            parsed = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            await refuse(send, 400, "Parse error", code=-32700)
+            return None
+        sniffed = sniff(parsed)
+        if (
+            not initialize_in_batch
+            and sniffed.problem is None
+            and sniffed.has_initialize
+            and isinstance(parsed, list)
+        ):
+            sniffed.problem = "initialize must not be part of a batch"
+        if sniffed.problem is not None:
+            await refuse(send, 400, f"Invalid Request: {sniffed.problem}")
+            return None
+        return PostedMessage(body, parsed, sniffed)
 
 
 def sse_headers(session_id: str | None) -> Headers:

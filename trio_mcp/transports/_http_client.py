@@ -1,4 +1,4 @@
-"""Streamable HTTP, client side: :func:`open_http_client` on httpx (Trio backend).
+"""Streamable HTTP, client side: :class:`HttpClientTransport` on httpx (Trio backend).
 
 :class:`HttpClientTransport` is a :data:`~trio_mcp.Transport`: every frame the
 session writes becomes a POST (HT-05); requests are POSTed from their own task,
@@ -12,7 +12,15 @@ on it with "session expired" and then either ends the transport or, with
 ``reinitialize=True``, starts a new session (HT-33); a broken SSE stream that
 carried an event id is resumed with a GET and ``Last-Event-ID`` after the
 server's ``retry`` delay (HT-12, HT-25), a bounded number of times.
-Redirects are followed only within the endpoint's origin.
+Redirects are followed only within the endpoint's origin. A server that
+refuses the handshake ends the ``send`` of ``initialize`` with
+:class:`~trio_mcp.HandshakeRefused`, saying what it answered and what was tried.
+
+A cancel never holds up the session's other messages, and never overtakes its
+request's POST: when the cancelled call's POST has no response head yet, the
+``notifications/cancelled`` waits for it (bounded by ``close_timeout``) in a
+task of its own. On a server without sessions (no ``Mcp-Session-Id``) the
+POST's response stream is the request, so cancelling the call also closes it.
 
 Closing sends ``notifications/cancelled`` for requests still unanswered (unless
 the session already did) and then DELETE (HT-34), bounded by ``close_timeout``
@@ -21,18 +29,13 @@ and shielded, so both also happen when the close is caused by an outer cancel.
 When the server refuses the ``initialize`` POST with 400, 404 or 405, the
 transport falls back to the 2024-11-05 HTTP+SSE transport (SS-08).
 
-Layout: this module holds :class:`HttpClientTransport` (all the state, the
-Channel API, the helpers every path uses: headers, pushing inbound frames,
-failing a call, POSTing notifications and responses) and
-:func:`open_http_client`. The rest of the work is functions of the transport in
-three modules:
-
-* ``_http_client_post``: a request's POST and its answer (JSON or SSE), with
-  every way it can fail;
-* ``_http_client_streams``: reading SSE, resuming a broken stream, the
-  standalone GET stream;
-* ``_http_client_session``: a 404 for the session and re-initializing
-  (described there), the session probe, DELETE, the HTTP+SSE fallback.
+Layout: the transport holds the Channel API, the calls in flight and the
+inbound queue; each request is an
+:class:`~trio_mcp.transports._http_client_exchange.Exchange` (its POST, its
+answer, resuming its stream); what concerns the session (its id and headers,
+loss, re-initialization, the GET stream, DELETE, the HTTP+SSE fallback) is the
+:class:`~trio_mcp.transports._http_client_session.SessionKeeper`. Both are
+handed callables, never the transport.
 
 Spec: HT-05, HT-06, HT-09, HT-12, HT-18, HT-25, HT-30, HT-33, HT-34, HT-35, SS-04, SS-08.
 """
@@ -40,7 +43,7 @@ Spec: HT-05, HT-06, HT-09, HT-12, HT-18, HT-25, HT-30, HT-33, HT-34, HT-35, SS-0
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
@@ -48,39 +51,13 @@ import httpx
 import orjson
 import trio
 
-from ._http_client_post import post_request
-from ._http_client_session import ACCEPT_BOTH, delete, lost
-from ._http_client_streams import get_stream
+from ._http_client_exchange import Exchange
+from ._http_client_session import SessionKeeper
 from ._http_common import id_key
 
 logger = logging.getLogger("trio_mcp.http.client")
 
-#: Error code of the errors this transport answers failed requests with.
-HTTP_ERROR = -32000
-
-
-class _Call:
-    __slots__ = (
-        "answered",
-        "cancel_sent",
-        "detached",
-        "generation",
-        "request_id",
-        "scope",
-        "started",
-    )
-
-    def __init__(self, request_id: Any) -> None:
-        self.request_id = request_id
-        #: Answered elsewhere (the legacy stream), not by this POST.
-        self.detached = False
-        self.started = trio.Event()
-        self.answered = False
-        self.cancel_sent = False
-        #: The session generation the POST was sent on (None: not sent yet).
-        self.generation: int | None = None
-        #: Cancels the POST (and its stream) when its session is gone.
-        self.scope = trio.CancelScope()
+_CLOSED_ERRORS = (httpx.HTTPError, trio.BrokenResourceError, trio.ClosedResourceError)
 
 
 class HttpClientTransport(trio.abc.Channel[bytes]):
@@ -88,8 +65,10 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
 
     Cancellation:
         ``send`` of a notification or response waits for its POST to be
-        accepted; ``send`` of a request only starts it. ``aclose`` is shielded
-        and bounded by ``close_timeout``.
+        accepted, except a cancel whose request's POST has no answer head yet
+        (it goes out from its own task once the head arrives); ``send`` of a
+        request only starts it, except ``initialize``, which waits for the
+        answer. ``aclose`` is shielded and bounded by ``close_timeout``.
     """
 
     def __init__(
@@ -108,7 +87,6 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         control: httpx.AsyncClient | None = None,
         reinitialize: bool = False,
     ) -> None:
-        self.url = url
         self.http = http
         #: Carries everything but request POSTs (notifications, responses, the
         #: GET stream, DELETE), so they never queue behind requests for a
@@ -118,37 +96,84 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         self.headers = dict(headers or {})
         self.legacy_fallback = legacy_fallback
         self.terminate_on_close = terminate_on_close
-        self.reconnect_delay = reconnect_delay
-        self.max_reconnects = max_reconnects
         self.close_timeout = close_timeout
-        self.open_get_stream = open_get_stream
-        self.reinitialize = reinitialize
         self._in_send, self._in_receive = trio.open_memory_channel[bytes](256)
-        self.session_id: str | None = None
-        self.protocol_version: str | None = None
-        self.legacy_endpoint: str | None = None
-        self._calls: dict[tuple[bool, Any], _Call] = {}
+        self._calls: dict[tuple[bool, Any], Exchange] = {}
         self._scopes: set[trio.CancelScope] = set()
         self._closed = False
-        self._get_started = False
         self._initialize_key: tuple[bool, Any] | None = None
-        self.session_expired = False
-        #: Counts sessions: a 404 for generation N moves to N + 1 (HT-33).
-        self._generation = 0
-        #: Cleared while a new session is being initialized; senders wait.
-        self._ready = trio.Event()
-        self._ready.set()
-        self._init_frame: bytes | None = None
-        self._initialized_frame: bytes | None = None
         #: Server requests awaiting our answer -> their generation (reinitialize only).
         self._server_requests: dict[tuple[bool, Any], int] = {}
-        #: How many new sessions were started after a 404.
-        self.reinitializations = 0
-        self._probes = 0
+        self._keeper = SessionKeeper(
+            url,
+            self.control,
+            headers=self.headers,
+            push=self._push,
+            fail_calls=self._fail_calls,
+            end_inbound=self._in_send.close,
+            spawn=self._spawn,
+            reinitialize=reinitialize,
+            open_get_stream=open_get_stream,
+            reconnect_delay=reconnect_delay,
+            max_reconnects=max_reconnects,
+            close_timeout=close_timeout,
+        )
 
     def __repr__(self) -> str:
         # The session id is a credential (HT-29): never shown.
         return f"<HttpClientTransport {self.url} legacy={self.legacy_endpoint is not None}>"
+
+    # ----------------------------------------------------- what is known
+
+    @property
+    def url(self) -> str:
+        """The MCP endpoint (changed by a same-origin redirect)."""
+        return self._keeper.url
+
+    @property
+    def session_id(self) -> str | None:
+        """The current ``Mcp-Session-Id`` (None: none yet, or the server keeps none)."""
+        return self._keeper.session_id
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The revision negotiated by ``initialize`` (sent as ``MCP-Protocol-Version``)."""
+        return self._keeper.protocol_version
+
+    @property
+    def legacy_endpoint(self) -> str | None:
+        """The HTTP+SSE endpoint messages go to after a fallback (SS-08), else None."""
+        return self._keeper.legacy_endpoint
+
+    @property
+    def session_expired(self) -> bool:
+        """The session is gone for good (404, no new session started)."""
+        return self._keeper.expired
+
+    @property
+    def reinitializations(self) -> int:
+        """How many new sessions were started after a 404 (HT-33)."""
+        return self._keeper.reinitializations
+
+    @property
+    def reinitialize(self) -> bool:
+        """Start a new session after a 404 instead of ending (HT-33)."""
+        return self._keeper.reinitialize
+
+    @property
+    def reconnect_delay(self) -> float:
+        """Seconds before reconnecting a stream when the server gave no ``retry``."""
+        return self._keeper.reconnect_delay
+
+    @property
+    def max_reconnects(self) -> int:
+        """Reconnections in a row without a new event before a stream is given up."""
+        return self._keeper.max_reconnects
+
+    @property
+    def open_get_stream(self) -> bool:
+        """Open the standalone GET stream after the handshake (HT-18)."""
+        return self._keeper.open_get_stream
 
     # ------------------------------------------------------------ Channel API
 
@@ -156,55 +181,97 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         await trio.lowlevel.checkpoint_if_cancelled()
         if self._closed:
             raise trio.ClosedResourceError("transport closed")
-        if not self._ready.is_set():
-            await self._ready.wait()  # a new session is being initialized
+        keeper = self._keeper
+        if not keeper.ready:
+            await keeper.wait_ready()  # a new session is being initialized
             if self._closed:
                 raise trio.ClosedResourceError("transport closed")
-        if self.session_expired:
+        if keeper.expired:
             raise trio.BrokenResourceError("session expired (HTTP 404)")
         data = bytes(value)
         try:
             msg = orjson.loads(data)
         except orjson.JSONDecodeError:
             msg = None
-        if self.legacy_endpoint is not None:
-            await self._post_simple(data, self.legacy_endpoint)
+        if keeper.legacy_endpoint is not None:
+            await keeper.post_message(data, keeper.legacy_endpoint)
             return
-        if isinstance(msg, dict) and isinstance(msg.get("method"), str) and "id" in msg:
-            call = _Call(msg["id"])
-            key = id_key(msg["id"])
-            self._calls[key] = call
-            if msg["method"] == "initialize":
-                self._initialize_key = key
-                self._init_frame = data
-                await post_request(self, data, call)  # the session id comes with it
-            else:
-                self._spawn(post_request, self, data, call)
+        if not isinstance(msg, dict):
+            await keeper.post_message(data, keeper.url)
             return
-        if self._server_requests and isinstance(msg, dict) and "method" not in msg:
+        method = msg.get("method")
+        if isinstance(method, str) and "id" in msg:
+            await self._start_request(msg["id"], method, data)
+            return
+        if self._server_requests and method is None:
             generation = self._server_requests.pop(id_key(msg.get("id")), None)
-            if generation is not None and generation != self._generation:
+            if generation is not None and generation != keeper.generation:
                 logger.debug("dropped an answer to a request of an expired session")
                 return
-        if isinstance(msg, dict) and msg.get("method") == "notifications/cancelled":
-            params = msg.get("params") or {}
-            call_or_none = self._calls.get(id_key(params.get("requestId")))
-            if call_or_none is not None:
-                call_or_none.cancel_sent = True
-                # Never let the cancel overtake its request's POST.
-                with trio.move_on_after(self.close_timeout):
-                    await call_or_none.started.wait()
-        await self._post_simple(data, self.url)
-        if isinstance(msg, dict) and msg.get("method") == "notifications/initialized":
-            self._initialized_frame = data
-        if (
-            isinstance(msg, dict)
-            and msg.get("method") == "notifications/initialized"
-            and self.open_get_stream
-            and not self._get_started
-        ):
-            self._get_started = True
-            await self._open_get_stream()
+        if method == "notifications/cancelled" and self._cancel_later(msg, data):
+            return
+        await keeper.post_message(data, keeper.url)
+        if method == "notifications/initialized":
+            await keeper.note_initialized(data)
+
+    async def _start_request(self, request_id: Any, method: str, data: bytes) -> None:
+        key = id_key(request_id)
+        initialize = method == "initialize"
+        exchange = Exchange(
+            request_id,
+            data,
+            http=self.http,
+            keeper=self._keeper,
+            push=self._push,
+            done=self._forget,
+            initialize=initialize,
+            legacy_fallback=self.legacy_fallback,
+        )
+        self._calls[key] = exchange
+        if not initialize:
+            self._spawn(exchange.run)
+            return
+        self._initialize_key = key
+        self._keeper.note_initialize(data)
+        await exchange.run()  # the session id comes with its answer
+        if exchange.refusal is not None:
+            if self._closed:
+                raise trio.ClosedResourceError("transport closed")
+            raise exchange.refusal
+
+    def _forget(self, key: tuple[bool, Any]) -> None:
+        """A call's exchange is over (answered or failed)."""
+        self._calls.pop(key, None)
+
+    def _cancel_later(self, msg: dict[str, Any], data: bytes) -> bool:
+        """Handle the cancel of a call in flight; True if it is sent from its own task.
+
+        On a server without sessions the POST's response stream is the
+        request: closing it is what stops the handler there. A cancel whose
+        request's POST has no response head yet waits for it in a task of its
+        own, so that it never overtakes the POST and never holds up the
+        messages queued behind it.
+        """
+        params = msg.get("params")
+        request_id = params.get("requestId") if isinstance(params, dict) else None
+        exchange = self._calls.get(id_key(request_id))
+        if exchange is None:
+            return False
+        exchange.cancel_sent = True
+        if self._keeper.session_id is None:
+            exchange.scope.cancel(reason="cancelled by the client")
+        if exchange.started.is_set():
+            return False
+        self._spawn(lambda: self._send_after_post(exchange, data))
+        return True
+
+    async def _send_after_post(self, exchange: Exchange, data: bytes) -> None:
+        with trio.move_on_after(self.close_timeout):
+            await exchange.started.wait()
+        try:
+            await self._keeper.post_message(data, self._keeper.url)
+        except _CLOSED_ERRORS as exc:
+            logger.debug("a cancel was not delivered: %r", exc)
 
     async def receive(self) -> bytes:
         if self._closed:
@@ -220,8 +287,10 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             await trio.lowlevel.checkpoint()
             return
         self._closed = True
+        keeper = self._keeper
+        keeper.close()
         with trio.CancelScope(shield=True), trio.move_on_after(self.close_timeout):
-            if self.session_id is not None and not self.session_expired:
+            if keeper.session_id is not None and not keeper.expired:
                 for call in list(self._calls.values()):
                     if (
                         call.answered
@@ -237,9 +306,9 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
                             "params": {"requestId": call.request_id, "reason": "client closed"},
                         }
                     )
-                    await self._quiet(self._post_simple(note, self.url))
-                if self.terminate_on_close and self.legacy_endpoint is None:
-                    await self._quiet(delete(self))
+                    await self._quiet(keeper.post_message(note, keeper.url))
+                if self.terminate_on_close and keeper.legacy_endpoint is None:
+                    await self._quiet(keeper.delete())
         for scope in list(self._scopes):
             scope.cancel(reason="HTTP transport closed")
         self._in_send.close()
@@ -247,40 +316,41 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
 
     # --------------------------------------------------------------- helpers
 
-    async def _quiet(self, coro: Any) -> None:
+    async def _quiet(self, work: Awaitable[None]) -> None:
         try:
-            await coro
-        except (httpx.HTTPError, trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            await work
+        except _CLOSED_ERRORS as exc:
             logger.debug("ignored while closing: %r", exc)
 
-    def _spawn(self, fn: Any, *args: Any) -> None:
+    def _spawn(self, work: Callable[[], Awaitable[None]]) -> None:
+        """Run *work* in the transport's nursery, cancelled when the transport closes."""
+
         async def run() -> None:
             with trio.CancelScope() as scope:
                 self._scopes.add(scope)
                 try:
-                    await fn(*args)
+                    await work()
                 finally:
                     self._scopes.discard(scope)
 
         self._nursery.start_soon(run)
 
-    def _headers(self, accept: str) -> dict[str, str]:
-        """Headers of a request on the current session."""
-        headers = dict(self.headers)
-        headers["accept"] = accept
-        if self.session_id is not None:
-            headers["mcp-session-id"] = self.session_id
-        if self.protocol_version is not None:
-            headers["mcp-protocol-version"] = self.protocol_version
-        return headers
+    def _fail_calls(self, generation: int | None, message: str) -> None:
+        """Fail the calls sent on *generation* and stop their POSTs; None: every call."""
+        for call in list(self._calls.values()):
+            if generation is None:
+                call.fail(message)
+            elif call.generation == generation:
+                call.abandon(message)
 
     def _push(self, data: bytes) -> None:
         try:
             msg = orjson.loads(data)
         except orjson.JSONDecodeError:
             msg = None
-        if self.reinitialize and isinstance(msg, dict) and "method" in msg and "id" in msg:
-            self._server_requests[id_key(msg["id"])] = self._generation
+        keeper = self._keeper
+        if keeper.reinitialize and isinstance(msg, dict) and "method" in msg and "id" in msg:
+            self._server_requests[id_key(msg["id"])] = keeper.generation
         if isinstance(msg, dict) and "method" not in msg:
             key = id_key(msg.get("id"))
             call = self._calls.get(key)
@@ -289,7 +359,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             if key == self._initialize_key:
                 result = msg.get("result")
                 if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
-                    self.protocol_version = result["protocolVersion"]
+                    keeper.note_negotiated(result["protocolVersion"])
         try:
             self._in_send.send_nowait(data)
         except trio.WouldBlock:
@@ -300,61 +370,6 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
     async def _push_later(self, data: bytes) -> None:
         with suppress(trio.ClosedResourceError, trio.BrokenResourceError):
             await self._in_send.send(data)
-
-    def _fail(self, call: _Call, message: str) -> None:
-        if call.answered:
-            return
-        self._push(
-            orjson.dumps(
-                {
-                    "jsonrpc": "2.0",
-                    "id": call.request_id,
-                    "error": {"code": HTTP_ERROR, "message": message},
-                }
-            )
-        )
-
-    async def _open_get_stream(self) -> None:
-        """Open the standalone GET stream (HT-18) and wait (bounded) for its answer.
-
-        Waiting until the server has answered the GET means that a
-        server-initiated request sent right after the handshake finds the
-        stream open instead of being dropped by the server (seen with the
-        conformance harness's elicitation scenario).
-        """
-        answered = trio.Event()  # set once the first answer (or failure) is known
-        self._spawn(get_stream, self, answered)
-        with trio.move_on_after(self.close_timeout):
-            await answered.wait()
-
-    async def _post_simple(self, data: bytes, url: str) -> None:
-        """POST a notification or response to *url*; return once it is accepted."""
-        if not self._ready.is_set():
-            await self._ready.wait()  # e.g. a cancel racing a new session
-        generation = self._generation
-        had_session = self.session_id is not None
-        try:
-            response = await self.control.post(
-                url,
-                content=data,
-                headers={**self._headers(ACCEPT_BOTH), "content-type": "application/json"},
-            )
-        except httpx.HTTPError as exc:
-            raise trio.BrokenResourceError(f"HTTP POST failed: {exc!r}") from exc
-        if response.status_code == 404 and had_session:
-            lost(self, generation)
-            if self.reinitialize and not self.session_expired:
-                logger.debug("dropped a message to an expired session")
-                return
-            raise trio.BrokenResourceError("session expired (HTTP 404)")
-        if not 200 <= response.status_code < 300:
-            logger.warning("server refused a message: HTTP %s", response.status_code)
-            raise trio.BrokenResourceError(f"server refused a message: HTTP {response.status_code}")
-        # A JSON answer to a notification is unusual; pass it on.
-        if response.headers.get("content-type", "").startswith("application/json") and (
-            response.content
-        ):
-            self._push(response.content)
 
 
 @asynccontextmanager

@@ -18,10 +18,11 @@ refused requests allocates no session and no task (reliability D-06). A session
 that fails is logged and closed alone (:func:`run_contained`).
 
 Layout: this module holds the application (the session table, the sessions'
-lifetime, routing and the checks every method shares) and the ways to run it;
-the POST, GET and DELETE handlers, with the checks after the method and the
-writing of the answer, are in ``_http_endpoint``; the legacy endpoints in
-``_legacy_sse``.
+lifetime, routing and the checks every path shares) and the ways to run it.
+The application owns one ``_http_endpoint.Endpoint`` (the POST, GET and DELETE
+handlers, with the checks after the path and the writing of the answer) and one
+``_legacy_sse.LegacyEndpoint``; both are handed the application as their
+``SessionHost`` (the session table), never the class.
 
 Spec: HT-01..HT-37 (server side), SS-01..SS-05 and SS-07 (legacy endpoints, in
 ``_legacy_sse``), SEC-01, SEC-07.
@@ -44,12 +45,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 import trio
 
-from . import _legacy_sse
-from ._asgi import Receive, Scope, Send, refuse
+from ._asgi import JsonPostReader, Receive, Scope, Send, refuse
 from ._event_store import EventStore
-from ._http_common import OriginPolicy, new_session_id, one_header
-from ._http_endpoint import handle_delete, handle_get, handle_post
+from ._http_common import OriginPolicy, new_session_id
+from ._http_endpoint import Endpoint
 from ._http_session import HttpServerTransport
+from ._legacy_sse import LegacyEndpoint
 
 if TYPE_CHECKING:
     from hypercorn.config import Config as HypercornConfig
@@ -179,6 +180,21 @@ class StreamableHTTPApp:
         self._handler = transport_handler or self._serve_session
         self._sessions: dict[str, _Entry] = {}
         self._nursery: trio.Nursery | None = None
+        reader = JsonPostReader(max_body_size, body_timeout)
+        self._mcp = Endpoint(
+            self,
+            run_stateless=self._run_stateless,
+            reader=reader,
+            json_response=json_response,
+            stateless=stateless,
+            enable_get=enable_get,
+            allow_delete=allow_delete,
+            retry_interval=retry_interval,
+            keepalive=keepalive,
+        )
+        self._legacy = LegacyEndpoint(
+            self, reader=reader, messages_path=messages_path, keepalive=keepalive
+        )
 
     # ------------------------------------------------------------- lifetime
 
@@ -289,12 +305,19 @@ class StreamableHTTPApp:
         entry = self._sessions.get(sid)
         if entry is None or entry.transport.closed:
             return None
-        if entry.principal != self._principal(scope):
+        if entry.principal != self.principal_for(scope):
             return None
         return entry.transport
 
-    def _principal(self, scope: Scope) -> Hashable | None:
+    def principal_for(self, scope: Scope) -> Hashable | None:
+        """Who is asking (``principal_of``'s answer; None: anonymous)."""
         return None if self.principal_of is None else self.principal_of(scope)
+
+    def end_session(self, transport: HttpServerTransport) -> None:
+        """Forget the session and end it (its client left or asked, HT-34)."""
+        if transport.session_id is not None:
+            self._sessions.pop(transport.session_id, None)
+        transport.peer_closed()
 
     # ------------------------------------------------------------------ ASGI
 
@@ -309,13 +332,19 @@ class StreamableHTTPApp:
             return
         path = scope.get("path", "")
         if path.rstrip("/") == self.path.rstrip("/") or (path == "/" and self.path == "/"):
-            await self._endpoint(scope, receive, send)
+            handler = self._mcp.handle
         elif self.legacy_sse and path == self.sse_path:
-            await _legacy_sse.handle_get(self, scope, receive, send)
+            handler = self._legacy.get
         elif self.legacy_sse and path == self.messages_path:
-            await _legacy_sse.handle_post(self, scope, receive, send)
+            handler = self._legacy.post
         else:
             await refuse(send, 404, "Not found")
+            return
+        refusal = self.check_origin(scope)
+        if refusal is not None:
+            await refuse(send, *refusal)
+            return
+        await handler(scope, receive, send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         message = await receive()
@@ -334,42 +363,6 @@ class StreamableHTTPApp:
     def check_origin(self, scope: Scope) -> tuple[int, str] | None:
         server = scope.get("server")
         return self.policy.check(scope["headers"], tuple(server) if server else None)
-
-    async def _endpoint(self, scope: Scope, receive: Receive, send: Send) -> None:
-        refusal = self.check_origin(scope)
-        if refusal is not None:
-            await refuse(send, *refusal)
-            return
-        method = scope["method"]
-        if method == "POST":
-            await handle_post(self, scope, receive, send)
-        elif method == "GET" and self.enable_get and not self.stateless:
-            await handle_get(self, scope, receive, send)
-        elif method == "DELETE" and self.allow_delete and not self.stateless:
-            await handle_delete(self, scope, send)
-        else:
-            allow = ["POST"]
-            if self.enable_get and not self.stateless:
-                allow.append("GET")
-            if self.allow_delete and not self.stateless:
-                allow.append("DELETE")
-            await refuse(
-                send, 405, "Method not allowed", headers=[(b"allow", ", ".join(allow).encode())]
-            )
-
-    def _session_for(
-        self, scope: Scope
-    ) -> tuple[HttpServerTransport | None, tuple[int, str] | None]:
-        try:
-            sid = one_header(scope["headers"], b"mcp-session-id")
-        except ValueError:
-            return None, (400, "Repeated Mcp-Session-Id header")
-        if sid is None:
-            return None, (400, "Bad Request: Mcp-Session-Id header is required")
-        transport = self.lookup(sid, scope)
-        if transport is None:
-            return None, (404, "Session not found")
-        return transport, None
 
 
 #: Default seconds a connection may go without a complete request head (D-01, D-03).
