@@ -265,7 +265,7 @@ class RequestBook:
         self, entry: RequestEntry, event: RequestEvent, *, error: ErrorObject | None = None
     ) -> None:
         """Apply a terminal *event* and move the entry to the history."""
-        # transition() inlined: this runs twice per request.
+        # The steps of transition(), then the move to the history.
         old_state = entry.apply(event, self.clock())
         if old_state is None:
             return

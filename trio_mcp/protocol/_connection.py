@@ -427,7 +427,7 @@ class Connection:
             allow_batch=revision is not None and revision.batches,
         )
         if len(items) == 1:
-            # One message per frame is the norm: no list comprehension, no loop.
+            # One message per frame is the norm.
             event = self._receive_one(items[0], False)
             if type(event) is InvalidMessage and event.reply is not None:
                 self._refusing(event.reply.id)
