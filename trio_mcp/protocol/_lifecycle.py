@@ -168,26 +168,24 @@ ALLOWED: Final[dict[tuple[Role, SessionState], Permissions]] = {
 class Lifecycle:
     """The lifecycle state of one side of one session. Not thread-safe.
 
-    The only writer of the state: :meth:`process` follows :data:`LIFECYCLE`,
-    and :attr:`permissions` is always ``ALLOWED[(role, state)]``.
+    :meth:`process` is the only writer of :attr:`state` and :attr:`permissions`
+    (read them, never assign them): it follows :data:`LIFECYCLE`, and
+    :attr:`permissions` is always ``ALLOWED[(role, state)]``.
     """
 
-    __slots__ = ("_state", "_transitions", "permissions", "role")
+    __slots__ = ("_transitions", "permissions", "role", "state")
 
     def __init__(self, role: Role) -> None:
         self.role = role
         self._transitions = LIFECYCLE[role]
-        self._state = SessionState.NEW
+        #: Where the session is (a plain attribute: it is read for every message).
+        self.state = SessionState.NEW
         #: What may be exchanged in the current state.
         self.permissions = ALLOWED[(role, SessionState.NEW)]
 
-    @property
-    def state(self) -> SessionState:
-        return self._state
-
     def accepts(self, event: LifecycleEvent) -> bool:
         """Whether *event* is a transition from the current state."""
-        return event in self._transitions[self._state]
+        return event in self._transitions[self.state]
 
     def process(self, event: LifecycleEvent) -> SessionState:
         """Apply *event* and return the new state.
@@ -196,20 +194,19 @@ class Lifecycle:
             LocalProtocolError: *event* is not a transition from the current
                 state for this role.
         """
-        new = self._transitions[self._state].get(event)
+        new = self._transitions[self.state].get(event)
         if new is None:
             raise LocalProtocolError(
-                f"{event.value} is not allowed for a {self.role.value} in state {self._state.value}"
+                f"{event.value} is not allowed for a {self.role.value} in state {self.state.value}"
             )
-        self._state = new
+        self.state = new
         self.permissions = ALLOWED[(self.role, new)]
         return new
 
     def request_refusal(self, method: str, *, batched: bool) -> str | None:
         """Why an inbound request for *method* is refused in this state, or None
         (LC-05, LC-06, LC-12, A-04)."""
-        state = self._state
-        if state is SessionState.CLOSED:
+        if self.state is SessionState.CLOSED:
             return "The session is closed"
         if method == "initialize":
             if batched:
@@ -230,7 +227,7 @@ class Lifecycle:
         """
         if method not in self.permissions.send_requests:
             raise LocalProtocolError(
-                f"cannot send {method!r} in state {self._state.value} (LC-05/LC-06)"
+                f"cannot send {method!r} in state {self.state.value} (LC-05/LC-06)"
             )
 
     def check_send_notification(self, method: str) -> None:
@@ -240,4 +237,4 @@ class Lifecycle:
             LocalProtocolError: it may not be sent now.
         """
         if method not in self.permissions.send_notifications:
-            raise LocalProtocolError(f"cannot send {method!r} in state {self._state.value}")
+            raise LocalProtocolError(f"cannot send {method!r} in state {self.state.value}")
