@@ -937,7 +937,7 @@ class Connection:
             },
         )
 
-    def complete_handshake(self, result: Any) -> Notification:
+    def complete_handshake(self, result: mcp_types.InitializeResult) -> Notification:
         """Client: accept the initialize result and return ``notifications/initialized``.
 
         Raises:
@@ -956,7 +956,7 @@ class Connection:
         self.peer_instructions = result.instructions
         return Notification("notifications/initialized", None)
 
-    def accept_initialize(self, params: Any) -> JSONObject:
+    def accept_initialize(self, params: mcp_types.InitializeRequestParams) -> JSONObject:
         """Server: negotiate (LC-08) and build the initialize result (LC-03)."""
         version = negotiate_version(params.protocol_version, self.supported_versions)
         self._negotiated(version)

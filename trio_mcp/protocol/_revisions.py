@@ -5,9 +5,9 @@ Theory of operation
 Every behaviour that differs between revisions is a field of :class:`Revision`,
 and code reads it from the negotiated record (``connection.revision.batches``),
 never by comparing version strings. A revision is added by writing one more
-record and putting it in :data:`REVISIONS`, newest first; the modern era
-(2026-07-28: no handshake, per-request ``_meta``) comes in as a record with
-``era=Era.MODERN`` and the fields that era adds.
+record (its changes from the one before) and putting it in :data:`REVISIONS`,
+newest first; the modern era (2026-07-28: no handshake, per-request ``_meta``)
+comes in as a record with ``era=Era.MODERN`` and the fields that era adds.
 
 What a *method* does per revision (whether it exists, which capability gates
 it) is data about methods and stays in :data:`~trio_mcp.protocol.METHODS`, which
@@ -62,6 +62,8 @@ class Revision:
     sse_priming: bool
 
 
+# Each revision is written as its changes from the one before, as the spec's
+# changelogs are.
 V2024_11_05: Final = Revision(
     version="2024-11-05",
     era=Era.HANDSHAKE,
@@ -73,38 +75,19 @@ V2024_11_05: Final = Revision(
     completion_context=False,
     sse_priming=False,
 )
-V2025_03_26: Final = Revision(
-    version="2025-03-26",
-    era=Era.HANDSHAKE,
-    batches=True,
-    structured_output=False,
-    display_metadata=False,
-    progress_message=True,
-    url_elicitation=False,
-    completion_context=False,
-    sse_priming=False,
+V2025_03_26: Final = attrs.evolve(
+    V2024_11_05, version="2025-03-26", batches=True, progress_message=True
 )
-V2025_06_18: Final = Revision(
+V2025_06_18: Final = attrs.evolve(
+    V2025_03_26,
     version="2025-06-18",
-    era=Era.HANDSHAKE,
     batches=False,
     structured_output=True,
     display_metadata=True,
-    progress_message=True,
-    url_elicitation=False,
     completion_context=True,
-    sse_priming=False,
 )
-V2025_11_25: Final = Revision(
-    version="2025-11-25",
-    era=Era.HANDSHAKE,
-    batches=False,
-    structured_output=True,
-    display_metadata=True,
-    progress_message=True,
-    url_elicitation=True,
-    completion_context=True,
-    sse_priming=True,
+V2025_11_25: Final = attrs.evolve(
+    V2025_06_18, version="2025-11-25", url_elicitation=True, sse_priming=True
 )
 
 #: Every revision this library speaks, by version, newest first.
