@@ -104,6 +104,30 @@ from ._revisions import REVISIONS, SUPPORTED_VERSIONS, V2025_11_25, Revision, ne
 _INBOUND_OK: dict[tuple[str, SessionState, str | None, bool, Role], MethodSpec] = {}
 
 
+_BAD_TOKEN: Any = object()
+
+
+def _progress_token(params: JSONObject | None) -> Any:
+    if not params:
+        return None
+    meta = params.get("_meta")
+    if not isinstance(meta, dict) or "progressToken" not in meta:
+        return None
+    token = meta["progressToken"]
+    return token if is_valid_request_id(token) else _BAD_TOKEN
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) in (int, float) and value == value  # excludes bool and NaN
+
+
+def describe_structure_error(exc: BaseException) -> list[str]:
+    """Readable, path-labelled lines for a cattrs structuring failure."""
+    if isinstance(exc, cattrs.BaseValidationError):
+        return cattrs.transform_error(exc)
+    return [str(exc)]
+
+
 class Connection:
     """The sans-I/O state of one side of one session. Not thread-safe.
 
@@ -997,27 +1021,3 @@ class Connection:
         if self._lifecycle.accepts(LifecycleEvent.CLOSE):
             self._lifecycle.process(LifecycleEvent.CLOSE)
             self.close_reason = reason
-
-
-_BAD_TOKEN: Any = object()
-
-
-def _progress_token(params: JSONObject | None) -> Any:
-    if not params:
-        return None
-    meta = params.get("_meta")
-    if not isinstance(meta, dict) or "progressToken" not in meta:
-        return None
-    token = meta["progressToken"]
-    return token if is_valid_request_id(token) else _BAD_TOKEN
-
-
-def _is_number(value: Any) -> bool:
-    return type(value) in (int, float) and value == value  # excludes bool and NaN
-
-
-def describe_structure_error(exc: BaseException) -> list[str]:
-    """Readable, path-labelled lines for a cattrs structuring failure."""
-    if isinstance(exc, cattrs.BaseValidationError):
-        return cattrs.transform_error(exc)
-    return [str(exc)]
