@@ -46,7 +46,7 @@ async def test_offers_newest_and_accepts_a_counter_offer() -> None:
     server = FakeServer(tools=[], version="2025-03-26")
     async with open_fake(server) as client:
         assert client.protocol_version == "2025-03-26"
-        assert client.session.protocol.revision == "2025-03-26"
+        assert client.session.protocol.protocol_version == "2025-03-26"
         assert client.server_info.name == "fake"
     init = server.requests  # initialize is answered by the session itself
     assert all(method != "initialize" for method, _ in init)

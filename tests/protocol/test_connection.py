@@ -29,6 +29,7 @@ from trio_mcp.protocol import (
     ErrorResponse,
     Event,
     Ignored,
+    IgnoredReason,
     InvalidMessage,
     LocalProtocolError,
     NotificationReceived,
@@ -1337,3 +1338,20 @@ def test_receive_data_never_raises(frames: list[Any], where: str) -> None:
         if where == "03-26":
             side.receive_data(json.dumps(frames))
     assert pair.server.state in set(SessionState)
+
+
+def test_ignored_reason_is_an_enum_member_equal_to_its_word() -> None:
+    pair = operating()
+    event = ignored(
+        pair.server.receive_data(frame({"jsonrpc": "2.0", "id": 77, "result": {}})), "unknown-id"
+    )
+    assert event.reason is IgnoredReason.UNKNOWN_ID
+    assert {reason.value for reason in IgnoredReason} == {
+        "unknown-id",
+        "late",
+        "not-cancellable",
+        "malformed",
+        "non-monotonic",
+        "unknown-method",
+        "unexpected",
+    }

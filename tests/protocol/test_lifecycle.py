@@ -145,7 +145,7 @@ def test_handshake_step_by_step() -> None:
     assert server.state is OPERATING
 
     # Both sides now know the same facts about each other.
-    assert client.revision == server.revision == LATEST_VERSION
+    assert client.protocol_version == server.protocol_version == LATEST_VERSION
     assert client.peer_info == {"name": "test-server", "version": "1"}
     assert server.peer_info == {"name": "test-client", "version": "1"}
     assert client.peer_instructions == "be nice"
@@ -172,7 +172,7 @@ def test_instructions_left_out_when_none() -> None:
 def test_client_may_offer_an_older_version(version: str) -> None:
     pair = ProtocolPair()
     pair.handshake(version)
-    assert pair.client.revision == pair.server.revision == version
+    assert pair.client.protocol_version == pair.server.protocol_version == version
 
 
 # --- version negotiation (LC-08, LC-09) --------------------------------------------
@@ -210,7 +210,7 @@ def test_server_echoes_a_known_version_and_counter_offers_its_newest(
     reply = server.respond(event.request.id, server.accept_initialize(event.params))
     # A counter-offer is a successful result, never an error.
     assert wire(server.encode(reply))["result"]["protocolVersion"] == answer  # type: ignore[arg-type]
-    assert server.revision == answer
+    assert server.protocol_version == answer
 
 
 @pytest.mark.spec("LC-09")
@@ -231,7 +231,7 @@ def test_client_refuses_a_version_it_does_not_speak() -> None:
     assert pair.client.state is CLOSED
     assert pair.client.close_reason is not None
     assert "2025-11-25" in pair.client.close_reason
-    assert pair.client.revision is None
+    assert pair.client.protocol_version is None
     with pytest.raises(LocalProtocolError):
         pair.client.send_request("ping")
     with pytest.raises(LocalProtocolError):
@@ -242,7 +242,7 @@ def test_client_refuses_a_version_it_does_not_speak() -> None:
 def test_client_accepts_an_older_version_it_speaks() -> None:
     pair = ProtocolPair(server_versions=("2024-11-05",))
     pair.handshake()
-    assert pair.client.revision == pair.server.revision == "2024-11-05"
+    assert pair.client.protocol_version == pair.server.protocol_version == "2024-11-05"
 
 
 # --- before OPERATING: what may be sent (LC-05, LC-06) ------------------------------

@@ -332,13 +332,15 @@ class Client:
 
         Cancellation: as :meth:`Session.request`. Spec: CP-02, CP-03.
         """
+        revision = self.session.protocol.revision
         params = mcp_types.CompleteRequestParams(
             ref=ref,
             argument=mcp_types.CompletionArgument(name=argument, value=value),
             context=(
                 mcp_types.CompletionContext(arguments=context_arguments)
                 if context_arguments is not None
-                and self.protocol_version not in ("2024-11-05", "2025-03-26")
+                and revision is not None
+                and revision.completion_context
                 else None
             ),
         )

@@ -51,7 +51,6 @@ from ._prompts import RegisteredPrompt, unknown_prompt
 from ._resources import RegisteredResource, RegisteredTemplate, resource_not_found
 from ._serve import Peer, serve_session, subscribed
 from ._tools import (
-    STRUCTURED_REVISIONS,
     RegisteredTool,
     ToolError,
     error_result,
@@ -534,7 +533,8 @@ class Server:
     # -- tools
 
     async def _list_tools(self, ctx: RequestContext) -> mcp_types.ListToolsResult:
-        modern = ctx.session.protocol.revision in STRUCTURED_REVISIONS
+        revision = ctx.session.protocol.revision
+        modern = revision is not None and revision.structured_output
         tools = [t.definition if modern else t.legacy_definition for t in self._tools.values()]
         page, cursor = paginate("tools", tools, _cursor(ctx.params), self.page_size)
         return mcp_types.ListToolsResult(tools=page, next_cursor=cursor)
@@ -581,7 +581,8 @@ class Server:
     # -- prompts
 
     async def _list_prompts(self, ctx: RequestContext) -> mcp_types.ListPromptsResult:
-        modern = ctx.session.protocol.revision in STRUCTURED_REVISIONS
+        revision = ctx.session.protocol.revision
+        modern = revision is not None and revision.display_metadata
         items = [p.definition if modern else p.legacy_definition for p in self._prompts.values()]
         page, cursor = paginate("prompts", items, _cursor(ctx.params), self.page_size)
         return mcp_types.ListPromptsResult(prompts=page, next_cursor=cursor)

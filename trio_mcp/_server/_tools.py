@@ -50,9 +50,6 @@ from ._schema import (
 
 logger = logging.getLogger("trio_mcp.server")
 
-#: Revisions with ``outputSchema``/``structuredContent``/``title``.
-STRUCTURED_REVISIONS = frozenset({"2025-06-18", "2025-11-25"})
-
 CONTENT_TYPES = (
     mcp_types.TextContent,
     mcp_types.ImageContent,
@@ -230,8 +227,8 @@ class RegisteredTool:
             # exactly what unstructuring the CallToolResult would give, without
             # building two attrs objects and running cattrs over them.
             return {"content": [{"type": "text", "text": value}]}
-        structured = request.session.protocol.revision in STRUCTURED_REVISIONS
-        return self.to_result(value, structured)
+        revision = request.session.protocol.revision
+        return self.to_result(value, revision is not None and revision.structured_output)
 
     def to_result(self, value: Any, structured: bool) -> mcp_types.CallToolResult:
         """Turn the tool's return value into a ``CallToolResult``."""

@@ -155,7 +155,7 @@ class Context:
     @property
     def revision(self) -> str | None:
         """The negotiated protocol revision of the session."""
-        return self.request.session.protocol.revision
+        return self.request.session.protocol.protocol_version
 
     @property
     def record(self) -> RequestRecord:

@@ -1,14 +1,14 @@
 """trio_mcp.protocol: MCP without I/O.
 
 JSON-RPC envelopes, the two-phase codec, the METHODS table keyed by revision, the
-request and lifecycle state machines, and :class:`Connection`, which holds one side
-of one session. It never imports trio (a test proves it), so it can drive any I/O
-or be studied on its own.
+revision table, the request and lifecycle state machines, and :class:`Connection`,
+which holds one side of one session. It never imports trio (a test proves it), so
+it can drive any I/O or be studied on its own.
 """
 
 from ._book import ProtocolStatistics
 from ._codec import DEFAULT_MAX_MESSAGE_SIZE, FrameError, decode, encode
-from ._connection import Connection
+from ._connection import Connection, describe_structure_error
 from ._errors import (
     ErrorCode,
     LocalProtocolError,
@@ -23,6 +23,7 @@ from ._events import (
     ErrorReceived,
     Event,
     Ignored,
+    IgnoredReason,
     InvalidMessage,
     NotificationReceived,
     ProgressReceived,
@@ -30,12 +31,13 @@ from ._events import (
     ResponseReceived,
 )
 from ._lifecycle import (
-    BATCH_REVISION,
-    LATEST_VERSION,
-    SUPPORTED_VERSIONS,
+    ALLOWED,
+    LIFECYCLE,
+    Lifecycle,
+    LifecycleEvent,
+    Permissions,
     Role,
     SessionState,
-    negotiate_version,
 )
 from ._messages import (
     ErrorObject,
@@ -51,7 +53,6 @@ from ._messages import (
 )
 from ._methods import METHODS, Capability, Kind, MethodSpec, Sender, methods_in
 from ._observer import FrameDirection, MultiObserver, NullObserver, RequestObserver
-from ._receiving import describe_structure_error
 from ._requests import (
     TRANSITIONS,
     CancelOrigin,
@@ -60,6 +61,15 @@ from ._requests import (
     RequestEvent,
     RequestRecord,
     RequestState,
+)
+from ._revisions import (
+    LATEST,
+    LATEST_VERSION,
+    REVISIONS,
+    SUPPORTED_VERSIONS,
+    Era,
+    Revision,
+    negotiate_version,
 )
 
 __all__ = [
@@ -96,9 +106,18 @@ __all__ = [
     # lifecycle
     "Role",
     "SessionState",
+    "LifecycleEvent",
+    "LIFECYCLE",
+    "Permissions",
+    "ALLOWED",
+    "Lifecycle",
+    # revisions
+    "Revision",
+    "Era",
+    "REVISIONS",
     "SUPPORTED_VERSIONS",
+    "LATEST",
     "LATEST_VERSION",
-    "BATCH_REVISION",
     "negotiate_version",
     # requests
     "RequestState",
@@ -118,6 +137,7 @@ __all__ = [
     "ProgressReceived",
     "InvalidMessage",
     "Ignored",
+    "IgnoredReason",
     # the connection
     "Connection",
     "ProtocolStatistics",

@@ -1,13 +1,14 @@
 """``RequestBook``: the records of one session's requests, both directions.
 
-:class:`~trio_mcp.protocol.Connection` decides what the protocol allows; this base
-class keeps the books it decides with: the in-flight entries per direction (the
-two sides' ids are separate namespaces, A-14), the bounded history of finished
-records that :meth:`requests` returns, the finished and refused inbound ids a
-peer may not reuse (BP-04), the inbound progress tokens, and the counters of
-:meth:`statistics`. Every state change of an entry goes through
-:meth:`_transition` or :meth:`_finish`, which stamp the time, tell the observer
-and, for a terminal state, move the entry from its table to the history.
+:class:`~trio_mcp.protocol.Connection` decides what the protocol allows; the
+book it has keeps the records it decides with: the in-flight entries per
+direction (the two sides' ids are separate namespaces, A-14), the bounded
+history of finished records that :meth:`RequestBook.requests` returns, the
+finished and refused inbound ids a peer may not reuse (BP-04), the inbound
+progress tokens, and the counters of :meth:`RequestBook.statistics`. Every state
+change of an entry goes through :meth:`RequestBook.transition` or
+:meth:`RequestBook.finish`, which stamp the time, tell the observer and, for a
+terminal state, move the entry from its table to the history.
 
 Nothing here does I/O or imports trio.
 """
@@ -64,7 +65,7 @@ class RequestBook:
         observer: sees every request transition.
     """
 
-    # Slots (one book per session): the subclass adds its own.
+    # Slots: one book per session.
     __slots__ = (
         "_cancelled",
         "_completed",
@@ -167,9 +168,24 @@ class RequestBook:
             reused_ids=self._reused,
         )
 
-    # ------------------------------------------------------------- internals
+    # ------------------------------------------------------------- lookups
 
-    def _id_in_use(self, request_id: RequestId | None) -> bool:
+    def known_inbound(self, request_id: RequestId | None) -> RequestEntry | None:
+        """The inbound entry for *request_id*: in flight, or finished and still
+        remembered (its reply may wait in the writer's queue)."""
+        if request_id is None:
+            return None
+        return self._finished_inbound.get(request_id) or self._inbound.get(request_id)
+
+    def inbound_by_token(self, token: str | int | None) -> RequestEntry | None:
+        """The inbound entry (in flight or remembered) whose progress token is *token*."""
+        return None if token is None else self._inbound_tokens.get(token)
+
+    def remembers(self, request_id: RequestId) -> bool:
+        """Whether *request_id* is a finished inbound id still remembered (BP-04)."""
+        return request_id in self._finished_inbound
+
+    def id_in_use(self, request_id: RequestId | None) -> bool:
         """Whether a request from the peer with *request_id* would be a
         duplicate: its first use is in flight, or finished with its reply still
         owed (the peer cannot have read it yet)."""
@@ -180,7 +196,44 @@ class RequestBook:
         old = self._finished_inbound.get(request_id)
         return old is not None and reply_owed(old)
 
-    def _forget_finished(self, request_id: RequestId) -> None:
+    def note_late_response(self, request_id: RequestId) -> bool:
+        """Record a response for a finished outbound request on its record; False
+        if no finished outbound request in the history has *request_id*."""
+        for old in self._history:
+            if old.direction is Direction.OUTBOUND and old.id == request_id:
+                old.late_events.append("late response")
+                return True
+        return False
+
+    # ------------------------------------------------------------- changes
+
+    def add_outbound(self, entry: RequestEntry) -> None:
+        """Keep a new outbound entry (QUEUED) and tell the observer."""
+        self._outbound[entry.id] = entry
+        if self.observing:
+            self.observer.on_transition(entry.snapshot(), None)
+
+    def add_inbound(self, entry: RequestEntry, *, reused: bool) -> None:
+        """Keep a new inbound entry (QUEUED) and tell the observer.
+
+        *reused*: the peer used its id before and that request was answered
+        (C-02): the old entry is forgotten and the reuse counted.
+        """
+        request_id = entry.id
+        if reused:
+            self.forget_finished(request_id)
+            self._reused += 1
+        inbound = self._inbound
+        inbound[request_id] = entry
+        token = entry.progress_token
+        if token is not None:
+            self._inbound_tokens[token] = entry
+        if len(inbound) > self._peak_inbound:
+            self._peak_inbound = len(inbound)
+        if self.observing:
+            self.observer.on_transition(entry.snapshot(), None)
+
+    def forget_finished(self, request_id: RequestId) -> None:
         """Drop a finished inbound entry whose id the peer reuses (its record
         stays in the history)."""
         old = self._finished_inbound.pop(request_id, None)
@@ -188,9 +241,18 @@ class RequestBook:
         if token is not None and self._inbound_tokens.get(token) is old:
             del self._inbound_tokens[token]
 
-    def _transition(
+    def count_ignored(self) -> None:
+        """Count an inbound message that was ignored (``statistics().ignored_events``)."""
+        self._ignored += 1
+
+    def count_invalid(self) -> None:
+        """Count an inbound message that was refused (``statistics().invalid_messages``)."""
+        self._invalid += 1
+
+    def transition(
         self, entry: RequestEntry, event: RequestEvent, *, error: ErrorObject | None = None
     ) -> RequestState | None:
+        """Apply a non-terminal *event*; the old state, or None if it was ignored."""
         old = entry.apply(event, self.clock())
         if old is not None:
             if error is not None:
@@ -199,10 +261,11 @@ class RequestBook:
                 self.observer.on_transition(entry.snapshot(), old)
         return old
 
-    def _finish(
+    def finish(
         self, entry: RequestEntry, event: RequestEvent, *, error: ErrorObject | None = None
     ) -> None:
-        # _transition inlined: this runs twice per request.
+        """Apply a terminal *event* and move the entry to the history."""
+        # The steps of transition(), then the move to the history.
         old_state = entry.apply(event, self.clock())
         if old_state is None:
             return
@@ -235,11 +298,6 @@ class RequestBook:
                     self._inbound_tokens.get(old.progress_token) is old
                 ):
                     del self._inbound_tokens[old.progress_token]
-
-    def _find_finished_inbound(self, request_id: RequestId | None) -> RequestEntry | None:
-        if request_id is None:
-            return None
-        return self._finished_inbound.get(request_id) or self._inbound.get(request_id)
 
 
 def reply_owed(entry: RequestEntry) -> bool:

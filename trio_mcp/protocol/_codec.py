@@ -157,7 +157,7 @@ def decode_object(obj: Any) -> Message | FrameError:
             if not has_id:
                 # A notification is never answered (BP-11), not even to say its
                 # params are bad; the connection likewise ignores a notification
-                # whose params do not match its type (found by test_codec.py).
+                # whose params do not match its type.
                 return FrameError(None, 'Notification "params" must be an object')
             return _bad(ErrorCode.INVALID_PARAMS, '"params" must be an object', readable_id)
         if not has_id:
@@ -242,8 +242,8 @@ def encode(message: Message) -> bytes:
 
 
 def encode_result(request_id: RequestId, result: Any) -> bytes:
-    """``encode(Response(request_id, result))``, without the message and its
-    type dispatch (the hot path of every answered request); same errors."""
+    """``encode(Response(request_id, result))`` without building the message
+    (every answered request goes through it); same errors."""
     obj = {"jsonrpc": "2.0", "id": request_id, "result": result}
     try:
         data = orjson.dumps(obj)
@@ -272,7 +272,7 @@ def _check_finite(value: Any) -> None:
             pass
         # orjson also serializes subclasses of dict and list (OrderedDict,
         # defaultdict, ...) and would write a NaN inside them as null; walk them
-        # too (found by tests/protocol/test_codec.py).
+        # too.
         elif isinstance(item, dict):
             stack.extend(item.values())
         elif isinstance(item, list | tuple):

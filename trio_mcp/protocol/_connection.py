@@ -8,14 +8,37 @@ for outbound messages and hands every message to :meth:`Connection.encode` just
 before writing it. ``encode`` is the single place that decides "write this, or
 nothing": a request cancelled while still queued is never written, a response to
 a request the peer cancelled is never written (CN-05), and progress for a
-finished request is never written (PG-10).
+finished request is never written (PG-10). It is this library's analogue of
+h11's ``send``, in two steps because that decision must wait until write time.
 
-The class is built in three layers, one module each: :class:`RequestBook`
-(``_book.py``) keeps the records, in two tables of :class:`RequestEntry`, one
-per direction, because the two sides' ids are separate namespaces (A-14), plus
-a bounded history and the remembered inbound ids (BP-04); :class:`Receiver`
-(``_receiving.py``) turns inbound frames into events; this module adds the
-sending side, the inbound and outbound request lifecycles and the handshake.
+A connection has three collaborators: a :class:`RequestBook` (``_book.py``)
+keeps the request records, in two tables of :class:`RequestEntry`, one per
+direction, because the two sides' ids are separate namespaces (A-14), plus a
+bounded history and the remembered inbound ids (BP-04); a :class:`Lifecycle`
+(``_lifecycle.py``) holds the session state and what each state permits; the
+negotiated :class:`Revision` (``_revisions.py``) says what differs between
+revisions. This module decides: it checks and makes outbound messages, turns
+inbound frames into events, and runs the inbound and outbound request
+lifecycles and the handshake.
+
+An inbound request is checked in a fixed order, so that each refusal carries
+the right code and never reads as a second response to an earlier request:
+
+1. a duplicate id (in flight, or finished with its reply not yet written):
+   -32600 with a null id, which cannot read as a second answer to the first
+   use (BP-04); an id reused after its first use was answered is accepted
+   and counted (C-02: deployed clients do it);
+2. the method: unknown, a notification, absent from the negotiated revision or
+   sent the wrong way: -32601;
+3. the lifecycle: only ping (and initialize, once) before the handshake ends:
+   -32600 (LC-05, LC-06, LC-12);
+4. the capability gate of our own capabilities: -32601 (LC-11);
+5. the params, structured into the method's type: -32602 with path-labelled
+   ``data``;
+6. ``_meta.progressToken``, which must be a string or an integer: -32602.
+
+Responses, cancellations and progress for unknown, finished or foreign ids are
+ignored and recorded (CN-04, CN-06, PG-10).
 
 Invariants:
 
@@ -34,9 +57,22 @@ from typing import Any
 import cattrs
 
 from .. import types as mcp_types
-from ._codec import DEFAULT_MAX_MESSAGE_SIZE, encode, encode_result
+from ._book import ProtocolStatistics, RequestBook
+from ._codec import DEFAULT_MAX_MESSAGE_SIZE, FrameError, decode, encode, encode_result
 from ._errors import ErrorCode, LocalProtocolError, UnsupportedProtocolVersion
-from ._lifecycle import SUPPORTED_VERSIONS, Role, SessionState, negotiate_version
+from ._events import (
+    CancelReceived,
+    ErrorReceived,
+    Event,
+    Ignored,
+    IgnoredReason,
+    InvalidMessage,
+    NotificationReceived,
+    ProgressReceived,
+    RequestReceived,
+    ResponseReceived,
+)
+from ._lifecycle import Lifecycle, LifecycleEvent, Role, SessionState
 from ._messages import (
     ErrorObject,
     ErrorResponse,
@@ -46,21 +82,53 @@ from ._messages import (
     Request,
     RequestId,
     Response,
+    is_valid_request_id,
 )
 from ._methods import METHODS, Kind, MethodSpec
 from ._observer import RequestObserver
-from ._receiving import EARLY_NOTIFICATIONS, EARLY_REQUESTS, Receiver
 from ._requests import (
     CancelOrigin,
     Direction,
     Progress,
     RequestEntry,
     RequestEvent,
+    RequestRecord,
     RequestState,
 )
+from ._revisions import REVISIONS, SUPPORTED_VERSIONS, V2025_11_25, Revision, negotiate_version
+
+#: Inbound requests (method, state, version, batched, our role) that passed the
+#: method and lifecycle checks of ``_receive_request``. Those checks read nothing
+#: else (METHODS and the lifecycle tables are static), so one cache serves every
+#: session: bounded by the methods table, and no per-session dict.
+_INBOUND_OK: dict[tuple[str, SessionState, str | None, bool, Role], MethodSpec] = {}
 
 
-class Connection(Receiver):
+_BAD_TOKEN: Any = object()
+
+
+def _progress_token(params: JSONObject | None) -> Any:
+    if not params:
+        return None
+    meta = params.get("_meta")
+    if not isinstance(meta, dict) or "progressToken" not in meta:
+        return None
+    token = meta["progressToken"]
+    return token if is_valid_request_id(token) else _BAD_TOKEN
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) in (int, float) and value == value  # excludes bool and NaN
+
+
+def describe_structure_error(exc: BaseException) -> list[str]:
+    """Readable, path-labelled lines for a cattrs structuring failure."""
+    if isinstance(exc, cattrs.BaseValidationError):
+        return cattrs.transform_error(exc)
+    return [str(exc)]
+
+
+class Connection:
     """The sans-I/O state of one side of one session. Not thread-safe.
 
     Args:
@@ -68,27 +136,39 @@ class Connection(Receiver):
         capabilities: the capabilities object this side declares.
         info: this side's ``Implementation`` object (``clientInfo``/``serverInfo``).
         instructions: server only, sent in the initialize result.
-        supported_versions: revisions we speak, newest first.
+        supported_versions: revisions we speak, newest first (each one of
+            :data:`~trio_mcp.protocol.REVISIONS`).
         clock: where timestamps come from (the session passes Trio's clock).
         max_message_size: bound on one inbound frame, in bytes.
         history: how many finished records :meth:`requests` keeps.
         remember_ids: how many finished inbound ids are remembered to refuse reuse.
         observer: sees every request transition.
+        converter: the cattrs converter of params and results.
+
+    Raises:
+        ValueError: a version in *supported_versions* is not a known revision.
     """
 
-    # Slots: one Connection per session, and its ~30 attributes would otherwise
-    # make a ~1.5 KiB instance dict (the records' slots are RequestBook's, the
-    # state the receiving half reads is Receiver's).
+    # Slots: one Connection per session, and its attributes would otherwise
+    # make an instance dict of ~1 KiB.
     __slots__ = (
+        "_book",
+        "_lifecycle",
         "_next_id",
         "_outbound_ok",
         "close_reason",
+        "converter",
         "instructions",
+        "local_capabilities",
         "local_info",
+        "max_message_size",
         "peer_capabilities",
         "peer_info",
         "peer_instructions",
         "progress_interval",
+        "protocol_version",
+        "revision",
+        "role",
         "supported_versions",
     )
 
@@ -107,7 +187,13 @@ class Connection(Receiver):
         observer: RequestObserver | None = None,
         converter: cattrs.Converter | None = None,
     ) -> None:
-        super().__init__(clock=clock, history=history, remember_ids=remember_ids, observer=observer)
+        unknown = [version for version in supported_versions if version not in REVISIONS]
+        if unknown:
+            raise ValueError(f"unknown protocol revisions {unknown!r}")
+        self._book = RequestBook(
+            clock=clock, history=history, remember_ids=remember_ids, observer=observer
+        )
+        self._lifecycle = Lifecycle(role)
         self.role = role
         self.local_capabilities: JSONObject = dict(capabilities or {})
         self.local_info: JSONObject = dict(info or {"name": "trio_mcp", "version": "0"})
@@ -116,9 +202,10 @@ class Connection(Receiver):
         self.max_message_size = max_message_size
         self.converter = converter or mcp_types.converter
 
-        self.state = SessionState.NEW
         #: The negotiated revision, once known.
-        self.revision: str | None = None
+        self.revision: Revision | None = None
+        #: Its version string, once known.
+        self.protocol_version: str | None = None
         self.peer_capabilities: JSONObject = {}
         self.peer_info: JSONObject = {}
         self.peer_instructions: str | None = None
@@ -128,10 +215,68 @@ class Connection(Receiver):
         #: (0: every report is sent); see :meth:`progress_notification` (PG-09).
         self.progress_interval = 0.0
         self._next_id = 1
-        # Outbound requests (method, state, revision) that passed _check_outbound.
+        # Outbound requests (method, state, version) that passed _check_outbound.
         self._outbound_ok: dict[tuple[str, SessionState, str | None], MethodSpec] = {}
 
-    # --------------------------------------------------------------------- send
+    # ------------------------------------------------------------ observation
+
+    @property
+    def state(self) -> SessionState:
+        """Where the session is in its lifecycle."""
+        return self._lifecycle.state
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """Where timestamps come from (the session sets Trio's clock)."""
+        return self._book.clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], float]) -> None:
+        self._book.clock = clock
+
+    @property
+    def observer(self) -> RequestObserver:
+        """What sees every request transition (a null observer by default)."""
+        return self._book.observer
+
+    @observer.setter
+    def observer(self, observer: RequestObserver) -> None:
+        self._book.observer = observer
+
+    @property
+    def observing(self) -> bool:
+        """False when nobody observes: snapshots are then not built at all."""
+        return self._book.observing
+
+    @observing.setter
+    def observing(self, observing: bool) -> None:
+        self._book.observing = observing
+
+    def requests(self) -> list[RequestRecord]:
+        """Snapshots: recent finished records, then in-flight ones."""
+        return self._book.requests()
+
+    def record(self, direction: Direction, request_id: RequestId) -> RequestRecord | None:
+        """The record of one request, in flight or in the history."""
+        return self._book.record(direction, request_id)
+
+    def in_flight(self, direction: Direction) -> list[RequestId]:
+        """The ids of the requests in flight in *direction*."""
+        return self._book.in_flight(direction)
+
+    def outbound_entry(self, request_id: RequestId) -> RequestEntry | None:
+        """The mutable entry of one of our requests in flight."""
+        return self._book.outbound_entry(request_id)
+
+    def inbound_entry(self, request_id: RequestId) -> RequestEntry | None:
+        """The mutable entry of one of the peer's requests in flight."""
+        return self._book.inbound_entry(request_id)
+
+    def statistics(self) -> ProtocolStatistics:
+        """The counters of the requests and messages seen so far."""
+        return self._book.statistics()
+
+    # -------------------------------------------------------------------- send
 
     def send_request(
         self, method: str, params: Any = None, *, want_progress: bool = False
@@ -151,14 +296,13 @@ class Connection(Receiver):
                 lone surrogate, an object JSON has no form for).
         """
         self._check_outbound(method, Kind.REQUEST)
+        lifecycle = self._lifecycle
         if method == "initialize":
-            if self.role is not Role.CLIENT or self.state is not SessionState.NEW:
+            if not lifecycle.accepts(LifecycleEvent.SEND_INITIALIZE):
                 raise LocalProtocolError("initialize may only be sent once, by the client")
-            self.state = SessionState.INITIALIZING
-        elif method not in EARLY_REQUESTS and self.state is not SessionState.OPERATING:
-            raise LocalProtocolError(
-                f"cannot send {method!r} in state {self.state.value} (LC-05/LC-06)"
-            )
+            lifecycle.process(LifecycleEvent.SEND_INITIALIZE)
+        else:
+            lifecycle.check_send_request(method)
         request_id = self._next_id
         raw = self._unstructure(params)
         if want_progress:
@@ -170,17 +314,16 @@ class Connection(Receiver):
         # the writer (and the session) down.
         data = encode(request)
         self._next_id += 1
+        book = self._book
         entry = RequestEntry(
             request_id,
             method,
             Direction.OUTBOUND,
-            self.clock(),
+            book.clock(),
             request_id if want_progress else None,
         )
         entry.encoded = data
-        self._outbound[request_id] = entry
-        if self.observing:
-            self.observer.on_transition(entry.snapshot(), None)
+        book.add_outbound(entry)
         return request
 
     def send_notification(self, method: str, params: Any = None) -> Notification:
@@ -199,12 +342,7 @@ class Connection(Receiver):
                 "enforce its rules"
             )
         self._check_outbound(method, Kind.NOTIFICATION)
-        if (
-            self.state is not SessionState.OPERATING
-            and method not in EARLY_NOTIFICATIONS
-            and not (method == "notifications/initialized" and self.role is Role.CLIENT)
-        ):
-            raise LocalProtocolError(f"cannot send {method!r} in state {self.state.value}")
+        self._lifecycle.check_send_notification(method)
         note = Notification(method, self._unstructure(params))
         encode(note)  # not JSON: the caller's error, never the writer's (H-07)
         return note
@@ -216,27 +354,29 @@ class Connection(Receiver):
         # capabilities) only changes together with the lifecycle state, so a
         # pass is cached per state. (Notifications also read our own
         # capabilities, which the owner may change: never cached.)
-        key = (method, self.state, self.revision)
+        key = (method, self._lifecycle.state, self.protocol_version)
         spec = self._outbound_ok.get(key)
         if spec is None:
             spec = self._outbound_ok[key] = self._check_outbound_uncached(method, kind)
         return spec
 
     def _check_outbound_uncached(self, method: str, kind: Kind) -> MethodSpec:
-        if self.state is SessionState.CLOSED:
+        state = self._lifecycle.state
+        if state is SessionState.CLOSED:
             raise LocalProtocolError(f"session closed: {self.close_reason}")
         spec = METHODS.get(method)
         if spec is None or spec.kind is not kind:
             raise LocalProtocolError(f"unknown {kind.value} method {method!r}")
         if not spec.sender.allows(self.role):
             raise LocalProtocolError(f"a {self.role.value} does not send {method!r}")
-        if not spec.exists_in(self.revision):
-            raise LocalProtocolError(f"{method!r} does not exist in revision {self.revision}")
-        gate = spec.gate(self.revision)
+        version = self.protocol_version
+        if not spec.exists_in(version):
+            raise LocalProtocolError(f"{method!r} does not exist in revision {version}")
+        gate = spec.gate(version)
         if (
             gate is not None
             and gate.held_by(self.role.peer, receiving=kind is Kind.REQUEST)
-            and self.state is SessionState.OPERATING
+            and state is SessionState.OPERATING
             and not gate.declared_in(self.peer_capabilities)
         ):
             raise LocalProtocolError(f"{method!r} needs the {gate}, which the peer did not declare")
@@ -248,7 +388,7 @@ class Connection(Receiver):
         ):
             # A notification gated by our own capability (list_changed, resources
             # updated, logging messages, roots list_changed) may only be sent when
-            # we declared it (LC-11; found by tests/protocol/test_connection.py).
+            # we declared it (LC-11).
             raise LocalProtocolError(f"{method!r} needs the {gate}, which we did not declare")
         return spec
 
@@ -263,46 +403,370 @@ class Connection(Receiver):
         Called by the single writer just before writing. Marks an outbound request
         RUNNING (written). Returns None for a request cancelled while queued, for
         a response the peer cancelled (CN-05), and for progress about a finished
-        request (PG-10).
+        request (PG-10). Writing the server's answer to ``initialize`` moves the
+        lifecycle on (to INITIALIZED, or back to NEW after an error).
         """
+        book = self._book
         if isinstance(message, Request):
-            entry = self._outbound.get(message.id)
+            entry = book.outbound_entry(message.id)
             if entry is None or entry.state is not RequestState.QUEUED:
                 return None
-            self._transition(entry, RequestEvent.START)
+            book.transition(entry, RequestEvent.START)
             if entry.encoded is not None:
                 data, entry.encoded = entry.encoded, None
                 return data
         elif isinstance(message, Response | ErrorResponse):
-            entry = self._find_finished_inbound(message.id)
+            entry = book.known_inbound(message.id)
             if entry is not None:
                 if entry.peer_cancelled or entry.reply_written:
                     return None
                 entry.reply_written = True
-                if entry.method == "initialize" and self.role is Role.SERVER:
-                    self.state = (
-                        SessionState.INITIALIZED
-                        if isinstance(message, Response)
-                        else SessionState.NEW
-                    )
+                if entry.method == "initialize":
+                    self._initialize_answered(isinstance(message, Response))
                 if entry.encoded is not None:
                     data, entry.encoded = entry.encoded, None
                     return data
         elif message.method == "notifications/progress":
             # Progress is checked against the record when queued (PG-10); here only
             # a peer cancel that arrived meanwhile stops it.
-            token = (message.params or {}).get("progressToken")
-            entry = self._inbound_tokens.get(token)  # type: ignore[arg-type]
+            entry = book.inbound_by_token((message.params or {}).get("progressToken"))
             if entry is not None and (entry.peer_cancelled or entry.reply_written):
                 return None
         return encode(message)
+
+    def _initialize_answered(self, succeeded: bool) -> None:
+        event = LifecycleEvent.SEND_INIT_RESULT if succeeded else LifecycleEvent.SEND_INIT_ERROR
+        # A session closed while the answer waited in the queue stays closed.
+        if self._lifecycle.accepts(event):
+            self._lifecycle.process(event)
+
+    # ----------------------------------------------------------------- receive
+
+    def receive_data(self, data: bytes | bytearray | memoryview | str) -> list[Event]:
+        """Turn one inbound frame into events. Never raises for bad peer input."""
+        revision = self.revision
+        items = decode(
+            data,
+            max_size=self.max_message_size,
+            allow_batch=revision is not None and revision.batches,
+        )
+        if len(items) == 1:
+            # One message per frame is the norm.
+            event = self._receive_one(items[0], False)
+            if type(event) is InvalidMessage and event.reply is not None:
+                self._refusing(event.reply.id)
+            return [event]
+        events = [self._receive_one(item, True) for item in items]
+        for event in events:
+            if type(event) is InvalidMessage and event.reply is not None:
+                self._refusing(event.reply.id)
+        return events
+
+    def _refusing(self, request_id: RequestId | None) -> None:
+        # A refusal carrying an id the peer used before (and had answered,
+        # or it would carry a null id): the old entry must go, or encode()
+        # would take the refusal for the old request's reply and suppress it.
+        if request_id is not None and self._book.remembers(request_id):
+            self._book.forget_finished(request_id)
+
+    def _receive_one(self, item: Message | FrameError, batched: bool) -> Event:
+        kind = type(item)
+        # Exact-type dispatch first (the messages are final attrs classes).
+        if kind is Response:
+            return self._receive_response(item)  # type: ignore[arg-type]
+        if kind is Request:
+            return self._receive_request(item, batched)  # type: ignore[arg-type]
+        if isinstance(item, FrameError):
+            return self._receive_frame_error(item)
+        if isinstance(item, Request):
+            return self._receive_request(item, batched)
+        if isinstance(item, Notification):
+            return self._receive_notification(item)
+        return self._receive_response(item)
+
+    def _receive_frame_error(self, item: FrameError) -> Event:
+        if item.response_id is not None:
+            failed = self._fail_call(item.response_id, item.detail)
+            if failed is not None:
+                return failed
+        if self.role is Role.CLIENT:
+            if item.too_large:
+                self._book.count_invalid()
+                return InvalidMessage(None, item.detail, fatal=True)
+            if item.reply is not None and item.reply.error.code == ErrorCode.PARSE_ERROR:
+                # A line that is not JSON from a server is noise (a stray
+                # print, a log line): counted, not answered (reliability F-06).
+                return self._invalid_message(None, item.detail)
+        reply = item.reply
+        if reply is not None and self._book.id_in_use(reply.id):
+            # A malformed request reusing an id: answering with that id would
+            # read as a response to the original request (as for duplicates).
+            reply = ErrorResponse(None, reply.error)
+        return self._invalid_message(reply, item.detail)
+
+    def _fail_call(self, request_id: RequestId, detail: str) -> ErrorReceived | None:
+        """A malformed response for one of our requests in flight: fail it now
+        (J-07, J-08), rather than leave its caller to its timeout."""
+        book = self._book
+        entry = book.outbound_entry(request_id)
+        if entry is None or entry.state is not RequestState.RUNNING:
+            return None
+        book.count_invalid()
+        error = ErrorObject(
+            int(ErrorCode.INVALID_PARAMS),
+            f"Malformed response for {entry.method} from the peer",
+            {"errors": [detail]},
+        )
+        book.finish(entry, RequestEvent.FAIL, error=error)
+        return ErrorReceived(entry.id, error, remote=False)
+
+    def _invalid_message(self, reply: ErrorResponse | None, detail: str) -> InvalidMessage:
+        self._book.count_invalid()
+        return InvalidMessage(reply, detail)
+
+    def _refuse(self, request: Request, code: ErrorCode, message: str, data: Any = None) -> Event:
+        return self._invalid_message(request.error(int(code), message, data), message)
+
+    def _ignore(self, reason: IgnoredReason, detail: str) -> Ignored:
+        self._book.count_ignored()
+        return Ignored(reason, detail)
+
+    def _refuse_duplicate(self, request_id: RequestId) -> InvalidMessage:
+        # Refused with a null id: replying with the duplicated id would look like a
+        # second response to the original request (BP-04, A-14).
+        return self._invalid_message(
+            ErrorResponse(
+                None,
+                ErrorObject(
+                    int(ErrorCode.INVALID_REQUEST),
+                    f"Request id {request_id!r} was already used in this session",
+                    {"duplicateId": request_id},
+                ),
+            ),
+            f"duplicate id {request_id!r}",
+        )
+
+    def _receive_request(self, request: Request, batched: bool) -> Event:
+        method = request.method
+        book = self._book
+        # The duplicate check comes first: any other refusal would carry the
+        # duplicated id and read as a (second) response to the original request.
+        request_id = request.id
+        if book.id_in_use(request_id):
+            return self._refuse_duplicate(request_id)
+        # Used before, and answered: accepted (C-02). The peer breaks BP-04, but
+        # deployed clients do this (some use id 1 for everything), and refusing
+        # with a null id would leave their call unanswered.
+        reused = book.remembers(request_id)
+        # The method and lifecycle checks read only the method, the state, the
+        # revision and our role: a pass is cached per (method, state, revision,
+        # batched) and role, in a cache all sessions share. The capability gate
+        # below reads our own capabilities, which the owner may change, so it is
+        # checked every time.
+        lifecycle = self._lifecycle
+        version = self.protocol_version
+        key = (method, lifecycle.state, version, batched, self.role)
+        spec = _INBOUND_OK.get(key)
+        if spec is None:
+            spec = METHODS.get(method)
+            if (
+                spec is None
+                or spec.kind is not Kind.REQUEST
+                or not spec.exists_in(version)
+                or not spec.sender.allows(self.role.peer)
+            ):
+                return self._refuse(
+                    request, ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method}"
+                )
+            refusal = lifecycle.request_refusal(method, batched=batched)
+            if refusal is not None:
+                return self._refuse(request, ErrorCode.INVALID_REQUEST, refusal)
+            _INBOUND_OK[key] = spec
+        gate = spec.gate(version)
+        if (
+            gate is not None
+            and gate.held_by(self.role, receiving=True)
+            and not gate.declared_in(self.local_capabilities)
+        ):
+            return self._refuse(
+                request,
+                ErrorCode.METHOD_NOT_FOUND,
+                f"Method not found: {method} ({gate} was not declared)",
+            )
+        params_or_error = self._structure_params(spec, request.params)
+        if isinstance(params_or_error, ErrorObject):
+            return self._invalid_message(
+                ErrorResponse(request.id, params_or_error), params_or_error.message
+            )
+        token = _progress_token(request.params)
+        if token is _BAD_TOKEN:
+            return self._refuse(
+                request,
+                ErrorCode.INVALID_PARAMS,
+                "_meta.progressToken must be a string or an integer",
+            )
+        if method == "initialize":
+            lifecycle.process(LifecycleEvent.RECV_INITIALIZE)
+        entry = RequestEntry(request_id, method, Direction.INBOUND, book.clock(), token)
+        book.add_inbound(entry, reused=reused)
+        return RequestReceived(request, spec, params_or_error, reused)
+
+    def _structure_params(self, spec: MethodSpec, params: JSONObject | None) -> Any:
+        if params is None:
+            if spec.params_required:
+                return ErrorObject(
+                    int(ErrorCode.INVALID_PARAMS),
+                    f"Invalid params for {spec.name}: params are required",
+                )
+            return None
+        if spec.params_type is None:
+            return None
+        try:
+            return self.converter.structure(params, spec.params_type)
+        except Exception as exc:  # cattrs raises groups; they never leave this layer
+            return ErrorObject(
+                int(ErrorCode.INVALID_PARAMS),
+                f"Invalid params for {spec.name}",
+                {"errors": describe_structure_error(exc)},
+            )
+
+    def _receive_notification(self, note: Notification) -> Event:
+        method = note.method
+        if method == "notifications/cancelled":
+            return self._receive_cancel(note.params)
+        if method == "notifications/progress":
+            return self._receive_progress(note.params)
+        spec = METHODS.get(method)
+        if (
+            spec is None
+            or spec.kind is not Kind.NOTIFICATION
+            or not spec.exists_in(self.protocol_version)
+            or not spec.sender.allows(self.role.peer)
+        ):
+            return self._ignore(IgnoredReason.UNKNOWN_METHOD, f"notification {method!r} ignored")
+        params = self._structure_params(spec, note.params)
+        if isinstance(params, ErrorObject):
+            return self._ignore(
+                IgnoredReason.MALFORMED, f"{method}: {params.message}: {params.data}"
+            )
+        if method == "notifications/initialized":
+            lifecycle = self._lifecycle
+            if not lifecycle.accepts(LifecycleEvent.RECV_INITIALIZED):
+                return self._ignore(
+                    IgnoredReason.UNEXPECTED, f"{method} in state {lifecycle.state.value}"
+                )
+            lifecycle.process(LifecycleEvent.RECV_INITIALIZED)
+        return NotificationReceived(method, spec, params, note.params)
+
+    def _receive_cancel(self, params: JSONObject | None) -> Event:
+        request_id = (params or {}).get("requestId")
+        reason = (params or {}).get("reason")
+        if not is_valid_request_id(request_id) or not isinstance(reason, str | None):
+            return self._ignore(
+                IgnoredReason.MALFORMED, "notifications/cancelled without a valid requestId"
+            )
+        entry = self._book.known_inbound(request_id)
+        if entry is None:
+            return self._ignore(IgnoredReason.UNKNOWN_ID, f"cancel for unknown id {request_id!r}")
+        if not METHODS[entry.method].cancellable:
+            entry.late_events.append(f"peer cancel refused: {entry.method} is not cancellable")
+            return self._ignore(
+                IgnoredReason.NOT_CANCELLABLE, f"{entry.method} cannot be cancelled (CN-03)"
+            )
+        if entry.state.is_terminal:
+            return self._receive_late_cancel(entry, reason)
+        entry.request_cancel(CancelOrigin.PEER, reason)  # sets peer_cancelled
+        return CancelReceived(entry.id, reason)
+
+    def _receive_late_cancel(self, entry: RequestEntry, reason: str | None) -> Event:
+        """A peer cancel for a request whose handler already finished.
+
+        If its reply has not been written yet (it waits in the writer's queue),
+        the reply is suppressed: after the peer's cancel no response is ever sent
+        (CN-05, A-01). The record keeps its terminal state (cancel requested is
+        not cancelled) and notes the cancel. If the reply was already written,
+        the cancel crossed it on the wire and is ignored (CN-06), and recorded.
+        """
+        if entry.reply_written or entry.peer_cancelled:
+            entry.late_events.append(f"cancel by peer in {entry.state.value}: ignored")
+            return self._ignore(IgnoredReason.LATE, f"cancel for finished id {entry.id!r}")
+        entry.peer_cancelled = True
+        if entry.cancel_origin is None:
+            entry.cancel_origin = CancelOrigin.PEER
+            entry.cancel_reason = reason
+        entry.late_events.append(
+            f"cancel by peer in {entry.state.value}: the unwritten reply is suppressed"
+        )
+        return CancelReceived(entry.id, reason)
+
+    def _receive_progress(self, params: JSONObject | None) -> Event:
+        p = params or {}
+        token, value = p.get("progressToken"), p.get("progress")
+        total, message = p.get("total"), p.get("message")
+        if (
+            not is_valid_request_id(token)
+            or not _is_number(value)
+            or not (total is None or _is_number(total))
+            or not isinstance(message, str | None)
+        ):
+            return self._ignore(
+                IgnoredReason.MALFORMED, "notifications/progress with invalid fields"
+            )
+        entry = self._book.outbound_entry(token)  # type: ignore[arg-type]
+        if entry is None or entry.progress_token != token:
+            return self._ignore(IgnoredReason.UNKNOWN_ID, f"progress for unknown token {token!r}")
+        if entry.state is not RequestState.RUNNING:
+            entry.late_events.append(f"progress in {entry.state.value}")
+            return self._ignore(
+                IgnoredReason.LATE, f"progress for {token!r} in {entry.state.value}"
+            )
+        if entry.progress is not None and value <= entry.progress.progress:  # type: ignore[operator]
+            entry.late_events.append(f"non-increasing progress {value!r}")
+            return self._ignore(
+                IgnoredReason.NON_MONOTONIC, f"progress {value!r} did not increase (PG-04)"
+            )
+        entry.progress = Progress(value, total, message)  # type: ignore[arg-type]
+        return ProgressReceived(entry.id, entry.progress)
+
+    def _receive_response(self, response: Response | ErrorResponse) -> Event:
+        if response.id is None:
+            error = response.error if isinstance(response, ErrorResponse) else None
+            return self._ignore(
+                IgnoredReason.UNKNOWN_ID, f"error without id from the peer: {error}"
+            )
+        book = self._book
+        entry = book.outbound_entry(response.id)
+        if entry is None or entry.state is not RequestState.RUNNING:
+            if entry is not None:
+                entry.late_events.append(f"response in {entry.state.value}")
+            elif book.note_late_response(response.id):
+                return self._ignore(IgnoredReason.LATE, f"late response for {response.id!r}")
+            return self._ignore(
+                IgnoredReason.UNKNOWN_ID, f"response for unknown id {response.id!r}"
+            )
+        if isinstance(response, ErrorResponse):
+            book.finish(entry, RequestEvent.FAIL, error=response.error)
+            return ErrorReceived(entry.id, response.error, remote=True)
+        spec = METHODS[entry.method]
+        try:
+            result: Any = self.converter.structure(response.result, spec.result_type)
+        except Exception as exc:
+            error = ErrorObject(
+                int(ErrorCode.INVALID_PARAMS),
+                f"Invalid result for {entry.method} from the peer",
+                {"errors": describe_structure_error(exc)},
+            )
+            book.finish(entry, RequestEvent.FAIL, error=error)
+            return ErrorReceived(entry.id, error, remote=False)
+        book.finish(entry, RequestEvent.COMPLETE)
+        return ResponseReceived(entry.id, result)
 
     # ------------------------------------------------------- inbound lifecycle
 
     def start_inbound(self, request_id: RequestId) -> bool:
         """QUEUED → RUNNING when the handler gets its slot. False if already ended."""
-        entry = self._inbound.get(request_id)
-        return entry is not None and self._transition(entry, RequestEvent.START) is not None
+        entry = self._book.inbound_entry(request_id)
+        return entry is not None and self._book.transition(entry, RequestEvent.START) is not None
 
     def respond(self, request_id: RequestId, result: Any) -> Response | ErrorResponse | None:
         """The handler returned: serialize the result, record COMPLETED, build the response.
@@ -311,13 +775,12 @@ class Connection(Receiver):
         fails the request instead, with -32603 and no internals. Returns None when
         no response may be sent (the peer cancelled, CN-05).
         """
-        entry = self._inbound.get(request_id)
+        entry = self._book.inbound_entry(request_id)
         if entry is None:
             return None
         if entry.state is not RequestState.RUNNING:
             # COMPLETE is not a transition from QUEUED: the record would stay
-            # QUEUED forever while a response went out (found by
-            # tests/protocol/test_connection.py). The caller's bug, so raise.
+            # QUEUED forever while a response went out. The caller's bug, so raise.
             raise LocalProtocolError(f"respond() for {request_id!r} before start_inbound()")
         raw = self._unstructure(result) or {}
         try:
@@ -328,7 +791,7 @@ class Connection(Receiver):
                 ErrorObject(int(ErrorCode.INTERNAL_ERROR), f"Internal error: {exc}"),
             )
         entry.encoded = data
-        self._finish(entry, RequestEvent.COMPLETE)
+        self._book.finish(entry, RequestEvent.COMPLETE)
         if entry.peer_cancelled:
             return None
         return Response(request_id, raw)
@@ -336,28 +799,31 @@ class Connection(Receiver):
     def respond_error(self, request_id: RequestId, error: ErrorObject) -> ErrorResponse | None:
         """The handler failed: record FAILED; None if the peer cancelled.
 
-        -32042 (URL elicitation required) exists only in 2025-11-25 and only for
-        a client that declared ``elicitation.url`` (EL-10): to any other peer it
-        becomes -32603 saying so, and that is what the record keeps.
+        -32042 (URL elicitation required) exists only in revisions with URL
+        elicitation and only for a client that declared ``elicitation.url``
+        (EL-10): to any other peer it becomes -32603 saying so, and that is what
+        the record keeps.
         """
-        entry = self._inbound.get(request_id)
+        entry = self._book.inbound_entry(request_id)
         if entry is None:
             return None
         if error.code == ErrorCode.URL_ELICITATION_REQUIRED and not self._url_elicitation_ok():
             error = ErrorObject(
                 int(ErrorCode.INTERNAL_ERROR),
                 "Internal error: the server needs a URL elicitation, which this client "
-                "did not declare (elicitation.url, protocol 2025-11-25)",
+                f"did not declare (elicitation.url, protocol {V2025_11_25.version})",
             )
-        self._finish(entry, RequestEvent.FAIL, error=error)
+        self._book.finish(entry, RequestEvent.FAIL, error=error)
         if entry.peer_cancelled:
             return None
         return ErrorResponse(request_id, error)
 
     def _url_elicitation_ok(self) -> bool:
         caps = self.peer_capabilities.get("elicitation")
+        revision = self.revision
         return (
-            self.revision == "2025-11-25"
+            revision is not None
+            and revision.url_elicitation
             and self.role is Role.SERVER
             and isinstance(caps, dict)
             and isinstance(caps.get("url"), dict)
@@ -373,11 +839,11 @@ class Connection(Receiver):
         with :attr:`ErrorCode.REQUEST_CANCELLED_LOCALLY`, so the peer is never
         left hanging; the transport being gone gets nothing (it cannot be sent).
         """
-        entry = self._inbound.get(request_id)
+        entry = self._book.inbound_entry(request_id)
         if entry is None:
             return None
         entry.request_cancel(origin, reason)
-        self._finish(entry, RequestEvent.CANCEL)
+        self._book.finish(entry, RequestEvent.CANCEL)
         if entry.peer_cancelled or entry.cancel_origin in (
             CancelOrigin.PEER,
             CancelOrigin.TRANSPORT,
@@ -410,7 +876,7 @@ class Connection(Receiver):
         Raises:
             LocalProtocolError: *progress* does not increase (PG-04).
         """
-        entry = self._inbound.get(request_id)
+        entry = self._book.inbound_entry(request_id)
         if (
             entry is None
             or entry.progress_token is None
@@ -425,7 +891,7 @@ class Connection(Receiver):
         entry.progress = Progress(progress, total, message)
         interval = self.progress_interval
         if interval > 0:
-            now = self.clock()
+            now = self._book.clock()
             last = entry.progress_sent_at
             reaches_total = total is not None and progress >= total
             if last is not None and now - last < interval and not reaches_total:
@@ -434,7 +900,8 @@ class Connection(Receiver):
         params: JSONObject = {"progressToken": entry.progress_token, "progress": progress}
         if total is not None:
             params["total"] = total
-        if message is not None and self.revision != "2024-11-05":
+        revision = self.revision
+        if message is not None and (revision is None or revision.progress_message):
             params["message"] = message
         note = Notification("notifications/progress", params)
         encode(note)  # NaN, a lone surrogate: the reporter's error (H-07)
@@ -449,15 +916,19 @@ class Connection(Receiver):
 
         Returns the ``notifications/cancelled`` to send, or None when none may or
         need be sent: the request was never written (the writer skips it), it
-        already ended, it is ``initialize`` (CN-03: tear the transport down
-        instead), or the session is closed.
+        already ended, it is not cancellable (``initialize``, CN-03: tear the
+        transport down instead), or the session is closed.
         """
-        entry = self._outbound.get(request_id)
+        entry = self._book.outbound_entry(request_id)
         if entry is None or not entry.request_cancel(origin, reason):
             return None
         was_written = entry.state is RequestState.RUNNING
-        self._finish(entry, RequestEvent.CANCEL)
-        if not was_written or entry.method == "initialize" or self.state is SessionState.CLOSED:
+        self._book.finish(entry, RequestEvent.CANCEL)
+        if (
+            not was_written
+            or not METHODS[entry.method].cancellable
+            or self._lifecycle.state is SessionState.CLOSED
+        ):
             return None
         params: JSONObject = {"requestId": request_id}
         note = Notification("notifications/cancelled", params)
@@ -473,9 +944,9 @@ class Connection(Receiver):
 
     def fail_outbound(self, request_id: RequestId, error: ErrorObject) -> None:
         """Fail an outbound request locally (e.g. the transport was lost)."""
-        entry = self._outbound.get(request_id)
+        entry = self._book.outbound_entry(request_id)
         if entry is not None:
-            self._finish(entry, RequestEvent.FAIL, error=error)
+            self._book.finish(entry, RequestEvent.FAIL, error=error)
 
     # ----------------------------------------------------------- handshake
 
@@ -490,28 +961,29 @@ class Connection(Receiver):
             },
         )
 
-    def complete_handshake(self, result: Any) -> Notification:
+    def complete_handshake(self, result: mcp_types.InitializeResult) -> Notification:
         """Client: accept the initialize result and return ``notifications/initialized``.
 
         Raises:
             UnsupportedProtocolVersion: the server chose a version we do not speak
                 (LC-09); the protocol is then closed.
+            LocalProtocolError: no ``initialize`` of ours awaits its result.
         """
         version = result.protocol_version
         if version not in self.supported_versions:
             self.close(f"unsupported protocol version {version!r}")
             raise UnsupportedProtocolVersion(version, self.supported_versions)
-        self.revision = version
+        self._lifecycle.process(LifecycleEvent.RECV_INIT_RESULT)
+        self._negotiated(version)
         self.peer_capabilities = self.converter.unstructure(result.capabilities)
         self.peer_info = self.converter.unstructure(result.server_info)
         self.peer_instructions = result.instructions
-        self.state = SessionState.OPERATING
         return Notification("notifications/initialized", None)
 
-    def accept_initialize(self, params: Any) -> JSONObject:
+    def accept_initialize(self, params: mcp_types.InitializeRequestParams) -> JSONObject:
         """Server: negotiate (LC-08) and build the initialize result (LC-03)."""
         version = negotiate_version(params.protocol_version, self.supported_versions)
-        self.revision = version
+        self._negotiated(version)
         self.peer_capabilities = self.converter.unstructure(params.capabilities)
         self.peer_info = self.converter.unstructure(params.client_info)
         result: JSONObject = {
@@ -533,15 +1005,19 @@ class Connection(Receiver):
         Raises:
             LocalProtocolError: not a server, not NEW, or *version* not supported.
         """
-        if self.role is not Role.SERVER or self.state is not SessionState.NEW:
+        if not self._lifecycle.accepts(LifecycleEvent.START_STATELESS):
             raise LocalProtocolError("start_stateless needs a new server connection")
         if version not in self.supported_versions:
             raise LocalProtocolError(f"unsupported protocol version {version!r}")
-        self.revision = version
-        self.state = SessionState.OPERATING
+        self._negotiated(version)
+        self._lifecycle.process(LifecycleEvent.START_STATELESS)
+
+    def _negotiated(self, version: str) -> None:
+        self.protocol_version = version
+        self.revision = REVISIONS[version]
 
     def close(self, reason: str) -> None:
         """Move to CLOSED (idempotent); every later send is refused."""
-        if self.state is not SessionState.CLOSED:
-            self.state = SessionState.CLOSED
+        if self._lifecycle.accepts(LifecycleEvent.CLOSE):
+            self._lifecycle.process(LifecycleEvent.CLOSE)
             self.close_reason = reason

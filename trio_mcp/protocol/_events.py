@@ -7,6 +7,7 @@ never an exception: the session replies if a reply is owed and goes on.
 
 from __future__ import annotations
 
+import enum
 from typing import Any, TypeAlias
 
 import attrs
@@ -91,16 +92,31 @@ class InvalidMessage:
     fatal: bool = False
 
 
+class IgnoredReason(enum.StrEnum):
+    """Why a message was ignored; equal to its word, so logs and matches read it."""
+
+    #: A response, cancellation or progress for an id we do not know.
+    UNKNOWN_ID = "unknown-id"
+    #: It names a request that already ended (CN-06, A-09).
+    LATE = "late"
+    #: A cancellation of ``initialize`` (CN-03).
+    NOT_CANCELLABLE = "not-cancellable"
+    #: Its params do not have the method's shape.
+    MALFORMED = "malformed"
+    #: Progress that did not increase (PG-04, A-10).
+    NON_MONOTONIC = "non-monotonic"
+    #: A notification method that is unknown, absent from the revision or sent
+    #: the wrong way.
+    UNKNOWN_METHOD = "unknown-method"
+    #: A notification the lifecycle does not expect now.
+    UNEXPECTED = "unexpected"
+
+
 @attrs.frozen(slots=True)
 class Ignored:
-    """A message that needs no action and got none (CN-06, CN-10, A-09, A-10).
+    """A message that needs no action and got none (CN-06, CN-10, A-09, A-10)."""
 
-    ``reason`` is one of a fixed set of words (``unknown-id``, ``late``,
-    ``not-cancellable``, ``malformed``, ``non-monotonic``, ``unknown-method``,
-    ``unexpected``) so tests and observers can match on it.
-    """
-
-    reason: str
+    reason: IgnoredReason
     detail: str
 
 

@@ -1,27 +1,43 @@
-"""The handshake-era lifecycle: states, versions, negotiation.
+"""The handshake-era session lifecycle: states, transitions and permissions.
 
 Theory of operation
 -------------------
-::
+Everything that moves a session from one lifecycle state to another lives in
+this module, as data (h11's ``_state.py``, "Rule 1")::
 
-    client:  NEW --send initialize--> INITIALIZING --result ok--> OPERATING
-    server:  NEW --recv initialize--> INITIALIZING --send result--> INITIALIZED
-                                          --recv notifications/initialized--> OPERATING
-    both:    any --close(reason)--> CLOSED   (final; every later send is refused)
+    client:  NEW --SEND_INITIALIZE--> INITIALIZING --RECV_INIT_RESULT--> OPERATING
+    server:  NEW --RECV_INITIALIZE--> INITIALIZING --SEND_INIT_RESULT--> INITIALIZED
+                                          --RECV_INITIALIZED--> OPERATING
+             INITIALIZING --SEND_INIT_ERROR--> NEW     (the client may try again)
+             NEW --START_STATELESS--> OPERATING        (a stateless HTTP exchange, HT-36)
+    both:    any but CLOSED --CLOSE--> CLOSED          (final; every later send is refused)
 
-Before OPERATING a client sends only ``initialize`` and ``ping`` (LC-05) and a
-server only ``ping`` requests and logging notifications (LC-06). A server accepts
-requests once its result is out, even before ``notifications/initialized``
-arrives (A-04). The server answers an unknown version with its newest (LC-08);
-the client refuses a version it cannot speak (LC-09).
+:data:`LIFECYCLE` is that diagram, keyed ``[role][state][event]``; a pair that is
+missing is not a transition. :class:`Lifecycle` is the one object that holds a
+session's state, and :meth:`Lifecycle.process` the one place that changes it.
+
+:data:`ALLOWED` says, per ``(role, state)``, which requests and notifications
+may be sent and which requests are accepted: before OPERATING a client sends
+only ``initialize`` and ``ping`` (LC-05) and a server only ``ping`` requests and
+logging notifications (LC-06); a server accepts requests once its result is out,
+even before ``notifications/initialized`` arrives (A-04). ``initialize`` itself
+is governed by the transitions: it is accepted or sent exactly where
+:data:`LIFECYCLE` has ``RECV_INITIALIZE`` or ``SEND_INITIALIZE``, never in a
+JSON-RPC batch (LC-12).
 """
 
 from __future__ import annotations
 
-import enum
+from collections.abc import Container
+from typing import Final
+
+import attrs
+
+from ._enum import _FastEnum
+from ._errors import LocalProtocolError
 
 
-class SessionState(enum.Enum):
+class SessionState(_FastEnum):
     """Where a session is in the lifecycle (spec_notes/lifecycle.md)."""
 
     #: Nothing exchanged yet.
@@ -36,7 +52,7 @@ class SessionState(enum.Enum):
     CLOSED = "closed"
 
 
-class Role(enum.Enum):
+class Role(_FastEnum):
     """Which end of the session this is."""
 
     CLIENT = "client"
@@ -47,14 +63,178 @@ class Role(enum.Enum):
         return Role.SERVER if self is Role.CLIENT else Role.CLIENT
 
 
-#: Handshake-era revisions this library speaks, newest first.
-SUPPORTED_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-#: What a client offers and a server counter-offers by default.
-LATEST_VERSION = SUPPORTED_VERSIONS[0]
-#: The only revision whose receivers must accept JSON-RPC batches (BP-18).
-BATCH_REVISION = "2025-03-26"
+class LifecycleEvent(_FastEnum):
+    """What moves a session through its lifecycle."""
+
+    #: Client: the ``initialize`` request is made.
+    SEND_INITIALIZE = "send initialize"
+    #: Server: a valid ``initialize`` request arrived.
+    RECV_INITIALIZE = "receive initialize"
+    #: Server: the ``initialize`` result is written.
+    SEND_INIT_RESULT = "send initialize result"
+    #: Server: an error response to ``initialize`` is written.
+    SEND_INIT_ERROR = "send initialize error"
+    #: Client: the server's ``initialize`` result was accepted.
+    RECV_INIT_RESULT = "receive initialize result"
+    #: Server: ``notifications/initialized`` arrived.
+    RECV_INITIALIZED = "receive initialized"
+    #: Server: one stateless exchange starts without a handshake (HT-36).
+    START_STATELESS = "start stateless"
+    #: Either side: the session ends.
+    CLOSE = "close"
 
 
-def negotiate_version(requested: str, supported: tuple[str, ...] = SUPPORTED_VERSIONS) -> str:
-    """The server's answer to a requested version (LC-08): echo it or offer our newest."""
-    return requested if requested in supported else supported[0]
+_NEW, _INITIALIZING, _INITIALIZED, _OPERATING, _CLOSED = SessionState
+_CLOSE = {LifecycleEvent.CLOSE: _CLOSED}
+
+#: The whole lifecycle, ``LIFECYCLE[role][state][event] -> new state``.
+LIFECYCLE: Final[dict[Role, dict[SessionState, dict[LifecycleEvent, SessionState]]]] = {
+    Role.CLIENT: {
+        _NEW: {LifecycleEvent.SEND_INITIALIZE: _INITIALIZING, **_CLOSE},
+        _INITIALIZING: {LifecycleEvent.RECV_INIT_RESULT: _OPERATING, **_CLOSE},
+        _OPERATING: _CLOSE,
+        _CLOSED: {},
+    },
+    Role.SERVER: {
+        _NEW: {
+            LifecycleEvent.RECV_INITIALIZE: _INITIALIZING,
+            LifecycleEvent.START_STATELESS: _OPERATING,
+            **_CLOSE,
+        },
+        _INITIALIZING: {
+            LifecycleEvent.SEND_INIT_RESULT: _INITIALIZED,
+            LifecycleEvent.SEND_INIT_ERROR: _NEW,
+            **_CLOSE,
+        },
+        _INITIALIZED: {LifecycleEvent.RECV_INITIALIZED: _OPERATING, **_CLOSE},
+        _OPERATING: _CLOSE,
+        _CLOSED: {},
+    },
+}
+
+
+class _EveryMethod(Container[str]):
+    """The permission "any method" (the method table's own checks still apply)."""
+
+    def __contains__(self, method: object) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return "EVERY_METHOD"
+
+
+EVERY_METHOD: Final[Container[str]] = _EveryMethod()
+_EARLY_REQUESTS = frozenset({"ping"})
+_EARLY_NOTIFICATIONS = frozenset(
+    {"notifications/message", "notifications/progress", "notifications/cancelled"}
+)
+
+
+@attrs.frozen
+class Permissions:
+    """What one side may exchange in one lifecycle state (LC-05, LC-06, A-04).
+
+    ``initialize`` is not listed: :data:`LIFECYCLE` decides it.
+    """
+
+    send_requests: Container[str]
+    send_notifications: Container[str]
+    receive_requests: Container[str]
+
+
+_CLOSED_TO_ALL = Permissions(frozenset(), frozenset(), frozenset())
+_OPERATING_ALL = Permissions(EVERY_METHOD, EVERY_METHOD, EVERY_METHOD)
+# The client sends notifications/initialized when its handshake completes.
+_CLIENT_EARLY = Permissions(
+    _EARLY_REQUESTS, _EARLY_NOTIFICATIONS | {"notifications/initialized"}, _EARLY_REQUESTS
+)
+_SERVER_EARLY = Permissions(_EARLY_REQUESTS, _EARLY_NOTIFICATIONS, _EARLY_REQUESTS)
+
+#: The permission table: what may be sent and received per ``(role, state)``.
+ALLOWED: Final[dict[tuple[Role, SessionState], Permissions]] = {
+    (Role.CLIENT, _NEW): _CLIENT_EARLY,
+    (Role.CLIENT, _INITIALIZING): _CLIENT_EARLY,
+    (Role.CLIENT, _OPERATING): _OPERATING_ALL,
+    (Role.CLIENT, _CLOSED): _CLOSED_TO_ALL,
+    (Role.SERVER, _NEW): _SERVER_EARLY,
+    (Role.SERVER, _INITIALIZING): _SERVER_EARLY,
+    # The result is out; notifications/initialized may still be in flight (A-04).
+    (Role.SERVER, _INITIALIZED): Permissions(_EARLY_REQUESTS, _EARLY_NOTIFICATIONS, EVERY_METHOD),
+    (Role.SERVER, _OPERATING): _OPERATING_ALL,
+    (Role.SERVER, _CLOSED): _CLOSED_TO_ALL,
+}
+
+
+class Lifecycle:
+    """The lifecycle state of one side of one session. Not thread-safe.
+
+    :meth:`process` is the only writer of :attr:`state` and :attr:`permissions`
+    (read them, never assign them): it follows :data:`LIFECYCLE`, and
+    :attr:`permissions` is always ``ALLOWED[(role, state)]``.
+    """
+
+    __slots__ = ("_transitions", "permissions", "role", "state")
+
+    def __init__(self, role: Role) -> None:
+        self.role = role
+        self._transitions = LIFECYCLE[role]
+        #: Where the session is (a plain attribute: it is read for every message).
+        self.state = SessionState.NEW
+        #: What may be exchanged in the current state.
+        self.permissions = ALLOWED[(role, SessionState.NEW)]
+
+    def accepts(self, event: LifecycleEvent) -> bool:
+        """Whether *event* is a transition from the current state."""
+        return event in self._transitions[self.state]
+
+    def process(self, event: LifecycleEvent) -> SessionState:
+        """Apply *event* and return the new state.
+
+        Raises:
+            LocalProtocolError: *event* is not a transition from the current
+                state for this role.
+        """
+        new = self._transitions[self.state].get(event)
+        if new is None:
+            raise LocalProtocolError(
+                f"{event.value} is not allowed for a {self.role.value} in state {self.state.value}"
+            )
+        self.state = new
+        self.permissions = ALLOWED[(self.role, new)]
+        return new
+
+    def request_refusal(self, method: str, *, batched: bool) -> str | None:
+        """Why an inbound request for *method* is refused in this state, or None
+        (LC-05, LC-06, LC-12, A-04)."""
+        if self.state is SessionState.CLOSED:
+            return "The session is closed"
+        if method == "initialize":
+            if batched:
+                return "initialize must not be part of a JSON-RPC batch"
+            if self.accepts(LifecycleEvent.RECV_INITIALIZE):
+                return None
+            return "The session is already initialized"
+        if method in self.permissions.receive_requests:
+            return None
+        return f"Received {method!r} before initialization completed"
+
+    def check_send_request(self, method: str) -> None:
+        """Refuse an outbound request for *method* that this state forbids
+        (LC-05, LC-06); ``initialize`` is checked by its transition.
+
+        Raises:
+            LocalProtocolError: it may not be sent now.
+        """
+        if method not in self.permissions.send_requests:
+            raise LocalProtocolError(
+                f"cannot send {method!r} in state {self.state.value} (LC-05/LC-06)"
+            )
+
+    def check_send_notification(self, method: str) -> None:
+        """Refuse an outbound notification that this state forbids (LC-05, LC-06).
+
+        Raises:
+            LocalProtocolError: it may not be sent now.
+        """
+        if method not in self.permissions.send_notifications:
+            raise LocalProtocolError(f"cannot send {method!r} in state {self.state.value}")

@@ -16,7 +16,8 @@ from typing import Any
 import attrs
 
 from .. import types as t
-from ._lifecycle import SUPPORTED_VERSIONS, Role
+from ._lifecycle import Role
+from ._revisions import SUPPORTED_VERSIONS, V2025_03_26, V2025_06_18, V2025_11_25
 
 
 class Kind(enum.Enum):
@@ -38,9 +39,9 @@ class Sender(enum.Enum):
 
 
 _ALL = frozenset(SUPPORTED_VERSIONS)
-_SINCE_2025_06 = frozenset({"2025-06-18", "2025-11-25"})
-_ONLY_2025_11 = frozenset({"2025-11-25"})
-_SINCE_2025_03 = frozenset({"2025-03-26", "2025-06-18", "2025-11-25"})
+_SINCE_2025_06 = frozenset({V2025_06_18.version, V2025_11_25.version})
+_ONLY_2025_11 = frozenset({V2025_11_25.version})
+_SINCE_2025_03 = frozenset({V2025_03_26.version, V2025_06_18.version, V2025_11_25.version})
 
 
 @attrs.frozen

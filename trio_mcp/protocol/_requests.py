@@ -29,20 +29,16 @@ waiting for a concurrency slot" and RUNNING "the handler is executing".
 
 from __future__ import annotations
 
-import enum
 from typing import Any
 
 import attrs
 
+from ._enum import _FastEnum
 from ._messages import ErrorObject, RequestId
 
 
-class RequestState(enum.Enum):
+class RequestState(_FastEnum):
     """Where a request is in its life (spec_notes/requests.md)."""
-
-    # Members are singletons compared by identity: hash them by identity too
-    # (Enum hashes the name in Python; these are dict keys on the hot path).
-    __hash__ = object.__hash__
 
     #: Received and waiting for a slot (inbound) / handed to the writer (outbound).
     QUEUED = "queued"
@@ -63,12 +59,8 @@ class RequestState(enum.Enum):
 _TERMINAL = frozenset({RequestState.COMPLETED, RequestState.FAILED, RequestState.CANCELLED})
 
 
-class RequestEvent(enum.Enum):
+class RequestEvent(_FastEnum):
     """What can happen to a request."""
-
-    # Members are singletons compared by identity: hash them by identity too
-    # (Enum hashes the name in Python; these are dict keys on the hot path).
-    __hash__ = object.__hash__
 
     START = "start"
     COMPLETE = "complete"
@@ -95,12 +87,8 @@ TRANSITIONS: dict[RequestState, dict[RequestEvent, RequestState]] = {
 }
 
 
-class Direction(enum.Enum):
+class Direction(_FastEnum):
     """Which way a request travels, seen from this side of the session."""
-
-    # Members are singletons compared by identity: hash them by identity too
-    # (Enum hashes the name in Python; these are dict keys on the hot path).
-    __hash__ = object.__hash__
 
     #: The peer sent it; we answer it.
     INBOUND = "inbound"
@@ -108,12 +96,8 @@ class Direction(enum.Enum):
     OUTBOUND = "outbound"
 
 
-class CancelOrigin(enum.Enum):
+class CancelOrigin(_FastEnum):
     """Who asked for a request to be cancelled."""
-
-    # Members are singletons compared by identity: hash them by identity too
-    # (Enum hashes the name in Python; these are dict keys on the hot path).
-    __hash__ = object.__hash__
 
     #: The peer sent ``notifications/cancelled`` (inbound requests only).
     PEER = "peer"

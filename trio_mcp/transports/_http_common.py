@@ -15,19 +15,16 @@ from typing import Any
 
 import orjson
 
-from ..protocol import SUPPORTED_VERSIONS, RequestId, is_valid_request_id
+from ..protocol import REVISIONS, SUPPORTED_VERSIONS, RequestId, is_valid_request_id
+from ..protocol._revisions import DEFAULT_HTTP_VERSION as DEFAULT_HTTP_VERSION  # HT-36
 
 #: Header names (lower case, as ASGI gives them).
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
 LAST_EVENT_ID_HEADER = "last-event-id"
 
-#: Assumed when a request carries no ``MCP-Protocol-Version`` and the session
-#: does not know better (HT-36).
-DEFAULT_HTTP_VERSION = "2025-03-26"
-
 #: Revisions that send priming events and may close connections for polling (HT-10).
-PRIMING_VERSIONS = frozenset(v for v in SUPPORTED_VERSIONS if v >= "2025-11-25")
+PRIMING_VERSIONS = frozenset(v for v, revision in REVISIONS.items() if revision.sse_priming)
 
 Headers = list[tuple[bytes, bytes]]
 

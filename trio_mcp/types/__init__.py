@@ -79,7 +79,6 @@ from .elicitation import (
     URLElicitationRequiredErrorData,
 )
 from .lifecycle import (
-    HANDSHAKE_PROTOCOL_VERSIONS,
     LATEST_PROTOCOL_VERSION,
     ClientCapabilities,
     ClientTaskRequestsCapability,
@@ -202,7 +201,6 @@ __all__ = [
     "ContentBlock",
     # lifecycle
     "LATEST_PROTOCOL_VERSION",
-    "HANDSHAKE_PROTOCOL_VERSIONS",
     "RootsCapability",
     "SamplingCapability",
     "ElicitationCapability",

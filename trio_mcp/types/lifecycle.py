@@ -15,7 +15,6 @@ from ._base import Implementation, JSONObject, RequestParams, Result
 
 __all__ = [
     "LATEST_PROTOCOL_VERSION",
-    "HANDSHAKE_PROTOCOL_VERSIONS",
     "RootsCapability",
     "SamplingCapability",
     "ElicitationCapability",
@@ -35,10 +34,9 @@ __all__ = [
     "InitializeResult",
 ]
 
-#: Newest revision these types model.
+#: Newest revision these types model (the revisions a connection speaks are
+#: ``trio_mcp.protocol.REVISIONS``).
 LATEST_PROTOCOL_VERSION = "2025-11-25"
-#: The handshake-era revisions these types model, newest first.
-HANDSHAKE_PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 
 
 # --- client side ---------------------------------------------------------
