@@ -197,7 +197,7 @@ def build_server(page_size: int | None = 3) -> Server:
 if __name__ == "__main__":
     import sys
 
-    from trio_mcp.transports import parse_http_option, run_http, run_stdio
+    from trio_mcp import parse_http_option, run_http, run_stdio
 
     _, http = parse_http_option(sys.argv[1:])  # --http HOST:PORT: Streamable HTTP at /mcp
     run_http(build_server(), *http) if http else run_stdio(build_server())

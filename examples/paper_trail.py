@@ -83,7 +83,7 @@ async def prepare_report(ctx: trio_mcp.Context, steps: int = 3) -> str:
 
 
 if __name__ == "__main__":
-    from trio_mcp.transports import parse_http_option
+    from trio_mcp import parse_http_option
 
     _, http = parse_http_option(sys.argv[1:])  # --http HOST:PORT: Streamable HTTP at /mcp
     server.run_http(*http) if http else server.run_stdio()

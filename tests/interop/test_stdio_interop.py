@@ -20,9 +20,10 @@ from pathlib import Path
 import pytest
 import trio
 
+from trio_mcp import open_stdio_client
 from trio_mcp._cli._trace import run_trace
 from trio_mcp.protocol import RequestState
-from trio_mcp.transports import ExitStep, StdioProcess, open_stdio_client
+from trio_mcp.transports import ExitStep, StdioProcess
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent

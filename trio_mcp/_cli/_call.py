@@ -82,9 +82,9 @@ async def run_call(
     Cancellation: on Ctrl+C (or cancellation of the caller) the call is
     cancelled with ``notifications/cancelled``, then the server is shut down.
     """
+    from .._client._connect import open_stdio_client
     from .._errors import MCPError
     from ..protocol import ProtocolError
-    from ..transports._stdio_client import open_stdio_client
 
     bar = ProgressBar(err, live=err.isatty())
     interrupted = False

@@ -19,14 +19,10 @@ from typing import TextIO
 import trio
 
 from .. import types as mcp_types
+from .._client._connect import open_stdio_client
 from .._errors import RequestTimeout
 from ..protocol import Progress, RequestRecord
-from ..transports._stdio_client import (
-    ProcessEvent,
-    StdioProcess,
-    describe_returncode,
-    open_stdio_client,
-)
+from ..transports._stdio_client import ProcessEvent, StdioProcess, describe_returncode
 from ._trace import FramePrinter, print_records
 
 #: The project checkout (``examples/`` lives next to the package).

@@ -151,9 +151,10 @@ async def run_trace(
     whole trace is bounded by *time_limit* seconds.
     """
     from .. import types as mcp_types
+    from .._client._connect import open_stdio_client
     from .._errors import MCPError
     from ..protocol import ProtocolError
-    from ..transports._stdio_client import StdioProcess, describe_returncode, open_stdio_client
+    from ..transports._stdio_client import StdioProcess, describe_returncode
 
     if colour is None:
         colour = not as_json and out.isatty()

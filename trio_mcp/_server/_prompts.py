@@ -22,6 +22,7 @@ from .. import types as mcp_types
 from .._errors import RPCError
 from .._session._context import RequestContext
 from ..protocol import ErrorCode
+from ._context import ContextServer
 from ._resources import _context_params, inject_context
 from ._schema import parse_docstring
 from ._tools import CONTENT_TYPES, call_function
@@ -92,7 +93,7 @@ class RegisteredPrompt:
         return cls(definition, legacy, fn, frozenset(required), accepted, context)
 
     async def render(
-        self, arguments: dict[str, str] | None, request: RequestContext, server: Any
+        self, arguments: dict[str, str] | None, request: RequestContext, server: ContextServer
     ) -> mcp_types.GetPromptResult:
         """Render the prompt.
 

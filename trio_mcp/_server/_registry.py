@@ -34,7 +34,7 @@ import trio
 
 from .. import types as mcp_types
 from .._errors import RPCError
-from .._session._context import Context, RequestContext
+from .._session._context import RequestContext
 from .._session._engine import Session
 from ..protocol import (
     Connection,
@@ -45,6 +45,7 @@ from ..protocol import (
     Role,
 )
 from ._completion import Completer, answer_complete
+from ._context import Context
 from ._logging import coerce_level, log_params
 from ._pagination import paginate
 from ._prompts import RegisteredPrompt, unknown_prompt
@@ -446,11 +447,13 @@ class Server:
         """Serve this server over stdin/stdout in a fresh Trio run (for scripts).
 
         Returns on stdin EOF, SIGTERM or Ctrl+C. Options: see
-        :func:`trio_mcp.transports.serve_stdio`.
+        :func:`trio_mcp.serve_stdio`.
 
-        Cancellation: see :func:`trio_mcp.transports.serve_stdio`.
+        Cancellation: see :func:`trio_mcp.serve_stdio`.
         """
-        from ..transports._stdio_server import run_stdio  # lazy: keeps imports lean
+        # Imported here: a registry that is only served in memory never loads
+        # the transports.
+        from ._entry import run_stdio
 
         run_stdio(self, **options)
 
@@ -458,15 +461,17 @@ class Server:
         """Serve this server over Streamable HTTP at ``/mcp`` in a fresh Trio run.
 
         Port 0 picks a free port; the address is printed on stderr. Returns on
-        Ctrl+C. Options: see :class:`trio_mcp.transports.StreamableHTTPApp`.
+        Ctrl+C. Options: see :func:`trio_mcp.http_app`.
 
-        Cancellation: see :func:`trio_mcp.transports.run_http`.
+        Cancellation: see :func:`trio_mcp.run_http`.
         """
-        from ..transports._http_server import run_http  # lazy: keeps imports lean
+        from ._entry import run_http
 
         run_http(self, host, port, **options)
 
-    def _peer(self, session: Session) -> Peer:
+    def peer_of(self, session: Session) -> Peer:
+        """What this server keeps for *session*: its log level, subscriptions
+        and queued notices (made on first use, dropped with the session)."""
         peer = self._peers.get(session)
         if peer is None:
             peer = self._peers[session] = Peer()
@@ -496,7 +501,7 @@ class Server:
         """React to a notification from the client (``initialized`` registers the session)."""
         if event.method == "notifications/initialized":
             # Notices queued during the handshake can go out now.
-            self._peer(session).wake.set()
+            self.peer_of(session).wake.set()
         logger.debug("notification %s", event.method)
 
     async def send_log(
@@ -519,7 +524,7 @@ class Server:
         Spec: LG-01, LG-02, LG-03, LG-04.
         """
         wanted = coerce_level(level)
-        threshold = self._peer(session).log_level
+        threshold = self.peer_of(session).log_level
         if not self.logging or (threshold is not None and wanted < threshold):
             await trio.lowlevel.checkpoint()
             return
@@ -571,11 +576,11 @@ class Server:
         raise resource_not_found(uri)
 
     async def _subscribe(self, ctx: RequestContext) -> mcp_types.EmptyResult:
-        self._peer(ctx.session).subscriptions.add(ctx.params.uri)
+        self.peer_of(ctx.session).subscriptions.add(ctx.params.uri)
         return mcp_types.EmptyResult()
 
     async def _unsubscribe(self, ctx: RequestContext) -> mcp_types.EmptyResult:
-        self._peer(ctx.session).subscriptions.discard(ctx.params.uri)
+        self.peer_of(ctx.session).subscriptions.discard(ctx.params.uri)
         return mcp_types.EmptyResult()
 
     # -- prompts
@@ -602,7 +607,7 @@ class Server:
         )
 
     async def _set_level(self, ctx: RequestContext) -> mcp_types.EmptyResult:
-        self._peer(ctx.session).log_level = ctx.params.level
+        self.peer_of(ctx.session).log_level = ctx.params.level
         return mcp_types.EmptyResult()
 
 

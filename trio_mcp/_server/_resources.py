@@ -26,7 +26,8 @@ import attrs
 
 from .. import types as mcp_types
 from .._errors import RPCError
-from .._session._context import Context, RequestContext
+from .._session._context import RequestContext
+from ._context import Context, ContextServer
 from ._schema import parse_docstring
 from ._tools import call_function
 from ._uri_template import UriTemplate
@@ -48,7 +49,7 @@ def _context_params(fn: Callable[..., Any]) -> dict[str, Any]:
 
 
 def inject_context(
-    kwargs: dict[str, Any], params: dict[str, Any], request: RequestContext, server: Any
+    kwargs: dict[str, Any], params: dict[str, Any], request: RequestContext, server: ContextServer
 ) -> Context | None:
     """Add the context parameters *params* asks for to *kwargs*; return the Context."""
     if not params:
@@ -85,7 +86,9 @@ class RegisteredResource:
         definition = mcp_types.Resource(uri=uri, name=name, description=description, **fields)
         return cls(definition, fn, context)
 
-    async def read(self, request: RequestContext, server: Any) -> mcp_types.ReadResourceResult:
+    async def read(
+        self, request: RequestContext, server: ContextServer
+    ) -> mcp_types.ReadResourceResult:
         """Call the function. Cancellation: see :func:`~trio_mcp._server._tools.call_function`."""
         kwargs: dict[str, Any] = {}
         ctx = inject_context(kwargs, self.context_params, request, server)
@@ -128,7 +131,7 @@ class RegisteredTemplate:
         return cls(definition, template, fn, context)
 
     async def read(
-        self, uri: str, variables: dict[str, Any], request: RequestContext, server: Any
+        self, uri: str, variables: dict[str, Any], request: RequestContext, server: ContextServer
     ) -> mcp_types.ReadResourceResult:
         """Call the function with the URI's variables.
 

@@ -35,9 +35,10 @@ import orjson
 import trio
 
 from .. import types as mcp_types
-from .._errors import RPCError
-from .._session._context import Context, RequestContext
+from .._errors import MCPError, RPCError
+from .._session._context import RequestContext
 from ..protocol import ErrorCode
+from ._context import Context, ContextServer
 from ._schema import (
     FunctionSignature,
     Validator,
@@ -64,7 +65,7 @@ CONTENT_TYPES = (
 _TOOL_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
 
 
-class ToolError(Exception):
+class ToolError(MCPError):
     """Raise from a tool to return an ``isError`` result with this message.
 
     Any other exception gives an ``isError`` result with a generic message (the
@@ -198,7 +199,7 @@ class RegisteredTool:
             is_async=inspect.iscoroutinefunction(fn),
         )
 
-    async def call(self, request: RequestContext, server: Any, arguments: Any) -> Any:
+    async def call(self, request: RequestContext, server: ContextServer, arguments: Any) -> Any:
         """Run the tool for one ``tools/call``; return the ``CallToolResult`` (or,
         for a plain string result, the same result as its JSON object).
 

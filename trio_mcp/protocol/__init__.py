@@ -12,6 +12,7 @@ from ._connection import Connection
 from ._errors import (
     ErrorCode,
     LocalProtocolError,
+    MCPError,
     MessageTooLarge,
     NotJSON,
     ProtocolError,
@@ -80,6 +81,7 @@ __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
     # errors
     "ErrorCode",
+    "MCPError",
     "ProtocolError",
     "LocalProtocolError",
     "NotJSON",

@@ -1,6 +1,6 @@
 """Streamable HTTP, client side: :func:`open_http_client` on httpx (Trio backend).
 
-:class:`HttpClientTransport` is a :data:`~trio_mcp.Transport`: every frame the
+:class:`HttpClientTransport` is a :data:`~trio_mcp.lowlevel.Transport`: every frame the
 session writes becomes a POST (HT-05); requests are POSTed from their own task,
 so many can be in flight, and their answers (``application/json`` or an SSE
 stream, HT-09) are read into the session's inbound queue. After the handshake
@@ -358,7 +358,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
 
 
 @asynccontextmanager
-async def open_http_client(
+async def open_http_transport(
     url: str,
     *,
     headers: dict[str, str] | None = None,
@@ -368,9 +368,12 @@ async def open_http_client(
     reconnect_delay: float = 1.0,
     close_timeout: float = 2.0,
     reinitialize: bool = False,
-    **client_options: Any,
-) -> AsyncIterator[Any]:
-    """Connect to the MCP endpoint at *url*, run the handshake, yield a :class:`~trio_mcp.Client`.
+) -> AsyncIterator[HttpClientTransport]:
+    """Yield the transport to the MCP endpoint at *url* (``trio_mcp.open_http_client``
+    runs a client over it).
+
+    Nothing is sent until the first frame: the transport POSTs each frame and
+    reads the answers (JSON or SSE), opens the GET stream and keeps the session.
 
     Args:
         headers: sent with every request (e.g. ``Authorization``).
@@ -390,15 +393,12 @@ async def open_http_client(
             server held for the old session (subscriptions, logging level) is
             lost; an application that relies on it re-establishes it. See
             :class:`HttpClientTransport`.
-        client_options: passed to :func:`~trio_mcp.open_client`.
 
     Cancellation:
         Leaving the block (normally, by an error, or by an outer cancel) sends
         ``notifications/cancelled`` for unanswered requests and DELETE, shielded
         and bounded by *close_timeout*, then closes everything.
     """
-    from .._client._client import open_client
-
     own = http_client is None
     # Requests get a pool of their own, kept small: httpcore's pool does work
     # proportional to connections x waiting requests on every request, so 32
@@ -430,8 +430,7 @@ async def open_http_client(
                 reinitialize=reinitialize,
             )
             try:
-                async with open_client(transport, **client_options) as client:
-                    yield client
+                yield transport
             finally:
                 await transport.aclose()
                 nursery.cancel_scope.cancel(reason="HTTP client closed")
