@@ -23,6 +23,8 @@ from trio_mcp.testing import memory_transport_pair
 
 ROOT = Path(__file__).resolve().parents[2]
 EVERYTHING = ROOT / "examples" / "everything.py"
+#: The spawned servers import this checkout's trio_mcp.
+CHILD_ENV = {"PYTHONPATH": str(ROOT)}
 
 
 def _load_everything() -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 import trio
-from server_helpers import EVERYTHING
+from server_helpers import CHILD_ENV, EVERYTHING
 
 from trio_mcp import open_stdio_client
 from trio_mcp import types as t
@@ -13,7 +13,7 @@ from trio_mcp import types as t
 
 async def test_everything_over_stdio() -> None:
     with trio.fail_after(30):
-        async with open_stdio_client(sys.executable, [str(EVERYTHING)]) as client:
+        async with open_stdio_client(sys.executable, [str(EVERYTHING)], env=CHILD_ENV) as client:
             added = await client.call_tool("add", {"a": 1, "b": 2})
             assert added.structured_content == {"result": 3}
             progress: list[float] = []

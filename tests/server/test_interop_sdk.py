@@ -22,7 +22,7 @@ import trio
 from mcp import types as sdk
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.message import SessionMessage
-from server_helpers import EVERYTHING, everything
+from server_helpers import CHILD_ENV, EVERYTHING, everything
 
 from trio_mcp import Server, serve_session
 from trio_mcp.testing import memory_transport_pair
@@ -138,7 +138,7 @@ async def test_sdk_client_in_memory() -> None:
 
 
 async def test_sdk_client_over_stdio() -> None:
-    params = StdioServerParameters(command=sys.executable, args=[str(EVERYTHING)])
+    params = StdioServerParameters(command=sys.executable, args=[str(EVERYTHING)], env=CHILD_ENV)
     with trio.fail_after(30):
         async with mcp.Client(params, mode="legacy") as client:
             assert client.protocol_version == "2025-11-25"

@@ -165,7 +165,7 @@ class Server:
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
     ) -> Callable[[F], F]: ...
-    def tool(self, name: Any = None, **options: Any) -> Any:
+    def tool(self, name: F | str | None = None, **options: Any) -> F | Callable[[F], F]:
         """Register a function as a tool (decorator form of :meth:`add_tool`);
         usable bare (``@server.tool``) or called (``@server.tool(title=...)``)."""
         if callable(name):
@@ -347,7 +347,7 @@ class Server:
         description: str | None = None,
         icons: list[mcp_types.Icon] | None = None,
     ) -> Callable[[F], F]: ...
-    def prompt(self, name: Any = None, **options: Any) -> Any:
+    def prompt(self, name: F | str | None = None, **options: Any) -> F | Callable[[F], F]:
         """Register a function as a prompt (decorator form of :meth:`add_prompt`)."""
         if callable(name):
             self.add_prompt(name)

@@ -227,13 +227,10 @@ class StreamableHTTPApp:
 
         Cancellation: cancelled with its request (the POST handler's nursery).
         """
-        handler = self._handler
-        stateless_handler = self._stateless_handler
-        if stateless_handler is not None:
-
-            async def handler(transport: HttpServerTransport) -> None:
-                await stateless_handler(transport, version)
-
+        stateless = self._stateless_handler
+        handler: TransportHandler = (
+            self._handler if stateless is None else lambda transport: stateless(transport, version)
+        )
         try:
             await run_contained(handler, transport)
         finally:
