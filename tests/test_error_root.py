@@ -8,6 +8,7 @@ import importlib
 import pytest
 import trio
 from helpers import open_raw_client_transport
+from test_public_api import PUBLIC_MODULES
 
 import trio_mcp
 from trio_mcp import types as t
@@ -19,15 +20,6 @@ from trio_mcp.protocol import (
     RemoteProtocolError,
     UnsupportedProtocolVersion,
 )
-
-PUBLIC_MODULES = [
-    "trio_mcp",
-    "trio_mcp.lowlevel",
-    "trio_mcp.protocol",
-    "trio_mcp.types",
-    "trio_mcp.transports",
-    "trio_mcp.testing",
-]
 
 EXCEPTIONS = sorted(
     {

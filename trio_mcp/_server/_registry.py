@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import weakref
 from collections.abc import Callable, Collection
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, Unpack, overload
 
 import trio
 
@@ -48,13 +48,20 @@ from ._completion import Completer, answer_complete
 from ._context import Context
 from ._logging import coerce_level, log_params
 from ._pagination import paginate
-from ._prompts import RegisteredPrompt, unknown_prompt
-from ._resources import RegisteredResource, RegisteredTemplate, resource_not_found
+from ._prompts import PromptOptions, RegisteredPrompt, unknown_prompt
+from ._resources import (
+    RegisteredResource,
+    RegisteredTemplate,
+    ResourceOptions,
+    TemplateOptions,
+    resource_not_found,
+)
 from ._serve import Peer, serve_session, subscribed
 from ._tools import (
     STRUCTURED_REVISIONS,
     RegisteredTool,
     ToolError,
+    ToolOptions,
     error_result,
     to_call_tool_result,
     unknown_tool,
@@ -154,18 +161,10 @@ class Server:
     @overload
     def tool(self, name: F, /) -> F: ...
     @overload
+    def tool(self, name: str | None = None, **options: Unpack[ToolOptions]) -> Callable[[F], F]: ...
     def tool(
-        self,
-        name: str | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: mcp_types.ToolAnnotations | None = None,
-        icons: list[mcp_types.Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
-    ) -> Callable[[F], F]: ...
-    def tool(self, name: F | str | None = None, **options: Any) -> F | Callable[[F], F]:
+        self, name: F | str | None = None, **options: Unpack[ToolOptions]
+    ) -> F | Callable[[F], F]:
         """Register a function as a tool (decorator form of :meth:`add_tool`);
         usable bare (``@server.tool``) or called (``@server.tool(title=...)``)."""
         if callable(name):
@@ -183,12 +182,7 @@ class Server:
         fn: Callable[..., Any],
         *,
         name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: mcp_types.ToolAnnotations | None = None,
-        icons: list[mcp_types.Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
+        **options: Unpack[ToolOptions],
     ) -> None:
         """Register *fn* (``async def`` or plain) as a tool.
 
@@ -206,16 +200,7 @@ class Server:
 
         Spec: TL-06, TL-07, TL-10, TL-11.
         """
-        tool = RegisteredTool.from_function(
-            fn,
-            name=name,
-            title=title,
-            description=description,
-            annotations=annotations,
-            icons=icons,
-            meta=meta,
-            structured_output=structured_output,
-        )
+        tool = RegisteredTool.from_function(fn, name=name, **options)
         self._tools[tool.name] = tool
         self._changed(_TOOLS_CHANGED)
 
@@ -226,7 +211,7 @@ class Server:
 
     # -------------------------------------------------------- resources
 
-    def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
+    def resource(self, uri: str, **options: Unpack[ResourceOptions]) -> Callable[[F], F]:
         """Register a function as the resource *uri* (decorator form of
         :meth:`add_resource`)."""
 
@@ -240,14 +225,7 @@ class Server:
         self,
         uri: str,
         fn: Callable[..., Any],
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-        annotations: mcp_types.Annotations | None = None,
-        size: int | None = None,
-        icons: list[mcp_types.Icon] | None = None,
+        **options: Unpack[ResourceOptions],
     ) -> None:
         """Register *fn* (no parameters but a context) as the resource *uri*.
 
@@ -259,17 +237,7 @@ class Server:
 
         Spec: RS-02, RS-04, RS-14.
         """
-        resource = RegisteredResource.from_function(
-            uri,
-            fn,
-            name=name,
-            title=title,
-            description=description,
-            mime_type=mime_type,
-            annotations=annotations,
-            size=size,
-            icons=icons,
-        )
+        resource = RegisteredResource.from_function(uri, fn, **options)
         self._resources[uri] = resource
         self._changed(_RESOURCES_CHANGED)
 
@@ -278,7 +246,9 @@ class Server:
         del self._resources[uri]
         self._changed(_RESOURCES_CHANGED)
 
-    def resource_template(self, uri_template: str, **options: Any) -> Callable[[F], F]:
+    def resource_template(
+        self, uri_template: str, **options: Unpack[TemplateOptions]
+    ) -> Callable[[F], F]:
         """Register a function for an RFC 6570 URI template (decorator form of
         :meth:`add_resource_template`)."""
 
@@ -292,13 +262,7 @@ class Server:
         self,
         uri_template: str,
         fn: Callable[..., Any],
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-        annotations: mcp_types.Annotations | None = None,
-        icons: list[mcp_types.Icon] | None = None,
+        **options: Unpack[TemplateOptions],
     ) -> None:
         """Register *fn* for *uri_template*; its parameters are the template's variables.
 
@@ -309,16 +273,7 @@ class Server:
 
         Spec: RS-02, RS-08.
         """
-        template = RegisteredTemplate.from_function(
-            uri_template,
-            fn,
-            name=name,
-            title=title,
-            description=description,
-            mime_type=mime_type,
-            annotations=annotations,
-            icons=icons,
-        )
+        template = RegisteredTemplate.from_function(uri_template, fn, **options)
         self._templates[uri_template] = template
         self._changed(_RESOURCES_CHANGED)
 
@@ -340,14 +295,11 @@ class Server:
     def prompt(self, name: F, /) -> F: ...
     @overload
     def prompt(
-        self,
-        name: str | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        icons: list[mcp_types.Icon] | None = None,
+        self, name: str | None = None, **options: Unpack[PromptOptions]
     ) -> Callable[[F], F]: ...
-    def prompt(self, name: F | str | None = None, **options: Any) -> F | Callable[[F], F]:
+    def prompt(
+        self, name: F | str | None = None, **options: Unpack[PromptOptions]
+    ) -> F | Callable[[F], F]:
         """Register a function as a prompt (decorator form of :meth:`add_prompt`)."""
         if callable(name):
             self.add_prompt(name)
@@ -364,18 +316,14 @@ class Server:
         fn: Callable[..., Any],
         *,
         name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        icons: list[mcp_types.Icon] | None = None,
+        **options: Unpack[PromptOptions],
     ) -> None:
         """Register *fn* as a prompt; its ``str`` parameters are the arguments
         (required unless they have a default).
 
         Spec: PR-01, PR-05, PR-06.
         """
-        prompt = RegisteredPrompt.from_function(
-            fn, name=name, title=title, description=description, icons=icons
-        )
+        prompt = RegisteredPrompt.from_function(fn, name=name, **options)
         self._prompts[prompt.definition.name] = prompt
         self._changed(_PROMPTS_CHANGED)
 
