@@ -1,4 +1,4 @@
-"""Streamable HTTP, client side: :func:`open_http_client` on httpx (Trio backend).
+"""Streamable HTTP, client side: :func:`open_http_transport` on httpx (Trio backend).
 
 :class:`HttpClientTransport` is a :data:`~trio_mcp.lowlevel.Transport`: every frame the
 session writes becomes a POST (HT-05); requests are POSTed from their own task,
@@ -24,7 +24,7 @@ transport falls back to the 2024-11-05 HTTP+SSE transport (SS-08).
 Layout: this module holds :class:`HttpClientTransport` (all the state, the
 Channel API, the helpers every path uses: headers, pushing inbound frames,
 failing a call, POSTing notifications and responses) and
-:func:`open_http_client`. The rest of the work is functions of the transport in
+:func:`open_http_transport`. The rest of the work is functions of the transport in
 three modules:
 
 * ``_http_client_post``: a request's POST and its answer (JSON or SSE), with

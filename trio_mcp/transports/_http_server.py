@@ -363,7 +363,7 @@ def hypercorn_config(
     header_timeout: float = HEADER_TIMEOUT,
     read_timeout: float | None = None,
 ) -> HypercornConfig:
-    """The hypercorn configuration :func:`serve_http` runs with.
+    """The hypercorn configuration :func:`serve_http_app` runs with.
 
     Args:
         header_timeout: seconds a connection may go without a complete request
