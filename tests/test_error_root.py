@@ -105,3 +105,9 @@ async def test_except_mcp_error_catches_the_version_refusal_of_open_client() -> 
     [refusal] = caught
     assert isinstance(refusal, UnsupportedProtocolVersion)
     assert refusal.offered == "1999-01-01"
+
+
+def test_protocol_error_is_abstract() -> None:
+    with pytest.raises(TypeError, match="abstract"):
+        ProtocolError("which side?")
+    assert str(LocalProtocolError("ours")) == "ours"

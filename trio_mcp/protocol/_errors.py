@@ -51,13 +51,21 @@ class MCPError(Exception):
 class ProtocolError(MCPError):
     """Base class of the errors the sans-I/O protocol raises.
 
-    :class:`LocalProtocolError` (our side broke the protocol) and
-    :class:`RemoteProtocolError` (the peer did) tell the two apart.
+    Abstract, as h11's: :class:`LocalProtocolError` (our side broke the
+    protocol) and :class:`RemoteProtocolError` (the peer did) are what is
+    raised, so a handler can always tell the two apart.
 
     Not raised for bad input from the peer: that becomes an event
     (:class:`~trio_mcp.protocol.InvalidMessage` or :class:`~trio_mcp.protocol.Ignored`)
     and the session goes on.
     """
+
+    def __init__(self, *args: object) -> None:
+        if type(self) is ProtocolError:
+            raise TypeError(
+                "ProtocolError is abstract: raise LocalProtocolError or RemoteProtocolError"
+            )
+        super().__init__(*args)
 
 
 class LocalProtocolError(ProtocolError):
