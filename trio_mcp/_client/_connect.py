@@ -42,15 +42,16 @@ async def open_stdio_client(
 ) -> AsyncIterator[Client]:
     """Spawn a stdio MCP server, run the handshake, yield the connected :class:`~trio_mcp.Client`.
 
-    Process options are those of :func:`~trio_mcp.transports.open_stdio_process`; *client_options*
-    go to :func:`~trio_mcp.open_client` (name, version, protocol_version and
-    session options such as ``observer``). The transport, with its
+    Process options are those of :func:`~trio_mcp.transports.open_stdio_process`;
+    *client_options* go to :func:`~trio_mcp.open_client` (name, version,
+    protocol_version and session options such as ``observer``). The transport, with its
     :attr:`~trio_mcp.transports.StdioProcess.exit_step` after the block, is
     ``client.session.transport``.
 
-    *before_spawn* (see :func:`~trio_mcp.transports.open_stdio_process`) sees the exact argv,
-    working directory and environment before anything is started; an exception
-    it raises vetoes the spawn and comes out of this ``async with`` unchanged.
+    *before_spawn* (see :func:`~trio_mcp.transports.open_stdio_process`) sees
+    the exact argv, working directory and environment before anything is
+    started; an exception it raises vetoes the spawn and comes out of this
+    ``async with`` unchanged.
 
     Cancellation:
         As :func:`~trio_mcp.open_client`, then the process shutdown of
@@ -92,30 +93,18 @@ async def open_http_client(
 ) -> AsyncIterator[Client]:
     """Connect to the MCP endpoint at *url*, run the handshake, yield a :class:`~trio_mcp.Client`.
 
-    Args:
-        headers: sent with every request (e.g. ``Authorization``).
-        http_client: an ``httpx.AsyncClient`` to use (not closed here); by
-            default one is made (no redirects followed except same-origin 307/308,
-            no read timeout on streams) and closed on exit.
-        legacy_fallback: try the 2024-11-05 HTTP+SSE transport when the server
-            refuses the initialize POST with 400, 404 or 405 (SS-08).
-        terminate_on_close: send DELETE on exit (HT-34).
-        reconnect_delay: seconds before reconnecting a stream when the server
-            gave no ``retry``.
-        close_timeout: bound on the cancels and DELETE sent on exit.
-        reinitialize: when the server answers 404 for the session (it ended or
-            expired), start a new session instead of ending the client (HT-33):
-            calls in flight on the old session fail with "Session expired (HTTP
-            404)", later calls go to the new one. Off by default because what the
-            server held for the old session (subscriptions, logging level) is
-            lost; an application that relies on it re-establishes it. See
-            :class:`~trio_mcp.transports.HttpClientTransport`.
-        client_options: passed to :func:`~trio_mcp.open_client`.
+    The transport options (*headers*, an own *http_client*, the legacy
+    fallback, DELETE on close, the reconnect delay, the close bound and
+    re-initialization after a 404) are those of
+    :func:`~trio_mcp.transports.open_http_transport`; *client_options* go to
+    :func:`~trio_mcp.open_client`.
 
     Cancellation:
         Leaving the block (normally, by an error, or by an outer cancel) sends
         ``notifications/cancelled`` for unanswered requests and DELETE, shielded
         and bounded by *close_timeout*, then closes everything.
+
+    Spec: HT-33, HT-34, SS-08.
     """
     async with (
         open_http_transport(

@@ -398,6 +398,8 @@ async def open_http_transport(
         Leaving the block (normally, by an error, or by an outer cancel) sends
         ``notifications/cancelled`` for unanswered requests and DELETE, shielded
         and bounded by *close_timeout*, then closes everything.
+
+    Spec: HT-33, HT-34, SS-08.
     """
     own = http_client is None
     # Requests get a pool of their own, kept small: httpcore's pool does work
