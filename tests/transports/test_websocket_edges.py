@@ -37,11 +37,10 @@ from wsproto.events import (
 
 from trio_mcp import Context, Server, SessionClosed, open_websocket_client, serve_session
 from trio_mcp import serve_websocket as serve_mcp_websocket
+from trio_mcp.transports._bounds import CLOSE_TIMEOUT, HANDSHAKE_TIMEOUT
+from trio_mcp.transports._bounds import WEBSOCKET_MAX_MESSAGE_SIZE as MAX_MESSAGE_SIZE
 from trio_mcp.transports._http_common import OriginPolicy
 from trio_mcp.transports._websocket import (
-    CLOSE_TIMEOUT,
-    HANDSHAKE_TIMEOUT,
-    MAX_MESSAGE_SIZE,
     WebSocketHandler,
     WebSocketTransport,
     _Acceptor,

@@ -13,15 +13,17 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from ..protocol import DEFAULT_MAX_MESSAGE_SIZE
-from ..transports._http_client import open_http_transport
 from ..transports._stdio_client import BeforeSpawn, ProcessEvent, open_stdio_process
-from ..transports._websocket import open_websocket_transport
 from ._client import Client, open_client
+
+# The HTTP and WebSocket transports are imported by the functions that use
+# them: a host that only spawns stdio servers never loads httpx or
+# trio-websocket (most of its start-up otherwise).
+if TYPE_CHECKING:
+    import httpx
 
 
 @asynccontextmanager
@@ -106,6 +108,8 @@ async def open_http_client(
 
     Spec: HT-33, HT-34, SS-08.
     """
+    from ..transports._http_client import open_http_transport
+
     async with (
         open_http_transport(
             url,
@@ -135,6 +139,8 @@ async def open_websocket_client(
 
     Spec: TR-03.
     """
+    from ..transports._websocket import open_websocket_transport
+
     async with (
         open_websocket_transport(url, headers=headers) as transport,
         open_client(transport, **client_options) as client,

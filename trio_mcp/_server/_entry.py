@@ -19,23 +19,28 @@ import sys
 import threading
 from collections.abc import Collection, Mapping, Sequence
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
 from ..lowlevel import Session, open_session
 from ..protocol import DEFAULT_MAX_MESSAGE_SIZE, Connection
-from ..transports._http_server import HEADER_TIMEOUT, StreamableHTTPApp, serve_http_app
-from ..transports._http_session import HttpServerTransport
-from ..transports._stdio_server import open_stdio_server_transport
-from ..transports._websocket import (
+from ..transports._bounds import (
     CLOSE_TIMEOUT,
     HANDSHAKE_TIMEOUT,
-    MAX_MESSAGE_SIZE,
-    WebSocketTransport,
-    serve_websocket_transports,
+    HEADER_TIMEOUT,
+    WEBSOCKET_MAX_MESSAGE_SIZE,
 )
+from ..transports._stdio_server import open_stdio_server_transport
 from ._serve import SessionServer, serve_session
+
+# The HTTP and WebSocket transports are imported by the functions that use
+# them: a server run over stdio never loads those stacks (trio-websocket and
+# wsproto alone would be most of its start-up).
+if TYPE_CHECKING:
+    from ..transports._http_server import StreamableHTTPApp
+    from ..transports._http_session import HttpServerTransport
+    from ..transports._websocket import WebSocketTransport
 
 # ------------------------------------------------------------------ stdio
 
@@ -171,6 +176,8 @@ def http_app(
 
     Spec: HT-01.
     """
+    from ..transports._http_server import StreamableHTTPApp
+
     sessions = _HttpSessions(server, dict(session_options or {}))
     return StreamableHTTPApp(
         sessions.serve, stateless_handler=sessions.serve_stateless, **app_options
@@ -206,6 +213,8 @@ async def serve_http(
 
     Spec: HT-01, HT-03.
     """
+    from ..transports._http_server import StreamableHTTPApp, serve_http_app
+
     app = server if isinstance(server, StreamableHTTPApp) else http_app(server, **app_options)
     await serve_http_app(
         app,
@@ -281,7 +290,7 @@ async def serve_websocket(
     *,
     allowed_hosts: Collection[str] | None = None,
     allowed_origins: Collection[str] | None = None,
-    max_message_size: int = MAX_MESSAGE_SIZE,
+    max_message_size: int = WEBSOCKET_MAX_MESSAGE_SIZE,
     handshake_timeout: float = HANDSHAKE_TIMEOUT,
     close_timeout: float = CLOSE_TIMEOUT,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
@@ -298,6 +307,7 @@ async def serve_websocket(
 
     Spec: TR-03.
     """
+    from ..transports._websocket import serve_websocket_transports
 
     async def serve(transport: WebSocketTransport) -> None:
         await serve_session(server, transport, **session_options)

@@ -45,6 +45,7 @@ import trio
 
 from . import _legacy_sse
 from ._asgi import Receive, Scope, Send, refuse
+from ._bounds import HEADER_TIMEOUT
 from ._event_store import EventStore
 from ._http_common import OriginPolicy, is_loopback_host, new_session_id, one_header
 from ._http_endpoint import handle_delete, handle_get, handle_post
@@ -350,10 +351,6 @@ class StreamableHTTPApp:
         if transport is None:
             return None, (404, "Session not found")
         return transport, None
-
-
-#: Default seconds a connection may go without a complete request head (D-01, D-03).
-HEADER_TIMEOUT = 10.0
 
 
 def hypercorn_config(

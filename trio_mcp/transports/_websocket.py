@@ -48,21 +48,13 @@ from wsproto import ConnectionType, WSConnection
 from wsproto.connection import ConnectionState
 from wsproto.events import CloseConnection
 
-from ..protocol import DEFAULT_MAX_MESSAGE_SIZE
+from ._bounds import CLOSE_TIMEOUT, HANDSHAKE_TIMEOUT, WEBSOCKET_MAX_MESSAGE_SIZE
 from ._http_common import OriginPolicy, is_loopback_host
 
 logger = logging.getLogger("trio_mcp.websocket")
 
 #: The WebSocket subprotocol both sides must agree on.
 SUBPROTOCOL = "mcp"
-#: trio-websocket's limit is per message; leave room over the codec's own limit.
-MAX_MESSAGE_SIZE = DEFAULT_MAX_MESSAGE_SIZE + 1024
-#: Seconds a connection may take to send a complete opening handshake (W-08),
-#: as the HTTP server's header timeout.
-HANDSHAKE_TIMEOUT = 10.0
-#: Seconds to wait for the peer's close frame after ours, before dropping the
-#: TCP connection (a peer that stopped reading would hold it forever).
-CLOSE_TIMEOUT = 5.0
 
 
 class WebSocketTransport(trio.abc.Channel[bytes]):
@@ -234,7 +226,7 @@ async def serve_websocket_transports(
     *,
     allowed_hosts: Collection[str] | None = None,
     allowed_origins: Collection[str] | None = None,
-    max_message_size: int = MAX_MESSAGE_SIZE,
+    max_message_size: int = WEBSOCKET_MAX_MESSAGE_SIZE,
     handshake_timeout: float = HANDSHAKE_TIMEOUT,
     close_timeout: float = CLOSE_TIMEOUT,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
@@ -277,7 +269,7 @@ async def open_websocket_transport(
     url: str,
     *,
     headers: dict[str, str] | None = None,
-    max_message_size: int = MAX_MESSAGE_SIZE,
+    max_message_size: int = WEBSOCKET_MAX_MESSAGE_SIZE,
 ) -> AsyncIterator[WebSocketTransport]:
     """Open a WebSocket to *url* with the ``mcp`` subprotocol; yield the transport."""
     extra = [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
