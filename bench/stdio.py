@@ -107,7 +107,7 @@ async def _measure(
 def run_ours(calls: int, concurrency: int, rounds: int) -> dict[str, float]:
     import trio
 
-    from trio_mcp.transports import open_stdio_client
+    from trio_mcp import open_stdio_client
 
     def open_client() -> Any:
         return open_stdio_client(sys.executable, [__file__, "serve-ours"], inherit_env=True)

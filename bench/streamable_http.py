@@ -63,7 +63,7 @@ def serve_ours(json_response: bool) -> None:
     import trio
 
     import trio_mcp
-    from trio_mcp.transports import serve_http
+    from trio_mcp import serve_http
 
     server = trio_mcp.Server("bench")
 
@@ -145,7 +145,7 @@ def _check(result: Any) -> None:
 def client_ours(url: str, calls: int, concurrency: int, warmup: int) -> dict[str, float]:
     import trio
 
-    from trio_mcp.transports import open_http_client
+    from trio_mcp import open_http_client
 
     async def main() -> dict[str, float]:
         out: dict[str, float] = {}

@@ -3,7 +3,7 @@
 The harness starts a mock server per scenario and runs
 ``python examples/conformance_client.py URL`` with the scenario's name in
 ``MCP_CONFORMANCE_SCENARIO``; the checks are made on what the mock server sees.
-Only the public client API is used: :func:`trio_mcp.transports.open_http_client`
+Only the public client API is used: :func:`trio_mcp.open_http_client`
 and the :class:`~trio_mcp.Client` it yields.
 
 Scenarios (harness 0.1.16):
@@ -33,9 +33,8 @@ import sys
 
 import trio
 
-from trio_mcp import Client
+from trio_mcp import Client, open_http_client
 from trio_mcp import types as t
-from trio_mcp.transports import open_http_client
 
 #: The harness kills the client after 30 s; give up well before that.
 DEADLINE = 20.0

@@ -24,9 +24,10 @@ import attrs
 import orjson
 import trio
 
-from trio_mcp import Context, RequestContext, Server, ToolError
+from trio_mcp import Context, Server, ToolError, http_app, serve_http
 from trio_mcp import types as t
-from trio_mcp.transports import MemoryEventStore, StreamableHTTPApp, serve_http
+from trio_mcp.lowlevel import RequestContext
+from trio_mcp.transports import MemoryEventStore
 
 # A 1x1 PNG and a minimal (empty) WAV file.
 PNG = base64.b64decode(
@@ -380,7 +381,7 @@ def _json(value: Any) -> str:
 
 async def main(host: str, port: int) -> None:
     server = build_server()
-    app = StreamableHTTPApp(
+    app = http_app(
         server,
         # Resumable streams: priming events carry an id and this retry (ms).
         event_store=MemoryEventStore(),

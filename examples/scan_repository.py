@@ -63,7 +63,7 @@ async def scan_repository(
 
 
 if __name__ == "__main__":
-    from trio_mcp.transports import parse_http_option
+    from trio_mcp import parse_http_option
 
     args, http = parse_http_option(sys.argv[1:])  # --http HOST:PORT: Streamable HTTP at /mcp
     ROOTS.extend(Path(os.path.realpath(arg)) for arg in args or ["."])

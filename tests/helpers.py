@@ -24,18 +24,16 @@ import orjson
 import trio
 import trio.testing
 
-from trio_mcp import (
-    Client,
+from trio_mcp import Client, Server, open_client, serve_session
+from trio_mcp import types as mcp_types
+from trio_mcp.lowlevel import (
     Direction,
     RequestContext,
     RequestObserver,
     RequestRecord,
     RequestState,
-    Server,
     Session,
-    open_client,
     open_session,
-    serve_session,
 )
 from trio_mcp.protocol import Connection, FrameDirection, NotificationReceived, Role
 from trio_mcp.testing import MemoryTransport, memory_transport_pair
@@ -406,3 +404,10 @@ def outbound(session: Session, method: str) -> RequestRecord:
 async def settle() -> None:
     """Let every task run until all are blocked (never sleeps)."""
     await trio.testing.wait_all_tasks_blocked()
+
+
+def first_text(result: mcp_types.CallToolResult) -> str:
+    """The text of a result's first content block (which must be text)."""
+    block = result.content[0]
+    assert isinstance(block, mcp_types.TextContent), block
+    return block.text

@@ -14,6 +14,7 @@ import trio
 import trio.testing
 
 import trio_mcp
+import trio_mcp.lowlevel
 from trio_mcp.protocol import Connection, Role
 from trio_mcp.testing import memory_transport_pair, open_memory_client
 
@@ -36,20 +37,22 @@ async def test_public_calls_are_checkpoints() -> None:
 
 
 @asynccontextmanager
-async def _logging_server_session() -> AsyncIterator[tuple[trio_mcp.Session, list[bytes]]]:
+async def _logging_server_session() -> AsyncIterator[tuple[trio_mcp.lowlevel.Session, list[bytes]]]:
     """A server session that declares logging, after a real handshake, plus the
     frames its client end received."""
     client_end, server_end = memory_transport_pair()
     protocol = Connection(Role.SERVER, capabilities={"logging": {}})
     seen: list[bytes] = []
 
-    class Recorder(trio_mcp.RequestObserver):
-        def on_frame(self, direction: trio_mcp.FrameDirection, data: bytes, at: float) -> None:
-            if direction is trio_mcp.FrameDirection.IN:
+    class Recorder(trio_mcp.lowlevel.RequestObserver):
+        def on_frame(
+            self, direction: trio_mcp.lowlevel.FrameDirection, data: bytes, at: float
+        ) -> None:
+            if direction is trio_mcp.lowlevel.FrameDirection.IN:
                 seen.append(data)
 
     async with (
-        trio_mcp.open_session(server_end, protocol, server) as session,
+        trio_mcp.lowlevel.open_session(server_end, protocol, server) as session,
         trio_mcp.open_client(client_end, observer=Recorder()) as client,
     ):
         await client.ping()  # the server has seen notifications/initialized by now
@@ -71,14 +74,14 @@ async def test_notify_is_a_checkpoint_and_sends_nothing_when_already_cancelled()
 async def test_an_error_in_the_body_is_not_wrapped_in_a_group() -> None:
     a, _b = memory_transport_pair()
     with pytest.raises(ZeroDivisionError):
-        async with trio_mcp.open_session(a, server.make_protocol(), server):
+        async with trio_mcp.lowlevel.open_session(a, server.make_protocol(), server):
             1 / 0  # noqa: B018 - the error under test
 
 
 async def test_a_cancelled_body_stays_cancelled(autojump_clock: trio.abc.Clock) -> None:
     a, _b = memory_transport_pair()
     with trio.move_on_after(1) as scope:
-        async with trio_mcp.open_session(a, server.make_protocol(), server):
+        async with trio_mcp.lowlevel.open_session(a, server.make_protocol(), server):
             await trio.sleep_forever()
     assert scope.cancelled_caught
 
@@ -105,7 +108,7 @@ async def test_report_progress_is_a_checkpoint_with_or_without_a_token() -> None
 
 async def test_a_loop_that_only_reports_progress_can_be_cancelled() -> None:
     looped: list[int] = []
-    sessions: list[trio_mcp.Session] = []
+    sessions: list[trio_mcp.lowlevel.Session] = []
     busy_server = trio_mcp.Server("busy", version="1.0")
 
     @busy_server.tool()
@@ -120,7 +123,7 @@ async def test_a_loop_that_only_reports_progress_can_be_cancelled() -> None:
     async with open_memory_client(busy_server) as client:
         with trio.CancelScope() as scope:
 
-            def stop_after_three(progress: trio_mcp.Progress) -> None:
+            def stop_after_three(progress: trio_mcp.lowlevel.Progress) -> None:
                 if progress.progress >= 3:
                     scope.cancel()
 
@@ -133,6 +136,6 @@ async def test_a_loop_that_only_reports_progress_can_be_cancelled() -> None:
             await sessions[0].wait_inbound_settled()
             await client.ping()
         (record,) = [r for r in sessions[0].requests() if r.method == "tools/call"]
-        assert record.state is trio_mcp.RequestState.CANCELLED
-        assert record.cancel_origin is trio_mcp.CancelOrigin.PEER
+        assert record.state is trio_mcp.lowlevel.RequestState.CANCELLED
+        assert record.cancel_origin is trio_mcp.lowlevel.CancelOrigin.PEER
     assert len(looped) >= 3

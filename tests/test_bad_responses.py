@@ -19,7 +19,8 @@ import trio
 import trio.testing
 from helpers import RawPeer, open_client_with_raw_server
 
-from trio_mcp import Client, InvalidPeerResult, RequestState, SessionClosed
+from trio_mcp import Client, InvalidPeerResult, SessionClosed
+from trio_mcp.lowlevel import RequestState
 from trio_mcp.protocol import DEFAULT_MAX_MESSAGE_SIZE, Direction
 
 MALFORMED: list[tuple[str, dict[str, Any]]] = [

@@ -39,15 +39,8 @@ from helpers import (
     settle,
 )
 
-from trio_mcp import (
-    CancelOrigin,
-    Context,
-    RequestContext,
-    RequestState,
-    RequestTimeout,
-    Server,
-    open_client,
-)
+from trio_mcp import Context, RequestTimeout, Server, open_client
+from trio_mcp.lowlevel import CancelOrigin, RequestContext, RequestState
 
 
 def blocking_server(log: list[str], release: trio.Event | None = None) -> Server:

@@ -11,7 +11,8 @@ import pytest
 import trio
 from helpers import open_pair
 
-from trio_mcp import Server, SlowStepReporter
+from trio_mcp import Server
+from trio_mcp.lowlevel import SlowStepReporter
 
 
 class StepClock:

@@ -34,8 +34,9 @@ from helpers import (
     settle,
 )
 
-from trio_mcp import RequestContext, Server, Session, open_session, serve_session
+from trio_mcp import Server, serve_session
 from trio_mcp import types as t
+from trio_mcp.lowlevel import RequestContext, Session, open_session
 from trio_mcp.protocol import Connection, NotificationReceived, Role
 from trio_mcp.testing import memory_transport_pair
 

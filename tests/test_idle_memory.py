@@ -19,8 +19,9 @@ import trio
 import trio.testing
 from helpers import FnDispatcher, open_raw_server
 
-from trio_mcp import Server, Session
+from trio_mcp import Server
 from trio_mcp._server._registry import serve_session
+from trio_mcp.lowlevel import Session
 from trio_mcp.protocol import CancelOrigin, Connection, NotificationReceived, Role
 from trio_mcp.testing import memory_transport_pair
 from trio_mcp.transports._event_store import MemoryEventStore

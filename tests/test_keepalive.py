@@ -16,7 +16,8 @@ import trio
 import trio.testing
 from helpers import FnDispatcher, RawPeer, open_raw_server
 
-from trio_mcp import CancelOrigin, SessionClosed
+from trio_mcp import SessionClosed
+from trio_mcp.lowlevel import CancelOrigin
 
 
 async def answer_pings(peer: RawPeer, delay: float | None, seen: list[float]) -> None:

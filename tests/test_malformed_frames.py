@@ -21,7 +21,7 @@ import trio
 import trio.testing
 from helpers import FnDispatcher, RawPeer, open_raw_server
 
-from trio_mcp import RequestContext
+from trio_mcp.lowlevel import RequestContext
 from trio_mcp.protocol import Connection, Role
 
 MAX_SIZE = 16 * 1024

@@ -17,8 +17,9 @@ import trio
 import trio.testing
 from helpers import Recorder, open_client_with_raw_server, open_pair
 
-from trio_mcp import Context, RequestState, Server
+from trio_mcp import Context, Server
 from trio_mcp import types as t
+from trio_mcp.lowlevel import RequestState
 from trio_mcp.protocol import (
     Direction,
     FrameDirection,

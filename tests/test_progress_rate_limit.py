@@ -11,7 +11,8 @@ import trio
 import trio.testing
 from helpers import open_pair
 
-from trio_mcp import Context, Progress, Server, open_session
+from trio_mcp import Context, Server
+from trio_mcp.lowlevel import Progress, open_session
 from trio_mcp.testing import memory_transport_pair
 
 

@@ -9,7 +9,14 @@ import textwrap
 
 import pytest
 
-PUBLIC_MODULES = ["trio_mcp", "trio_mcp.protocol", "trio_mcp.types", "trio_mcp.testing"]
+PUBLIC_MODULES = [
+    "trio_mcp",
+    "trio_mcp.lowlevel",
+    "trio_mcp.protocol",
+    "trio_mcp.types",
+    "trio_mcp.transports",
+    "trio_mcp.testing",
+]
 
 EXPORTS = [
     (module, name) for module in PUBLIC_MODULES for name in importlib.import_module(module).__all__
@@ -37,6 +44,55 @@ def test_star_import_gives_exactly_all(module: str) -> None:
     exec(f"from {module} import *", namespace)
     namespace.pop("__builtins__", None)
     assert set(namespace) == set(importlib.import_module(module).__all__)
+
+
+#: The session kernel: in trio_mcp.lowlevel (as trio keeps its kernel in trio.lowlevel).
+KERNEL = {
+    "Session",
+    "open_session",
+    "Dispatcher",
+    "RequestContext",
+    "SessionStatistics",
+    "Transport",
+    "RequestObserver",
+    "FrameDirection",
+    "SlowStepReporter",
+    "RequestRecord",
+    "RequestState",
+    "CancelOrigin",
+    "Direction",
+    "Progress",
+    "SessionState",
+}
+
+#: What an application uses to run a server or connect a client: at the top level.
+ENTRY_POINTS = {
+    "serve_session",
+    "serve_stdio",
+    "run_stdio",
+    "http_app",
+    "serve_http",
+    "run_http",
+    "serve_websocket",
+    "open_stdio_client",
+    "open_http_client",
+    "open_websocket_client",
+}
+
+
+def test_the_top_level_is_the_application_api_and_lowlevel_the_kernel() -> None:
+    top = set(importlib.import_module("trio_mcp").__all__)
+    lowlevel = set(importlib.import_module("trio_mcp.lowlevel").__all__)
+    assert lowlevel == KERNEL
+    assert not top & KERNEL, "kernel names belong to trio_mcp.lowlevel"
+    assert top >= ENTRY_POINTS
+    assert {"Server", "Context", "ToolError", "Client", "open_client", "MCPError"} <= top
+    assert len(top) <= 40, "the top level is what an application uses, not every layer"
+
+
+def test_transports_export_channels_not_entry_points() -> None:
+    transports = set(importlib.import_module("trio_mcp.transports").__all__)
+    assert not transports & ENTRY_POINTS, "entry points that need a Server or Client live above"
 
 
 def run_fresh(code: str) -> subprocess.CompletedProcess[str]:

@@ -15,7 +15,8 @@ import trio
 import trio.testing
 from helpers import FnDispatcher, inbound, open_raw_server, settle
 
-from trio_mcp import ErrorCode, RequestContext, RequestState, open_session
+from trio_mcp.lowlevel import RequestContext, RequestState, open_session
+from trio_mcp.protocol import ErrorCode
 from trio_mcp.testing import memory_transport_pair
 
 

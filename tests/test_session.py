@@ -43,18 +43,14 @@ from helpers import (
     settle,
 )
 
-from trio_mcp import (
+from trio_mcp import Context, RPCError, Server, SessionClosed, open_client
+from trio_mcp.lowlevel import (
     CancelOrigin,
-    Context,
     Direction,
     FrameDirection,
     RequestContext,
     RequestState,
-    RPCError,
-    Server,
-    SessionClosed,
     SessionState,
-    open_client,
     open_session,
 )
 from trio_mcp.protocol import TRANSITIONS, Connection, Role

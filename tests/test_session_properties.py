@@ -34,7 +34,7 @@ from helpers import FnDispatcher, Recorder, open_raw_server, settle
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from trio_mcp import Direction, FrameDirection, RequestContext, RequestRecord
+from trio_mcp.lowlevel import Direction, FrameDirection, RequestContext, RequestRecord
 from trio_mcp.protocol import Connection, Role
 
 GARBAGE = [

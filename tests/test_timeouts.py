@@ -19,14 +19,8 @@ import trio
 import trio.testing
 from helpers import inbound, open_client_with_raw_server, open_pair, outbound, settle
 
-from trio_mcp import (
-    CancelOrigin,
-    Context,
-    Progress,
-    RequestState,
-    RequestTimeout,
-    Server,
-)
+from trio_mcp import Context, RequestTimeout, Server
+from trio_mcp.lowlevel import CancelOrigin, Progress, RequestState
 
 
 def progress_server(log: list[str]) -> Server:

@@ -14,17 +14,10 @@ import trio
 import trio.testing
 from helpers import open_client_with_raw_server, open_pair
 
-from trio_mcp import (
-    ErrorCode,
-    RequestState,
-    RPCError,
-    Server,
-    URLElicitation,
-    URLElicitationRequired,
-    url_elicitation,
-)
+from trio_mcp import RPCError, Server, URLElicitation, URLElicitationRequired, url_elicitation
 from trio_mcp import types as t
-from trio_mcp.protocol import Direction, ErrorObject
+from trio_mcp.lowlevel import RequestState
+from trio_mcp.protocol import Direction, ErrorCode, ErrorObject
 
 CONNECT = t.ElicitRequestURLParams(
     message="Connect your calendar",

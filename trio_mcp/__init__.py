@@ -4,6 +4,13 @@ Every session is a nursery; every request has its own cancel scope and an
 observable record (queued, running, completed, failed, cancelled) that says who
 cancelled it and why.
 
+This namespace is what an application uses: a :class:`Server` and the ways to
+run it, a :class:`Client` and the ways to connect it, and the :class:`MCPError`
+tree. The session kernel (``Session``, ``open_session``, ``Dispatcher``,
+``RequestContext``, the request records) is in :mod:`trio_mcp.lowlevel`, the
+sans-I/O protocol in :mod:`trio_mcp.protocol`, the channels in
+:mod:`trio_mcp.transports`.
+
 Names are imported lazily (PEP 562), so ``import trio_mcp.protocol`` (the
 sans-I/O layer) does not import trio, and start-up stays quick.
 """
@@ -17,51 +24,44 @@ from ._version import __version__
 
 # name -> module that defines it
 _LAZY = {
+    "Context": "._server._context",
+    "Server": "._server._registry",
+    "ToolError": "._server._tools",
+    "serve_session": "._server._serve",
+    "serve_stdio": "._server._entry",
+    "run_stdio": "._server._entry",
+    "http_app": "._server._entry",
+    "serve_http": "._server._entry",
+    "run_http": "._server._entry",
+    "parse_http_option": "._server._entry",
+    "serve_websocket": "._server._entry",
     "Client": "._client._client",
     "open_client": "._client._client",
     "run_client": "._client._client",
     "ToolCallError": "._client._client",
+    "open_stdio_client": "._client._connect",
+    "open_http_client": "._client._connect",
+    "open_websocket_client": "._client._connect",
+    "ClientGroup": "._client._multi",
+    "open_clients": "._client._multi",
+    "FormElicitation": "._client._elicitation",
+    "URLElicitation": "._client._elicitation",
+    "url_elicitation": "._client._elicitation",
     "HiddenCharacter": "._client._hidden_text",
     "HiddenKind": "._client._hidden_text",
     "find_hidden_text": "._client._hidden_text",
     "find_hidden_text_in_tool": "._client._hidden_text",
-    "ClientGroup": "._client._multi",
-    "open_clients": "._client._multi",
-    "open_stdio_client": ".transports._stdio_client",
-    "serve_stdio": ".transports._stdio_server",
-    "RequestContext": "._session._context",
-    "SlowStepReporter": "._diagnostics",
+    "MCPError": ".protocol._errors",
     "InvalidPeerResult": "._errors",
-    "MCPError": "._errors",
     "RequestTimeout": "._errors",
     "RPCError": "._errors",
     "SessionClosed": "._errors",
     "URLElicitationRequired": "._errors",
-    "FormElicitation": "._client._elicitation",
-    "URLElicitation": "._client._elicitation",
-    "url_elicitation": "._client._elicitation",
-    "Context": "._server._registry",
-    "Server": "._server._registry",
-    "ToolError": "._server._registry",
-    "serve_session": "._server._registry",
-    "Dispatcher": "._session._engine",
-    "Session": "._session._engine",
-    "SessionStatistics": "._session._engine",
-    "open_session": "._session._engine",
-    "Transport": "._transport",
-    "CancelOrigin": ".protocol",
-    "Direction": ".protocol",
-    "ErrorCode": ".protocol",
-    "FrameDirection": ".protocol",
-    "Progress": ".protocol",
-    "RequestObserver": ".protocol",
-    "RequestRecord": ".protocol",
-    "RequestState": ".protocol",
-    "SessionState": ".protocol",
 }
 
 if TYPE_CHECKING:
     from ._client._client import Client, ToolCallError, open_client, run_client
+    from ._client._connect import open_http_client, open_stdio_client, open_websocket_client
     from ._client._elicitation import FormElicitation, URLElicitation, url_elicitation
     from ._client._hidden_text import (
         HiddenCharacter,
@@ -70,42 +70,27 @@ if TYPE_CHECKING:
         find_hidden_text_in_tool,
     )
     from ._client._multi import ClientGroup, open_clients
-    from ._diagnostics import SlowStepReporter
     from ._errors import (
         InvalidPeerResult,
-        MCPError,
         RequestTimeout,
         RPCError,
         SessionClosed,
         URLElicitationRequired,
     )
-    from ._server._registry import (
-        Context,
-        Server,
-        ToolError,
-        serve_session,
+    from ._server._context import Context
+    from ._server._entry import (
+        http_app,
+        parse_http_option,
+        run_http,
+        run_stdio,
+        serve_http,
+        serve_stdio,
+        serve_websocket,
     )
-    from ._session._context import RequestContext
-    from ._session._engine import (
-        Dispatcher,
-        Session,
-        SessionStatistics,
-        open_session,
-    )
-    from ._transport import Transport
-    from .protocol import (
-        CancelOrigin,
-        Direction,
-        ErrorCode,
-        FrameDirection,
-        Progress,
-        RequestObserver,
-        RequestRecord,
-        RequestState,
-        SessionState,
-    )
-    from .transports._stdio_client import open_stdio_client
-    from .transports._stdio_server import serve_stdio
+    from ._server._registry import Server
+    from ._server._serve import serve_session
+    from ._server._tools import ToolError
+    from .protocol._errors import MCPError
 
 
 def __getattr__(name: str) -> Any:
@@ -123,48 +108,41 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "__version__",
-    # high level
+    # a server, and the ways to run it
     "Server",
     "Context",
     "ToolError",
+    "serve_session",
+    "serve_stdio",
+    "run_stdio",
+    "http_app",
+    "serve_http",
+    "run_http",
+    "parse_http_option",
+    "serve_websocket",
+    # a client, and the ways to connect it
     "Client",
     "open_client",
     "run_client",
+    "open_stdio_client",
+    "open_http_client",
+    "open_websocket_client",
     "open_clients",
     "ClientGroup",
     "ToolCallError",
+    # what a host shows its user: elicitations, hidden text in tool metadata
+    "FormElicitation",
+    "URLElicitation",
+    "url_elicitation",
     "find_hidden_text",
     "find_hidden_text_in_tool",
     "HiddenCharacter",
     "HiddenKind",
-    "FormElicitation",
-    "URLElicitation",
-    "url_elicitation",
-    "serve_session",
-    "open_stdio_client",
-    "serve_stdio",
-    # session level
-    "open_session",
-    "Session",
-    "SessionState",
-    "SessionStatistics",
-    "Dispatcher",
-    "RequestContext",
-    "RequestState",
-    "RequestRecord",
-    "CancelOrigin",
-    "Direction",
-    "Progress",
-    "RequestObserver",
-    "FrameDirection",
-    "Transport",
-    "SlowStepReporter",
-    # errors
+    # errors: every exception trio_mcp raises on purpose is an MCPError
     "MCPError",
     "RPCError",
+    "URLElicitationRequired",
     "SessionClosed",
     "RequestTimeout",
     "InvalidPeerResult",
-    "URLElicitationRequired",
-    "ErrorCode",
 ]

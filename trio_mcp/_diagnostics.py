@@ -9,7 +9,7 @@ instrument that times every task step and logs a warning for each one longer
 than a threshold, naming the task and, for a request's task, the method and id
 of the request it was serving::
 
-    trio.run(main, instruments=[trio_mcp.SlowStepReporter(threshold=0.1)])
+    trio.run(main, instruments=[trio_mcp.lowlevel.SlowStepReporter(threshold=0.1)])
 
 or, inside a running program, ``trio.lowlevel.add_instrument(reporter)``.
 

@@ -1,4 +1,8 @@
-"""Exceptions raised to users of trio_mcp (the session and high-level APIs)."""
+"""Exceptions raised to users of trio_mcp (the session and high-level APIs).
+
+All derive from :class:`MCPError`, defined in the protocol layer (which every
+layer may import) and re-exported here.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import types as mcp_types
-from .protocol import CancelOrigin, ErrorCode, ErrorObject
-
-
-class MCPError(Exception):
-    """Base class of trio_mcp's own exceptions."""
+from .protocol import CancelOrigin, ErrorCode, ErrorObject, MCPError
 
 
 class RPCError(MCPError):

@@ -15,7 +15,8 @@ from typing import Any
 
 import trio
 
-from trio_mcp import Client, RequestContext, RPCError, Session, open_client, open_session
+from trio_mcp import Client, RPCError, open_client
+from trio_mcp.lowlevel import RequestContext, Session, open_session
 from trio_mcp.protocol import Connection, NotificationReceived, Role
 from trio_mcp.testing import memory_transport_pair
 

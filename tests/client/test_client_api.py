@@ -15,18 +15,11 @@ import trio.testing
 from client_fake_server import FakeServer, open_fake, text_result
 from helpers import open_client_with_raw_server, open_raw_client_transport
 
-from trio_mcp import (
-    Client,
-    InvalidPeerResult,
-    RequestContext,
-    RPCError,
-    SessionClosed,
-    open_client,
-    open_session,
-)
+from trio_mcp import Client, InvalidPeerResult, RPCError, SessionClosed, open_client
 from trio_mcp import types as t
 from trio_mcp._client._cache import ListChanged, PaginationError, ToolDefinitionChanged
 from trio_mcp._client._client import ToolCallError, run_client
+from trio_mcp.lowlevel import RequestContext, open_session
 from trio_mcp.protocol import CancelOrigin, RequestState, UnsupportedProtocolVersion
 from trio_mcp.testing import memory_transport_pair
 

@@ -10,8 +10,8 @@ import pytest
 import trio
 from client_fake_server import FakeServer, text_result
 
-from trio_mcp import RequestContext, Transport, open_session
 from trio_mcp._client._multi import open_clients
+from trio_mcp.lowlevel import RequestContext, Transport, open_session
 from trio_mcp.testing import memory_transport_pair
 
 

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+# The README's server is spawned with the safe default environment, which
+# leaves PYTHONPATH out: let it through, so that the server imports this
+# checkout's trio_mcp rather than whichever one the interpreter has installed.
+CHECKOUT_SERVER = (
+    "from trio_mcp.transports import _stdio_client\n"
+    "_stdio_client.SAFE_ENVIRONMENT += ('PYTHONPATH',)\n"
+)
 
 
 def test_readme_host_script_runs() -> None:
@@ -17,11 +27,12 @@ def test_readme_host_script_runs() -> None:
     assert len(host) == 1, "the README lost its host-side script"
     assert len(host[0].splitlines()) < 30
     proc = subprocess.run(
-        [sys.executable, "-c", host[0]],
+        [sys.executable, "-c", CHECKOUT_SERVER + host[0]],
         capture_output=True,
         text=True,
         timeout=60,  # bounded; the child server is shut down by open_stdio_client
         cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
         check=False,
     )
     assert proc.returncode == 0, proc.stderr

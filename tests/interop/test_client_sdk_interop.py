@@ -23,10 +23,10 @@ import pytest
 import trio
 from test_stdio_interop import ts_sdk_dir
 
+from trio_mcp import open_stdio_client
 from trio_mcp import types as t
 from trio_mcp._client._elicitation import FormElicitation
 from trio_mcp.protocol import Progress
-from trio_mcp.transports import open_stdio_client
 
 HERE = Path(__file__).resolve().parent
 ROOTS = [t.Root(uri="file:///srv/project", name="project")]

@@ -17,9 +17,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from trio_mcp import Server
-from trio_mcp.transports._http_client import open_http_client
-from trio_mcp.transports._http_server import serve_http
+from trio_mcp import Server, open_http_client, serve_http
 
 SDK_CLIENT = textwrap.dedent(
     """

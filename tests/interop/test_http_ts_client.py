@@ -17,8 +17,7 @@ import trio
 from test_stdio_interop import ts_sdk_dir
 
 import trio_mcp
-from trio_mcp import Server
-from trio_mcp.transports._http_server import StreamableHTTPApp, serve_http
+from trio_mcp import Server, http_app, serve_http
 
 HERE = Path(__file__).resolve().parent
 
@@ -50,7 +49,7 @@ async def test_typescript_sdk_client_against_our_server(json_response: bool) -> 
     cache = await trio.to_thread.run_sync(ts_sdk_dir)
     # node resolves the SDK from the script's directory: run it from the cache.
     shutil.copy(HERE / "ts_http_client.mjs", cache / "ts_http_client.mjs")
-    app = StreamableHTTPApp(make_server(), json_response=json_response)
+    app = http_app(make_server(), json_response=json_response)
     sessions_seen: list[int] = []
     async with trio.open_nursery() as nursery:
         url = await nursery.start(lambda task_status: serve_http(app, task_status=task_status))

@@ -21,9 +21,10 @@ import pytest
 import trio
 from npm_cache import npm_install
 
+from trio_mcp import open_stdio_client
 from trio_mcp._cli._trace import run_trace
 from trio_mcp.protocol import RequestState
-from trio_mcp.transports import ExitStep, StdioProcess, open_stdio_client
+from trio_mcp.transports import ExitStep, StdioProcess
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent

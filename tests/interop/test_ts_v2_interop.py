@@ -44,11 +44,10 @@ import trio
 from npm_cache import npm_install
 
 import trio_mcp
-from trio_mcp import Client, Server
+from trio_mcp import Client, Server, http_app, open_http_client, open_stdio_client, serve_http
 from trio_mcp import types as t
 from trio_mcp.protocol import RequestState
-from trio_mcp.transports import ExitStep, StdioProcess, open_http_client, open_stdio_client
-from trio_mcp.transports._http_server import StreamableHTTPApp, serve_http
+from trio_mcp.transports import ExitStep, StdioProcess
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -428,7 +427,7 @@ def paper_trail_lookalike(sleep_handler: SleepHandler) -> Server:
 async def test_a_v2_client_against_our_server_over_http(mode: str) -> None:
     cache = await trio.to_thread.run_sync(ts_sdk_v2_dir)
     sleep_handler = SleepHandler()
-    app = StreamableHTTPApp(paper_trail_lookalike(sleep_handler))
+    app = http_app(paper_trail_lookalike(sleep_handler))
     async with trio.open_nursery() as nursery:
         url = await nursery.start(lambda task_status: serve_http(app, task_status=task_status))
         argv = ["node", str(cache / "ts_v2_client.mjs"), mode, "http", url + "/mcp"]

@@ -15,8 +15,9 @@ from typing import Any
 import trio
 from helpers import LATEST, RawPeer
 
-from trio_mcp import Server, Session, serve_session
+from trio_mcp import Server, serve_session
 from trio_mcp.examples import everything as _everything
+from trio_mcp.lowlevel import Session
 from trio_mcp.testing import memory_transport_pair
 
 ROOT = Path(__file__).resolve().parents[2]

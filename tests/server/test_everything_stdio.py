@@ -7,8 +7,8 @@ import sys
 import trio
 from server_helpers import EVERYTHING, EVERYTHING_ENV
 
+from trio_mcp import open_stdio_client
 from trio_mcp import types as t
-from trio_mcp.transports import open_stdio_client
 
 
 async def test_everything_over_stdio() -> None:

@@ -7,8 +7,9 @@ from typing import Any, Literal
 from hypothesis import given
 from hypothesis import strategies as st
 
+from trio_mcp._server._context import Context
 from trio_mcp._server._schema import FunctionSignature
-from trio_mcp._session._context import Context, RequestContext
+from trio_mcp._session._context import RequestContext
 
 
 def _tool(

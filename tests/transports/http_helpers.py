@@ -10,9 +10,9 @@ import httpx
 import orjson
 import trio
 
-from trio_mcp import Server
+from trio_mcp import Client, Server, http_app, serve_http
 from trio_mcp.transports._http_client import HttpClientTransport
-from trio_mcp.transports._http_server import StreamableHTTPApp, serve_http
+from trio_mcp.transports._http_server import StreamableHTTPApp
 from trio_mcp.transports._http_session import HttpServerTransport
 
 ACCEPT_BOTH = "application/json, text/event-stream"
@@ -66,7 +66,7 @@ async def running(
     app = (
         app_or_server
         if isinstance(app_or_server, StreamableHTTPApp)
-        else StreamableHTTPApp(app_or_server, **options)
+        else http_app(app_or_server, **options)
     )
     async with trio.open_nursery() as nursery:
         url = await nursery.start(lambda task_status: serve_http(app, task_status=task_status))
@@ -148,3 +148,10 @@ async def http_transport_pair(
             await server.aclose()
             await http.aclose()
             nursery.cancel_scope.cancel()
+
+
+def http_transport_of(client: Client) -> HttpClientTransport:
+    """The HTTP client transport *client* runs over."""
+    transport = client.session.transport
+    assert isinstance(transport, HttpClientTransport), transport
+    return transport

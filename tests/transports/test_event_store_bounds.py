@@ -17,10 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_http_hardening import asgi_scope, call_app, whole_body
 
-from trio_mcp import Context, Server
+from trio_mcp import Context, Server, http_app
 from trio_mcp.transports._asgi import Message
 from trio_mcp.transports._event_store import MAX_BYTES_PER_SESSION, MemoryEventStore
-from trio_mcp.transports._http_server import StreamableHTTPApp
 from trio_mcp.transports._sse import SSEParser
 
 KIB = 1024
@@ -246,7 +245,7 @@ async def test_app_refuses_a_resume_from_events_the_byte_bound_dropped(
         return "finished"
 
     store = MemoryEventStore(max_bytes_per_session=4 * KIB)
-    app = StreamableHTTPApp(server, event_store=store)
+    app = http_app(server, event_store=store)
     async with app.run():
         status, _, headers = await call_app(app, asgi_scope(), whole_body(INIT))
         assert status == 200

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import orjson
 import pytest
 import trio
-from http_helpers import LATEST, make_server, raw_client, running
+from helpers import first_text
+from http_helpers import LATEST, http_transport_of, make_server, raw_client, running
 
-from trio_mcp import RPCError
+from trio_mcp import RPCError, http_app, open_http_client
 from trio_mcp.transports._event_store import MemoryEventStore
-from trio_mcp.transports._http_client import open_http_client
-from trio_mcp.transports._http_server import StreamableHTTPApp
 
 
 @pytest.mark.spec("HT-06")
@@ -22,7 +23,7 @@ async def test_calls_and_delete_on_close(json_response: bool) -> None:
     async with running(make_server(), json_response=json_response) as (url, app):
         async with open_http_client(url + "/mcp") as client:
             assert client.protocol_version == "2025-11-25"
-            results = []
+            results: list[Any] = []
 
             async def call(i: int) -> None:
                 result = await client.call_tool("add", {"a": i, "b": 1})
@@ -88,9 +89,9 @@ async def test_session_deleted_by_server_surfaces_as_expired() -> None:
 @pytest.mark.spec("SS-08")
 @pytest.mark.spec("SS-03")
 async def test_falls_back_to_legacy_sse() -> None:
-    app = StreamableHTTPApp(make_server(), path="/other")
+    app = http_app(make_server(), path="/other")
     async with running(app) as (url, _), open_http_client(url + "/sse") as client:
-        assert client.session.transport.legacy_endpoint is not None
+        assert http_transport_of(client).legacy_endpoint is not None
         result = await client.call_tool("add", {"a": 2, "b": 2})
         assert result.structured_content == {"result": 4}
         assert app.session_count == 1
@@ -145,7 +146,7 @@ async def test_reinitialize_after_a_delete_by_another_party(json_response: bool)
             url + "/mcp", http_client=http, reinitialize=True, reconnect_delay=0.01
         ) as client,
     ):
-        transport = client.session.transport
+        transport = http_transport_of(client)
         old_id = transport.session_id
         assert old_id is not None
         failures: list[Exception] = []
@@ -196,7 +197,7 @@ async def test_reinitialize_after_a_delete_by_another_party(json_response: bool)
             transport.session_id,
         ]
         # Later requests carry the new id and the negotiated revision.
-        assert (await client.call_tool("echo", {"text": "hi"})).content[0].text == "hi"
+        assert first_text(await client.call_tool("echo", {"text": "hi"})) == "hi"
         last = seen[-1]
         assert last.headers["mcp-session-id"] == transport.session_id
         assert last.headers["mcp-protocol-version"] == LATEST
@@ -211,7 +212,7 @@ async def test_reinitialize_after_the_server_ends_the_session() -> None:
         running(make_server()) as (url, app),
         open_http_client(url + "/mcp", reinitialize=True, reconnect_delay=3600) as client,
     ):
-        transport = client.session.transport
+        transport = http_transport_of(client)
         ids = {transport.session_id}
         for round_ in range(1, 4):
             (server_end,) = app.sessions().values()
@@ -240,8 +241,8 @@ async def test_without_reinitialize_the_client_ends_with_session_expired() -> No
         await server_end.wait_closed()
         with pytest.raises(RPCError, match=r"Session expired \(HTTP 404\)"):
             await client.call_tool("add", {"a": 1, "b": 1})
-        assert client.session.transport.session_expired
-        assert client.session.transport.reinitializations == 0
+        assert http_transport_of(client).session_expired
+        assert http_transport_of(client).reinitializations == 0
         with pytest.raises(Exception, match=r"(?i)expired|closed"):
             await client.call_tool("add", {"a": 1, "b": 1})
         assert app.session_count == 0

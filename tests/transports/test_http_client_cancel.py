@@ -17,10 +17,11 @@ import orjson
 import pytest
 import trio
 import trio.testing
+from http_helpers import http_transport_of
 
-from trio_mcp import Server, open_session
+from trio_mcp import Server, http_app, open_http_client
+from trio_mcp.lowlevel import open_session
 from trio_mcp.transports._asgi import ASGIApp, Message
-from trio_mcp.transports._http_client import open_http_client
 from trio_mcp.transports._http_server import StreamableHTTPApp
 from trio_mcp.transports._http_session import HttpServerTransport
 
@@ -191,12 +192,12 @@ async def cancel_then_ping(stateless: bool) -> tuple[float, float, list[float], 
     stopped: list[float] = []
     halted = trio.Event()
     server = slow_server(started, stopped, halted)
-    app = sessionless_app(server) if stateless else StreamableHTTPApp(server)
+    app = sessionless_app(server) if stateless else http_app(server)
     async with app.run(), trio.open_nursery() as nursery:
         bridge = HeadHoldingBridge(app, nursery)
         http = httpx.AsyncClient(transport=bridge)
         async with http, open_http_client(URL, http_client=http) as client:
-            assert (client.session.transport.session_id is None) == stateless
+            assert (http_transport_of(client).session_id is None) == stateless
             call_scope = trio.CancelScope()
             nursery.start_soon(_call, client, call_scope)
             await started.wait()

@@ -30,10 +30,10 @@ from http_helpers import (
 )
 from test_http_hardening import asgi_scope, call_app, whole_body
 
-from trio_mcp import Server
+from trio_mcp import Server, http_app, serve_http
 from trio_mcp.transports import _http_server
 from trio_mcp.transports._asgi import Message
-from trio_mcp.transports._http_server import StreamableHTTPApp, serve_http
+from trio_mcp.transports._http_server import StreamableHTTPApp
 
 Headers = list[tuple[str, str]]
 
@@ -117,7 +117,7 @@ async def test_client_gone_during_the_body_dispatches_nothing(
     """S-10: a body the client stops uploading (it disconnected) is not
     dispatched, creates no session, gets no response, and raises nothing."""
     server, runs = counting_server()
-    app = StreamableHTTPApp(server)
+    app = http_app(server)
     async with app.run():
         host = [("host", "127.0.0.1:8000")]
         body = init_body()
@@ -214,7 +214,7 @@ async def test_case_and_trailing_dot_variants(
 ) -> None:
     """O-04: one documented normalisation (ASCII lower case, an Origin's
     trailing slash), no bypass."""
-    app = StreamableHTTPApp(make_server())
+    app = http_app(make_server())
     headers = [("host", host), *POST_HEADERS]
     if origin is not None:
         headers.append(("origin", origin))
@@ -229,7 +229,7 @@ async def test_configured_origins_are_matched_the_same_way(
 ) -> None:
     """O-04 with an explicit allowlist: configured values are lower-cased and
     lose a trailing slash too; a trailing dot is still another origin."""
-    app = StreamableHTTPApp(make_server(), allowed_origins={"HTTPS://App.Example.COM/"})
+    app = http_app(make_server(), allowed_origins={"HTTPS://App.Example.COM/"})
     base = [("host", "127.0.0.1:8000"), *POST_HEADERS]
     async with app.run():
         for origin, status in [
@@ -264,7 +264,7 @@ async def test_repeated_origin_or_host_is_refused(
 ) -> None:
     """O-06: repeated Origin headers get 403, whatever their values (a proxy
     or framework might read either one); a repeated Host gets 400."""
-    app = StreamableHTTPApp(make_server())
+    app = http_app(make_server())
     async with app.run():
         headers = [("host", "127.0.0.1:8000"), *POST_HEADERS, *extra]
         assert await initialize_status(app, headers) == status
@@ -280,8 +280,8 @@ async def test_missing_host_is_refused(
     """O-08: no Host (or an empty one) gets 400 before anything else, even
     with a configured allowlist."""
     for app in (
-        StreamableHTTPApp(make_server()),
-        StreamableHTTPApp(make_server(), allowed_hosts={"localhost:*"}),
+        http_app(make_server()),
+        http_app(make_server(), allowed_hosts={"localhost:*"}),
     ):
         async with app.run():
             headers = list(POST_HEADERS)
@@ -362,7 +362,7 @@ async def test_ipv6_and_unspecified_hosts(
 ) -> None:
     """O-09: the allowlist semantics for IPv6 literals, IPv4-mapped and
     unspecified addresses (exact spelling, bound port)."""
-    app = StreamableHTTPApp(make_server())
+    app = http_app(make_server())
     async with app.run():
         assert await initialize_status(app, [("host", host), *POST_HEADERS], server=bound) == status
 
@@ -384,7 +384,7 @@ async def test_origin_on_ipv6_and_unspecified_binds(
         (ANY_V4, "mcp.example:8000", "http://evil.example:8000", 403),
         (ANY_V4, "mcp.example:8000", "http://0.0.0.0:8000", 403),
     ]
-    app = StreamableHTTPApp(make_server())
+    app = http_app(make_server())
     async with app.run():
         for bound, host, origin, status in cases:
             headers = [("host", host), ("origin", origin), *POST_HEADERS]
@@ -394,7 +394,7 @@ async def test_origin_on_ipv6_and_unspecified_binds(
 @pytest.mark.spec("SEC-01")
 async def test_configured_ipv6_hosts(autojump_clock: trio.testing.MockClock) -> None:
     """O-09 with ``allowed_hosts``: IPv6 entries are bracketed, ``:*`` takes any port."""
-    app = StreamableHTTPApp(make_server(), allowed_hosts={"[::1]:*", "[fd00::1]:9000"})
+    app = http_app(make_server(), allowed_hosts={"[::1]:*", "[fd00::1]:9000"})
     async with app.run():
         for host, status in [
             ("[::1]:1234", 200),
@@ -462,7 +462,7 @@ async def test_no_cors_headers_in_any_response(autojump_clock: trio.testing.Mock
     a foreign Origin, preflights included (403 from elsewhere, else 405):
     nothing invites a browser to let another site read a response or the
     ``Mcp-Session-Id``."""
-    app = StreamableHTTPApp(make_server())
+    app = http_app(make_server())
     same = ("origin", "http://127.0.0.1:8000")
     evil = ("origin", "http://evil.example")
     host = ("host", "127.0.0.1:8000")

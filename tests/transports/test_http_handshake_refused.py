@@ -19,10 +19,10 @@ import trio
 from http_helpers import make_server, running
 from hypercorn.trio import serve
 
+from trio_mcp import open_http_client
 from trio_mcp._errors import HandshakeRefused, MCPError
 from trio_mcp._util import unwrap_group
 from trio_mcp.transports._asgi import Receive, Scope, Send
-from trio_mcp.transports._http_client import open_http_client
 from trio_mcp.transports._http_server import hypercorn_config
 from trio_mcp.transports._sse import format_event
 

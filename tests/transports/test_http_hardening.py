@@ -28,21 +28,17 @@ from http_helpers import (
     sse_messages,
 )
 
-from trio_mcp import serve_session
+from trio_mcp import http_app, serve_http, serve_session
 from trio_mcp.transports import _http_server
 from trio_mcp.transports._asgi import Message
+from trio_mcp.transports._bounds import HEADER_TIMEOUT
 from trio_mcp.transports._http_common import (
     OriginPolicy,
     accepts,
     is_json_content_type,
     parse_media_type,
 )
-from trio_mcp.transports._http_server import (
-    HEADER_TIMEOUT,
-    StreamableHTTPApp,
-    hypercorn_config,
-    serve_http,
-)
+from trio_mcp.transports._http_server import StreamableHTTPApp, hypercorn_config
 from trio_mcp.transports._http_session import HttpServerTransport
 
 CALL = orjson.dumps(
@@ -252,7 +248,7 @@ def test_default_ports_may_be_left_out_of_host_and_origin() -> None:
 async def test_app_without_a_server_entry_refuses_rebinding() -> None:
     headers = {"host": "attacker.example:8000", "origin": "http://attacker.example:8000"}
     headers.update(post_headers())
-    app = StreamableHTTPApp(make_server())
+    app = http_app(make_server())
     async with app.run():
         status, body, _ = await call_app(
             app, asgi_scope(headers=headers, server=None), whole_body(init_body())
@@ -261,7 +257,7 @@ async def test_app_without_a_server_entry_refuses_rebinding() -> None:
         assert b"allowed_hosts" in body
         assert app.session_count == 0
     # Named hosts make such a mount usable again.
-    app = StreamableHTTPApp(make_server(), allowed_hosts={"localhost:8000"})
+    app = http_app(make_server(), allowed_hosts={"localhost:8000"})
     async with app.run():
         headers = {"host": "localhost:8000", **post_headers()}
         status, body, _ = await call_app(
@@ -279,7 +275,7 @@ async def test_app_without_a_server_entry_refuses_rebinding() -> None:
 async def test_slow_body_gets_408_at_the_deadline(
     autojump_clock: trio.testing.MockClock, trickle: bool
 ) -> None:
-    app = StreamableHTTPApp(make_server(), body_timeout=30.0)
+    app = http_app(make_server(), body_timeout=30.0)
 
     async def trickling() -> Message:
         await trio.sleep(1.0)  # one byte a second: every read is prompt
@@ -297,7 +293,7 @@ async def test_slow_body_gets_408_at_the_deadline(
 
 
 async def test_legacy_slow_body_gets_408(autojump_clock: trio.testing.MockClock) -> None:
-    app = StreamableHTTPApp(make_server(), body_timeout=5.0)
+    app = http_app(make_server(), body_timeout=5.0)
     async with app.run():
         transport = app.new_session(None, single_stream=True)
         assert transport is not None
@@ -310,7 +306,7 @@ async def test_legacy_slow_body_gets_408(autojump_clock: trio.testing.MockClock)
 
 
 async def test_body_within_the_deadline_is_served(autojump_clock: trio.testing.MockClock) -> None:
-    app = StreamableHTTPApp(make_server(), body_timeout=30.0)
+    app = http_app(make_server(), body_timeout=30.0)
     pieces = [init_body()[:10], init_body()[10:]]
 
     async def slow_but_in_time() -> Message:
@@ -326,7 +322,7 @@ async def test_body_within_the_deadline_is_served(autojump_clock: trio.testing.M
         assert status == 200
         assert sse_messages(body.decode())[0]["id"] == 1
     # None disables the deadline.
-    app = StreamableHTTPApp(make_server(), body_timeout=None)
+    app = http_app(make_server(), body_timeout=None)
     async with app.run():
         with trio.move_on_after(3600) as never:
             await call_app(app, asgi_scope(), body_then_block(b"{"))

@@ -12,12 +12,11 @@ from pathlib import Path
 import orjson
 import pytest
 import trio
+from helpers import first_text
 from http_helpers import make_server
 
-from trio_mcp.transports import parse_http_option
-from trio_mcp.transports._http_client import open_http_client
+from trio_mcp import http_app, open_http_client, parse_http_option
 from trio_mcp.transports._http_common import id_key
-from trio_mcp.transports._http_server import StreamableHTTPApp
 from trio_mcp.transports._http_session import UNDELIVERABLE, HttpServerTransport
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.spec("HT-32")
 async def test_idle_sessions_are_reaped(autojump_clock: trio.testing.MockClock) -> None:
-    app = StreamableHTTPApp(make_server(), session_idle_timeout=60.0)
+    app = http_app(make_server(), session_idle_timeout=60.0)
     async with app.run():
         idle = app.new_session(None)
         busy = app.new_session(None)
@@ -100,7 +99,7 @@ async def test_example_server_over_http() -> None:
             assert not url.endswith(":0/mcp")
             async with open_http_client(url) as client:
                 result = await client.call_tool("order_status", {"order_id": "PT-1042"})
-                assert "shipped" in result.content[0].text
+                assert "shipped" in first_text(result)
     finally:
         os.kill(proc.pid, signal.SIGTERM)
         proc.wait(timeout=10)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import httpx
 import pytest
 import trio
+from helpers import first_text
 from http_helpers import make_server, running
 
-from trio_mcp import Context, Progress
-from trio_mcp.transports import open_http_client
+from trio_mcp import Context, open_http_client
+from trio_mcp.lowlevel import Progress
 from trio_mcp.transports._event_store import MemoryEventStore
 
 
@@ -52,7 +53,7 @@ async def test_server_closes_the_stream_and_the_client_polls_for_the_rest() -> N
             await client.ping()  # the session goes on
     assert closed == [True]
     assert resumes, "the client never reconnected with Last-Event-ID"
-    assert result.content[0].text == "done after polling"
+    assert first_text(result) == "done after polling"
     assert seen == [1, 2, 3]  # every event exactly once, across the reconnect
 
 
@@ -67,5 +68,5 @@ async def test_close_sse_stream_is_a_no_op_where_the_transport_cannot() -> None:
 
     # No event store: not resumable, so the stream cannot be closed early.
     async with running(server) as (url, _), open_http_client(url + "/mcp") as client:
-        assert (await client.call_tool("try_close")).content[0].text == "ok"
+        assert first_text(await client.call_tool("try_close")) == "ok"
     assert answers == [False]

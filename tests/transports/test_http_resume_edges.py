@@ -17,10 +17,10 @@ import orjson
 import pytest
 import trio
 import trio.testing
+from helpers import first_text
 from test_http_hardening import asgi_scope
 
-from trio_mcp import Context, Server
-from trio_mcp.transports import open_http_client
+from trio_mcp import Context, Server, http_app, open_http_client
 from trio_mcp.transports._asgi import Message
 from trio_mcp.transports._event_store import MemoryEventStore
 from trio_mcp.transports._http_server import StreamableHTTPApp
@@ -166,7 +166,7 @@ async def test_resume_replays_only_the_stream_the_event_id_names(
     a Last-Event-ID of either gets that stream's later events and none of the
     other's."""
     server, gates = gated_server(("A", "B"), 3)
-    app = StreamableHTTPApp(server, event_store=MemoryEventStore())
+    app = http_app(server, event_store=MemoryEventStore())
     with trio.fail_after(60):  # a stream that never ends fails, not hangs
         await _only_that_stream(app, gates)
 
@@ -216,7 +216,7 @@ async def test_simultaneous_resumes_bind_once(autojump_clock: trio.testing.MockC
     while the POST is still connected, or a second simultaneous resume with
     the same Last-Event-ID, gets 409; every event is delivered exactly once."""
     server, gates = gated_server(("A",), 3)
-    app = StreamableHTTPApp(server, event_store=MemoryEventStore())
+    app = http_app(server, event_store=MemoryEventStore())
     # A deadline, so that a stream that never ends fails the test (the
     # autojump clock jumps to it) instead of hanging it.
     with trio.fail_after(60):
@@ -359,7 +359,7 @@ async def test_client_resumes_only_streams_that_owe_an_answer(
     async with http, open_http_client("http://mcp.test/mcp", http_client=http) as client:
         for _ in range(3):
             result = await client.call_tool("anything", {})
-            assert result.content[0].text == "ok"
+            assert first_text(result) == "ok"
         # Long past any retry (10 ms) or reconnect delay (1 s).
         await trio.sleep(60)
         assert scripted.posted.count("tools/call") == 3

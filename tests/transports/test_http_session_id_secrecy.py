@@ -16,8 +16,8 @@ import logging
 import pytest
 from http_helpers import make_server, running
 
-from trio_mcp import RPCError
-from trio_mcp.transports._http_client import HttpClientTransport, open_http_client
+from trio_mcp import RPCError, open_http_client
+from trio_mcp.transports._http_client import HttpClientTransport
 
 
 def _record_text(record: logging.LogRecord) -> str:

@@ -19,8 +19,9 @@ import pytest
 import trio
 from http_helpers import LATEST, init_body, make_server, raw_client, running
 
+from trio_mcp import http_app, open_http_client
 from trio_mcp.testing import check_transport
-from trio_mcp.transports._http_client import HttpClientTransport, open_http_client
+from trio_mcp.transports._http_client import HttpClientTransport
 from trio_mcp.transports._http_server import StreamableHTTPApp
 from trio_mcp.transports._http_session import HttpServerTransport
 
@@ -116,7 +117,7 @@ async def test_ended_unknown_and_missing_legacy_sessions_are_refused() -> None:
 
 
 async def test_legacy_session_ended_by_the_server_ends_the_client() -> None:
-    app = StreamableHTTPApp(make_server(), path="/other")
+    app = http_app(make_server(), path="/other")
     async with running(app) as (url, _):
         async with open_http_client(url + "/sse") as client:
             assert (await client.call_tool("add", {"a": 1, "b": 2})).structured_content == {

@@ -15,14 +15,8 @@ import pytest
 import trio
 from stdio_helpers import CHILD_ENV, PAPER_TRAIL, PYTHON, gone, open_fds, reaped, wait_gone
 
-from trio_mcp import SessionClosed
-from trio_mcp.transports import (
-    ExitStep,
-    ProcessEvent,
-    StdioProcess,
-    open_stdio_client,
-    open_stdio_process,
-)
+from trio_mcp import SessionClosed, open_stdio_client
+from trio_mcp.transports import ExitStep, ProcessEvent, StdioProcess, open_stdio_process
 
 
 @pytest.mark.spec("SI-10")

@@ -25,8 +25,9 @@ import pytest
 import trio
 from stdio_helpers import CHILD_ENV, PYTHON, reaped
 
+from trio_mcp import open_stdio_client
 from trio_mcp import types as mcp_types
-from trio_mcp.transports import ExitStep, StdioProcess, open_stdio_client
+from trio_mcp.transports import ExitStep, StdioProcess
 from trio_mcp.transports._stdio_client import STDERR_LINE_LIMIT, take_lines
 
 MIB = 1 << 20

@@ -14,9 +14,10 @@ import trio
 from stdio_helpers import PYTHON, open_fds
 
 import trio_mcp
+from trio_mcp import serve_stdio
 from trio_mcp._transport import Transport
 from trio_mcp.testing import check_transport
-from trio_mcp.transports import LineChannel, open_stdio_process, serve_stdio
+from trio_mcp.transports import LineChannel, open_stdio_process
 
 
 def _server() -> trio_mcp.Server:

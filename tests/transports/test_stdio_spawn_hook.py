@@ -20,13 +20,8 @@ import trio
 import trio.testing
 from stdio_helpers import CHILD_ENV, PAPER_TRAIL, PYTHON, open_fds, reaped
 
-from trio_mcp.transports import (
-    ProcessEvent,
-    SpawnRequest,
-    StdioProcess,
-    open_stdio_client,
-    open_stdio_process,
-)
+from trio_mcp import open_stdio_client
+from trio_mcp.transports import ProcessEvent, SpawnRequest, StdioProcess, open_stdio_process
 
 # The child's first act is to create the marker; then it reports what it got.
 REPORT = """\

@@ -14,14 +14,14 @@ import trio.testing
 from http_helpers import make_server
 from trio_websocket import serve_websocket
 
+from trio_mcp import open_websocket_client
+from trio_mcp import serve_websocket as serve_mcp_websocket
 from trio_mcp.testing import check_transport
+from trio_mcp.transports._bounds import WEBSOCKET_MAX_MESSAGE_SIZE as MAX_MESSAGE_SIZE
 from trio_mcp.transports._websocket import (
-    MAX_MESSAGE_SIZE,
     WebSocketTransport,
-    open_websocket_client,
     open_websocket_transport,
 )
-from trio_mcp.transports._websocket import serve_websocket as serve_mcp_websocket
 
 
 @asynccontextmanager

@@ -35,16 +35,16 @@ from wsproto.events import (
     TextMessage,
 )
 
-from trio_mcp import Context, SessionClosed
+from trio_mcp import Context, Server, SessionClosed, open_websocket_client, serve_session
+from trio_mcp import serve_websocket as serve_mcp_websocket
+from trio_mcp.transports._bounds import CLOSE_TIMEOUT, HANDSHAKE_TIMEOUT
+from trio_mcp.transports._bounds import WEBSOCKET_MAX_MESSAGE_SIZE as MAX_MESSAGE_SIZE
 from trio_mcp.transports._http_common import OriginPolicy
 from trio_mcp.transports._websocket import (
-    CLOSE_TIMEOUT,
-    HANDSHAKE_TIMEOUT,
-    MAX_MESSAGE_SIZE,
+    WebSocketHandler,
+    WebSocketTransport,
     _Acceptor,
-    open_websocket_client,
 )
-from trio_mcp.transports._websocket import serve_websocket as serve_mcp_websocket
 
 INITIALIZED = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).decode()
 
@@ -176,16 +176,26 @@ async def still_serving(port: int) -> None:
             assert result.structured_content == {"result": 5}
 
 
-def memory_acceptor(server: Any = None, **session_options: Any) -> _Acceptor:
-    """The server's per-connection handler, to run over in-memory streams."""
+def memory_acceptor(
+    server: Server | None = None,
+    *,
+    handler: WebSocketHandler | None = None,
+    **session_options: Any,
+) -> _Acceptor:
+    """The server's per-connection handler, to run over in-memory streams: it
+    serves *server* (or runs *handler*) on each accepted connection."""
+    served = server or make_server()
+
+    async def serve(transport: WebSocketTransport) -> None:
+        await serve_session(served, transport, **session_options)
+
     return _Acceptor(
-        server or make_server(),
+        handler or serve,
         OriginPolicy(),
         ("127.0.0.1", 8000),
         max_message_size=MAX_MESSAGE_SIZE,
         handshake_timeout=HANDSHAKE_TIMEOUT,
         close_timeout=CLOSE_TIMEOUT,
-        session_options=session_options,
     )
 
 
@@ -409,21 +419,19 @@ async def test_resets_after_the_handshake_do_not_stop_the_server() -> None:
 
 
 async def test_a_failing_connection_is_logged_and_ends_alone(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """A connection whose session fails unexpectedly is logged and closed;
     the acceptor returns (the listener, and the other connections, go on)."""
-    import trio_mcp._server._registry
 
-    async def broken(server: Any, transport: Any, **options: Any) -> None:
+    async def broken(transport: WebSocketTransport) -> None:
         await transport.receive()
         raise RuntimeError("a bug in this session")
 
-    monkeypatch.setattr(trio_mcp._server._registry, "serve_session", broken)
     client_end, server_end = trio.testing.memory_stream_pair()
     client = RawClient(client_end)
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(memory_acceptor(), server_end)
+        nursery.start_soon(memory_acceptor(handler=broken), server_end)
         await client.handshake()
         with caplog.at_level(logging.ERROR, logger="trio_mcp.websocket"):
             await client.send_text(INITIALIZED)

@@ -19,8 +19,8 @@ from typing import Any, TextIO
 
 import trio
 
-from .. import open_stdio_client
 from .. import types as mcp_types
+from .._client._connect import open_stdio_client
 from .._util import unwrapping
 from ..protocol import Progress
 from ._errors import INTERRUPTED, USER_ERRORS, describe, print_error

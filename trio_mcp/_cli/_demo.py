@@ -20,8 +20,8 @@ from typing import TextIO
 
 import trio
 
-from .. import open_stdio_client
 from .. import types as mcp_types
+from .._client._connect import open_stdio_client
 from .._errors import RequestTimeout
 from ..protocol import Progress, RequestRecord
 from ..transports import ProcessEvent, StdioProcess

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import trio
 
-from .. import open_stdio_client
 from .. import types as mcp_types
+from .._client._connect import open_stdio_client
 from .._errors import MCPError
 from ..protocol import (
     Direction,
@@ -34,7 +34,7 @@ from ..transports._stdio_client import describe_returncode
 from ._errors import USER_ERRORS, describe, print_error
 
 if TYPE_CHECKING:
-    from .. import Client
+    from .._client._client import Client
 
 #: What discovery asks for, by the capability that allows it.
 DISCOVERY = (

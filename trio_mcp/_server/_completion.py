@@ -25,6 +25,7 @@ from .. import types as mcp_types
 from .._errors import RPCError
 from .._session._context import RequestContext
 from ..protocol import ErrorCode
+from ._context import ContextServer
 from ._prompts import unknown_prompt
 from ._resources import _context_params, inject_context
 from ._tools import call_function
@@ -58,7 +59,7 @@ class Completer:
         return cls(fn, "arguments" in params, _context_params(fn))
 
     async def complete(
-        self, value: str, arguments: dict[str, str], request: RequestContext, server: Any
+        self, value: str, arguments: dict[str, str], request: RequestContext, server: ContextServer
     ) -> mcp_types.Completion:
         """Call the function and cap the result.
 
@@ -85,7 +86,7 @@ def cap(values: list[str], total: int | None, has_more: bool | None) -> mcp_type
 
 async def answer_complete(
     ctx: RequestContext,
-    server: Any,
+    server: ContextServer,
     prompts: Mapping[str, RegisteredPrompt],
     templates: Mapping[str, RegisteredTemplate],
     completers: Mapping[tuple[str, str, str], Completer],

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import attrs
 
@@ -22,14 +22,24 @@ from .. import types as mcp_types
 from .._errors import RPCError
 from .._session._context import RequestContext
 from ..protocol import ErrorCode
+from ._context import ContextServer
 from ._resources import _context_params, inject_context
 from ._schema import parse_docstring
-from ._tools import CONTENT_TYPES, call_function
+from ._tools import CONTENT_TYPES, call_function, check_options
 
 
 def unknown_prompt(name: str) -> RPCError:
     """The -32602 error for an unknown prompt (PR-06)."""
     return RPCError(int(ErrorCode.INVALID_PARAMS), f"Unknown prompt: {name}")
+
+
+class PromptOptions(TypedDict, total=False):
+    """The keyword options of a prompt's registration (:meth:`Server.add_prompt`):
+    ``Prompt`` fields; the description defaults to the docstring's summary."""
+
+    title: str | None
+    description: str | None
+    icons: list[mcp_types.Icon] | None
 
 
 @attrs.frozen
@@ -49,9 +59,7 @@ class RegisteredPrompt:
         fn: Callable[..., Any],
         *,
         name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        icons: list[mcp_types.Icon] | None = None,
+        **options: Unpack[PromptOptions],
     ) -> RegisteredPrompt:
         """Build a prompt from *fn*.
 
@@ -59,6 +67,7 @@ class RegisteredPrompt:
             TypeError: a parameter is ``*args``/``**kwargs`` or annotated with a
                 type other than ``str`` (prompt arguments are strings).
         """
+        check_options(options, PromptOptions)
         context = _context_params(fn)
         doc, param_docs = parse_docstring(inspect.getdoc(fn))
         hints = inspect.get_annotations(fn, eval_str=True)
@@ -82,17 +91,17 @@ class RegisteredPrompt:
             )
         definition = mcp_types.Prompt(
             name=name or fn.__name__,
-            title=title,
-            description=description or doc,
+            title=options.get("title"),
+            description=options.get("description") or doc,
             arguments=arguments,
-            icons=icons,
+            icons=options.get("icons"),
         )
         legacy = attrs.evolve(definition, title=None, icons=None)
         accepted = frozenset(a.name for a in arguments)
         return cls(definition, legacy, fn, frozenset(required), accepted, context)
 
     async def render(
-        self, arguments: dict[str, str] | None, request: RequestContext, server: Any
+        self, arguments: dict[str, str] | None, request: RequestContext, server: ContextServer
     ) -> mcp_types.GetPromptResult:
         """Render the prompt.
 

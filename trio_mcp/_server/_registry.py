@@ -28,13 +28,13 @@ from __future__ import annotations
 import logging
 import weakref
 from collections.abc import Callable, Collection
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, Unpack, overload
 
 import trio
 
 from .. import types as mcp_types
 from .._errors import RPCError
-from .._session._context import Context, RequestContext
+from .._session._context import RequestContext
 from .._session._engine import Session
 from ..protocol import (
     Connection,
@@ -45,14 +45,22 @@ from ..protocol import (
     Role,
 )
 from ._completion import Completer, answer_complete
+from ._context import Context
 from ._logging import coerce_level, log_params
 from ._pagination import paginate
-from ._prompts import RegisteredPrompt, unknown_prompt
-from ._resources import RegisteredResource, RegisteredTemplate, resource_not_found
+from ._prompts import PromptOptions, RegisteredPrompt, unknown_prompt
+from ._resources import (
+    RegisteredResource,
+    RegisteredTemplate,
+    ResourceOptions,
+    TemplateOptions,
+    resource_not_found,
+)
 from ._serve import Peer, serve_session, subscribed
 from ._tools import (
     RegisteredTool,
     ToolError,
+    ToolOptions,
     error_result,
     to_call_tool_result,
     unknown_tool,
@@ -152,18 +160,10 @@ class Server:
     @overload
     def tool(self, name: F, /) -> F: ...
     @overload
+    def tool(self, name: str | None = None, **options: Unpack[ToolOptions]) -> Callable[[F], F]: ...
     def tool(
-        self,
-        name: str | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: mcp_types.ToolAnnotations | None = None,
-        icons: list[mcp_types.Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
-    ) -> Callable[[F], F]: ...
-    def tool(self, name: Any = None, **options: Any) -> Any:
+        self, name: F | str | None = None, **options: Unpack[ToolOptions]
+    ) -> F | Callable[[F], F]:
         """Register a function as a tool (decorator form of :meth:`add_tool`);
         usable bare (``@server.tool``) or called (``@server.tool(title=...)``)."""
         if callable(name):
@@ -181,12 +181,7 @@ class Server:
         fn: Callable[..., Any],
         *,
         name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: mcp_types.ToolAnnotations | None = None,
-        icons: list[mcp_types.Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
+        **options: Unpack[ToolOptions],
     ) -> None:
         """Register *fn* (``async def`` or plain) as a tool.
 
@@ -204,16 +199,7 @@ class Server:
 
         Spec: TL-06, TL-07, TL-10, TL-11.
         """
-        tool = RegisteredTool.from_function(
-            fn,
-            name=name,
-            title=title,
-            description=description,
-            annotations=annotations,
-            icons=icons,
-            meta=meta,
-            structured_output=structured_output,
-        )
+        tool = RegisteredTool.from_function(fn, name=name, **options)
         self._tools[tool.name] = tool
         self._changed(_TOOLS_CHANGED)
 
@@ -224,7 +210,7 @@ class Server:
 
     # -------------------------------------------------------- resources
 
-    def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
+    def resource(self, uri: str, **options: Unpack[ResourceOptions]) -> Callable[[F], F]:
         """Register a function as the resource *uri* (decorator form of
         :meth:`add_resource`)."""
 
@@ -238,14 +224,7 @@ class Server:
         self,
         uri: str,
         fn: Callable[..., Any],
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-        annotations: mcp_types.Annotations | None = None,
-        size: int | None = None,
-        icons: list[mcp_types.Icon] | None = None,
+        **options: Unpack[ResourceOptions],
     ) -> None:
         """Register *fn* (no parameters but a context) as the resource *uri*.
 
@@ -257,17 +236,7 @@ class Server:
 
         Spec: RS-02, RS-04, RS-14.
         """
-        resource = RegisteredResource.from_function(
-            uri,
-            fn,
-            name=name,
-            title=title,
-            description=description,
-            mime_type=mime_type,
-            annotations=annotations,
-            size=size,
-            icons=icons,
-        )
+        resource = RegisteredResource.from_function(uri, fn, **options)
         self._resources[uri] = resource
         self._changed(_RESOURCES_CHANGED)
 
@@ -276,7 +245,9 @@ class Server:
         del self._resources[uri]
         self._changed(_RESOURCES_CHANGED)
 
-    def resource_template(self, uri_template: str, **options: Any) -> Callable[[F], F]:
+    def resource_template(
+        self, uri_template: str, **options: Unpack[TemplateOptions]
+    ) -> Callable[[F], F]:
         """Register a function for an RFC 6570 URI template (decorator form of
         :meth:`add_resource_template`)."""
 
@@ -290,13 +261,7 @@ class Server:
         self,
         uri_template: str,
         fn: Callable[..., Any],
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-        annotations: mcp_types.Annotations | None = None,
-        icons: list[mcp_types.Icon] | None = None,
+        **options: Unpack[TemplateOptions],
     ) -> None:
         """Register *fn* for *uri_template*; its parameters are the template's variables.
 
@@ -307,16 +272,7 @@ class Server:
 
         Spec: RS-02, RS-08.
         """
-        template = RegisteredTemplate.from_function(
-            uri_template,
-            fn,
-            name=name,
-            title=title,
-            description=description,
-            mime_type=mime_type,
-            annotations=annotations,
-            icons=icons,
-        )
+        template = RegisteredTemplate.from_function(uri_template, fn, **options)
         self._templates[uri_template] = template
         self._changed(_RESOURCES_CHANGED)
 
@@ -338,14 +294,11 @@ class Server:
     def prompt(self, name: F, /) -> F: ...
     @overload
     def prompt(
-        self,
-        name: str | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        icons: list[mcp_types.Icon] | None = None,
+        self, name: str | None = None, **options: Unpack[PromptOptions]
     ) -> Callable[[F], F]: ...
-    def prompt(self, name: Any = None, **options: Any) -> Any:
+    def prompt(
+        self, name: F | str | None = None, **options: Unpack[PromptOptions]
+    ) -> F | Callable[[F], F]:
         """Register a function as a prompt (decorator form of :meth:`add_prompt`)."""
         if callable(name):
             self.add_prompt(name)
@@ -362,18 +315,14 @@ class Server:
         fn: Callable[..., Any],
         *,
         name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        icons: list[mcp_types.Icon] | None = None,
+        **options: Unpack[PromptOptions],
     ) -> None:
         """Register *fn* as a prompt; its ``str`` parameters are the arguments
         (required unless they have a default).
 
         Spec: PR-01, PR-05, PR-06.
         """
-        prompt = RegisteredPrompt.from_function(
-            fn, name=name, title=title, description=description, icons=icons
-        )
+        prompt = RegisteredPrompt.from_function(fn, name=name, **options)
         self._prompts[prompt.definition.name] = prompt
         self._changed(_PROMPTS_CHANGED)
 
@@ -445,11 +394,13 @@ class Server:
         """Serve this server over stdin/stdout in a fresh Trio run (for scripts).
 
         Returns on stdin EOF, SIGTERM or Ctrl+C. Options: see
-        :func:`trio_mcp.transports.serve_stdio`.
+        :func:`trio_mcp.serve_stdio`.
 
-        Cancellation: see :func:`trio_mcp.transports.serve_stdio`.
+        Cancellation: see :func:`trio_mcp.serve_stdio`.
         """
-        from ..transports._stdio_server import run_stdio  # lazy: keeps imports lean
+        # Imported here: a registry that is only served in memory never loads
+        # the transports.
+        from ._entry import run_stdio
 
         run_stdio(self, **options)
 
@@ -457,15 +408,17 @@ class Server:
         """Serve this server over Streamable HTTP at ``/mcp`` in a fresh Trio run.
 
         Port 0 picks a free port; the address is printed on stderr. Returns on
-        Ctrl+C. Options: see :class:`trio_mcp.transports.StreamableHTTPApp`.
+        Ctrl+C. Options: see :func:`trio_mcp.http_app`.
 
-        Cancellation: see :func:`trio_mcp.transports.run_http`.
+        Cancellation: see :func:`trio_mcp.run_http`.
         """
-        from ..transports._http_server import run_http  # lazy: keeps imports lean
+        from ._entry import run_http
 
         run_http(self, host, port, **options)
 
-    def _peer(self, session: Session) -> Peer:
+    def peer_of(self, session: Session) -> Peer:
+        """What this server keeps for *session*: its log level, subscriptions
+        and queued notices (made on first use, dropped with the session)."""
         peer = self._peers.get(session)
         if peer is None:
             peer = self._peers[session] = Peer()
@@ -495,7 +448,7 @@ class Server:
         """React to a notification from the client (``initialized`` registers the session)."""
         if event.method == "notifications/initialized":
             # Notices queued during the handshake can go out now.
-            self._peer(session).wake.set()
+            self.peer_of(session).wake.set()
         logger.debug("notification %s", event.method)
 
     async def send_log(
@@ -518,7 +471,7 @@ class Server:
         Spec: LG-01, LG-02, LG-03, LG-04.
         """
         wanted = coerce_level(level)
-        threshold = self._peer(session).log_level
+        threshold = self.peer_of(session).log_level
         if not self.logging or (threshold is not None and wanted < threshold):
             await trio.lowlevel.checkpoint()
             return
@@ -571,11 +524,11 @@ class Server:
         raise resource_not_found(uri)
 
     async def _subscribe(self, ctx: RequestContext) -> mcp_types.EmptyResult:
-        self._peer(ctx.session).subscriptions.add(ctx.params.uri)
+        self.peer_of(ctx.session).subscriptions.add(ctx.params.uri)
         return mcp_types.EmptyResult()
 
     async def _unsubscribe(self, ctx: RequestContext) -> mcp_types.EmptyResult:
-        self._peer(ctx.session).subscriptions.discard(ctx.params.uri)
+        self.peer_of(ctx.session).subscriptions.discard(ctx.params.uri)
         return mcp_types.EmptyResult()
 
     # -- prompts
@@ -603,7 +556,7 @@ class Server:
         )
 
     async def _set_level(self, ctx: RequestContext) -> mcp_types.EmptyResult:
-        self._peer(ctx.session).log_level = ctx.params.level
+        self.peer_of(ctx.session).log_level = ctx.params.level
         return mcp_types.EmptyResult()
 
 

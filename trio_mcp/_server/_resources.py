@@ -20,21 +20,42 @@ from __future__ import annotations
 import base64
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import attrs
 
 from .. import types as mcp_types
 from .._errors import RPCError
-from .._session._context import Context, RequestContext
+from .._session._context import RequestContext
+from ._context import Context, ContextServer
 from ._schema import parse_docstring
-from ._tools import call_function
+from ._tools import call_function, check_options
 from ._uri_template import UriTemplate
 
 #: Handshake-era "Resource not found" (RS-08).
 RESOURCE_NOT_FOUND = -32002
 
 _CONTEXT_TYPES = (Context, RequestContext)
+
+
+class TemplateOptions(TypedDict, total=False):
+    """The keyword options of a resource template's registration
+    (:meth:`Server.add_resource_template`): ``ResourceTemplate`` fields; the
+    name defaults to the function's, the description to its docstring's summary."""
+
+    name: str | None
+    title: str | None
+    description: str | None
+    mime_type: str | None
+    annotations: mcp_types.Annotations | None
+    icons: list[mcp_types.Icon] | None
+
+
+class ResourceOptions(TemplateOptions, total=False):
+    """The keyword options of a resource's registration (:meth:`Server.add_resource`):
+    those of a template, and the resource's ``size`` in bytes."""
+
+    size: int | None
 
 
 def resource_not_found(uri: str) -> RPCError:
@@ -48,7 +69,7 @@ def _context_params(fn: Callable[..., Any]) -> dict[str, Any]:
 
 
 def inject_context(
-    kwargs: dict[str, Any], params: dict[str, Any], request: RequestContext, server: Any
+    kwargs: dict[str, Any], params: dict[str, Any], request: RequestContext, server: ContextServer
 ) -> Context | None:
     """Add the context parameters *params* asks for to *kwargs*; return the Context."""
     if not params:
@@ -68,24 +89,36 @@ class RegisteredResource:
     context_params: dict[str, Any]
 
     @classmethod
-    def from_function(cls, uri: str, fn: Callable[..., Any], **fields: Any) -> RegisteredResource:
-        """Build it; *fields* are ``Resource`` fields (name, title, mime_type, ...).
+    def from_function(
+        cls, uri: str, fn: Callable[..., Any], **options: Unpack[ResourceOptions]
+    ) -> RegisteredResource:
+        """Build it; *options* are ``Resource`` fields (name, title, mime_type, ...).
 
         Raises:
             ValueError: the URI has no scheme (RS-13: URIs follow RFC 3986).
             TypeError: *fn* takes parameters other than a context.
         """
+        check_options(options, ResourceOptions)
         _check_uri(uri)
         context = _context_params(fn)
         extra = [p for p in inspect.signature(fn).parameters if p not in context]
         if extra:
             raise TypeError(f"resource {uri!r}: function takes unexpected parameters {extra}")
-        description = fields.pop("description", None) or parse_docstring(inspect.getdoc(fn))[0]
-        name = fields.pop("name", None) or fn.__name__
-        definition = mcp_types.Resource(uri=uri, name=name, description=description, **fields)
+        definition = mcp_types.Resource(
+            uri=uri,
+            name=options.get("name") or fn.__name__,
+            title=options.get("title"),
+            description=options.get("description") or parse_docstring(inspect.getdoc(fn))[0],
+            mime_type=options.get("mime_type"),
+            annotations=options.get("annotations"),
+            size=options.get("size"),
+            icons=options.get("icons"),
+        )
         return cls(definition, fn, context)
 
-    async def read(self, request: RequestContext, server: Any) -> mcp_types.ReadResourceResult:
+    async def read(
+        self, request: RequestContext, server: ContextServer
+    ) -> mcp_types.ReadResourceResult:
         """Call the function. Cancellation: see :func:`~trio_mcp._server._tools.call_function`."""
         kwargs: dict[str, Any] = {}
         ctx = inject_context(kwargs, self.context_params, request, server)
@@ -104,13 +137,14 @@ class RegisteredTemplate:
 
     @classmethod
     def from_function(
-        cls, uri_template: str, fn: Callable[..., Any], **fields: Any
+        cls, uri_template: str, fn: Callable[..., Any], **options: Unpack[TemplateOptions]
     ) -> RegisteredTemplate:
         """Build it; the template's variables must be exactly *fn*'s parameters.
 
         Raises:
             ValueError: a malformed template, or variables and parameters differ.
         """
+        check_options(options, TemplateOptions)
         template = UriTemplate.parse(uri_template)
         _check_uri(uri_template)
         context = _context_params(fn)
@@ -120,15 +154,19 @@ class RegisteredTemplate:
                 f"template {uri_template!r}: variables {sorted(template.variables)} must be the "
                 f"function's parameters {sorted(params)}"
             )
-        description = fields.pop("description", None) or parse_docstring(inspect.getdoc(fn))[0]
-        name = fields.pop("name", None) or fn.__name__
         definition = mcp_types.ResourceTemplate(
-            uri_template=uri_template, name=name, description=description, **fields
+            uri_template=uri_template,
+            name=options.get("name") or fn.__name__,
+            title=options.get("title"),
+            description=options.get("description") or parse_docstring(inspect.getdoc(fn))[0],
+            mime_type=options.get("mime_type"),
+            annotations=options.get("annotations"),
+            icons=options.get("icons"),
         )
         return cls(definition, template, fn, context)
 
     async def read(
-        self, uri: str, variables: dict[str, Any], request: RequestContext, server: Any
+        self, uri: str, variables: dict[str, Any], request: RequestContext, server: ContextServer
     ) -> mcp_types.ReadResourceResult:
         """Call the function with the URI's variables.
 

@@ -14,19 +14,16 @@ Spec: TL-02, RS-05, RS-06, PR-03.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import trio
 
 from .. import types as mcp_types
 from .._errors import SessionClosed
-from .._session._engine import Session, open_session
+from .._session._engine import Dispatcher, Session, open_session
 from .._transport import Transport
 from .._util import covers
-from ..protocol import LocalProtocolError, SessionState
-
-if TYPE_CHECKING:
-    from ._registry import Server
+from ..protocol import Connection, LocalProtocolError, SessionState
 
 logger = logging.getLogger("trio_mcp.server")
 
@@ -47,6 +44,23 @@ class Peer:
         """Queue a notice (coalescing repeats) and wake the delivery task."""
         self.pending[(method, uri)] = None
         self.wake.set()
+
+
+class SessionServer(Dispatcher, Protocol):
+    """What :func:`serve_session` serves: :class:`~trio_mcp.Server` is one.
+
+    It makes each session's connection, answers the session (as its
+    :class:`~trio_mcp.lowlevel.Dispatcher`), and keeps a :class:`Peer` per
+    session for the notices it queues.
+    """
+
+    def make_protocol(self) -> Connection:
+        """A fresh server-side connection for one session."""
+        ...
+
+    def peer_of(self, session: Session) -> Peer:
+        """The :class:`Peer` kept for *session* (made on first use)."""
+        ...
 
 
 def subscribed(subscriptions: set[str], uri: str) -> bool:
@@ -82,7 +96,7 @@ async def deliver(session: Session, peer: Peer) -> None:
 
 
 async def serve_session(
-    server: Server,
+    server: SessionServer,
     transport: Transport,
     *,
     task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
@@ -101,7 +115,7 @@ async def serve_session(
     async with open_session(
         transport, server.make_protocol(), server, **session_options
     ) as session:
-        peer = server._peer(session)
+        peer = server.peer_of(session)
         task_status.started(session)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(deliver, session, peer)

@@ -27,17 +27,18 @@ import functools
 import inspect
 import logging
 import typing
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypedDict, Unpack
 
 import attrs
 import orjson
 import trio
 
 from .. import types as mcp_types
-from .._errors import RPCError
-from .._session._context import Context, RequestContext
+from .._errors import MCPError, RPCError
+from .._session._context import RequestContext
 from ..protocol import ErrorCode
+from ._context import Context, ContextServer
 from ._schema import (
     FunctionSignature,
     Validator,
@@ -61,7 +62,7 @@ CONTENT_TYPES = (
 _TOOL_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
 
 
-class ToolError(Exception):
+class ToolError(MCPError):
     """Raise from a tool to return an ``isError`` result with this message.
 
     Any other exception gives an ``isError`` result with a generic message (the
@@ -70,6 +71,32 @@ class ToolError(Exception):
 
     Spec: TL-13, TL-14.
     """
+
+
+class ToolOptions(TypedDict, total=False):
+    """The keyword options of a tool's registration (:meth:`Server.add_tool`)."""
+
+    #: The ``Tool`` fields; the description defaults to the docstring's summary.
+    title: str | None
+    description: str | None
+    annotations: mcp_types.ToolAnnotations | None
+    icons: list[mcp_types.Icon] | None
+    meta: dict[str, Any] | None
+    #: False: no ``outputSchema`` even for a structured return annotation;
+    #: True: require one. None: from the annotation.
+    structured_output: bool | None
+
+
+def check_options(options: Mapping[str, object], known: type[Mapping[str, object]]) -> None:
+    """Refuse keyword options that *known* (a ``TypedDict`` of options) does not name,
+    as a signature with those keywords spelled out would.
+
+    Raises:
+        TypeError: an unknown option.
+    """
+    unknown = sorted(options.keys() - getattr(known, "__optional_keys__", frozenset()))
+    if unknown:
+        raise TypeError(f"unexpected keyword argument(s): {', '.join(unknown)}")
 
 
 def check_tool_name(name: str) -> None:
@@ -135,12 +162,7 @@ class RegisteredTool:
         fn: Callable[..., Any],
         *,
         name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: mcp_types.ToolAnnotations | None = None,
-        icons: list[mcp_types.Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
+        **options: Unpack[ToolOptions],
     ) -> RegisteredTool:
         """Build a tool from *fn* (see :meth:`Server.add_tool`).
 
@@ -148,11 +170,13 @@ class RegisteredTool:
             TypeError: unsupported parameter or return annotation.
             ValueError: an invalid tool name.
         """
+        check_options(options, ToolOptions)
         tool_name = fn.__name__ if name is None else name
         check_tool_name(tool_name)
         signature = FunctionSignature.from_function(fn, context_types=(Context, RequestContext))
         returns = typing.get_type_hints(fn).get("return", inspect.Signature.empty)
         structured = is_structured_annotation(returns)
+        structured_output = options.get("structured_output")
         if structured_output is True and not structured:
             raise TypeError(
                 f"tool {tool_name!r}: structured_output=True needs a structured return "
@@ -173,13 +197,13 @@ class RegisteredTool:
             output_schema = schema
         definition = mcp_types.Tool(
             name=tool_name,
-            title=title,
-            description=description or signature.description,
+            title=options.get("title"),
+            description=options.get("description") or signature.description,
             input_schema=signature.input_schema,
             output_schema=output_schema,
-            annotations=annotations,
-            icons=icons,
-            meta=meta,
+            annotations=options.get("annotations"),
+            icons=options.get("icons"),
+            meta=options.get("meta"),
         )
         legacy = attrs.evolve(definition, title=None, output_schema=None, icons=None, meta=None)
         return cls(
@@ -195,7 +219,7 @@ class RegisteredTool:
             is_async=inspect.iscoroutinefunction(fn),
         )
 
-    async def call(self, request: RequestContext, server: Any, arguments: Any) -> Any:
+    async def call(self, request: RequestContext, server: ContextServer, arguments: Any) -> Any:
         """Run the tool for one ``tools/call``; return the ``CallToolResult`` (or,
         for a plain string result, the same result as its JSON object).
 

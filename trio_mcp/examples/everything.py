@@ -22,9 +22,8 @@ from typing import Literal, TypedDict
 import attrs
 import trio
 
-from trio_mcp import Context, Server, ToolError
+from trio_mcp import Context, Server, ToolError, parse_http_option
 from trio_mcp import types as t
-from trio_mcp.transports import parse_http_option
 
 # A 1x1 transparent PNG.
 PIXEL = bytes.fromhex(

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import trio
 
 import trio_mcp
-from trio_mcp.transports import parse_http_option
+from trio_mcp import parse_http_option
 
 ORDERS = {
     "PT-1042": ("shipped", "Parcelforce", "2026-12-02"),

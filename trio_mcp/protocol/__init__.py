@@ -12,6 +12,7 @@ from ._connection import Connection, describe_structure_error
 from ._errors import (
     ErrorCode,
     LocalProtocolError,
+    MCPError,
     MessageTooLarge,
     NotJSON,
     ProtocolError,
@@ -90,6 +91,7 @@ __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
     # errors
     "ErrorCode",
+    "MCPError",
     "ProtocolError",
     "LocalProtocolError",
     "NotJSON",

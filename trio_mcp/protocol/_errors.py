@@ -1,4 +1,8 @@
-"""Error codes and the protocol layer's exceptions.
+"""Error codes, the root of trio_mcp's exceptions, and the protocol layer's.
+
+:class:`MCPError` lives here, in the dependency-free protocol, so that every
+layer above (session, client, server, transports) can derive from it without
+the protocol importing any of them.
 
 Spec: BP-07, BP-23..BP-27 and the error-code table (spec-requirements §27).
 """
@@ -35,13 +39,33 @@ class ErrorCode(enum.IntEnum):
     TOO_MANY_REQUESTS = -32005
 
 
-class ProtocolError(Exception):
+class MCPError(Exception):
+    """The root of every exception trio_mcp raises on purpose.
+
+    ``except trio_mcp.MCPError`` catches any MCP failure: an error answer
+    (:class:`~trio_mcp.RPCError`), a closed session, a timeout, a protocol
+    violation by either side (:class:`ProtocolError`), a failing tool.
+    """
+
+
+class ProtocolError(MCPError):
     """Base class of the errors the sans-I/O protocol raises.
+
+    Abstract, as h11's: :class:`LocalProtocolError` (our side broke the
+    protocol) and :class:`RemoteProtocolError` (the peer did) are what is
+    raised, so a handler can always tell the two apart.
 
     Not raised for bad input from the peer: that becomes an event
     (:class:`~trio_mcp.protocol.InvalidMessage` or :class:`~trio_mcp.protocol.Ignored`)
     and the session goes on.
     """
+
+    def __init__(self, *args: object) -> None:
+        if type(self) is ProtocolError:
+            raise TypeError(
+                "ProtocolError is abstract: raise LocalProtocolError or RemoteProtocolError"
+            )
+        super().__init__(*args)
 
 
 class LocalProtocolError(ProtocolError):

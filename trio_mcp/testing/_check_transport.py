@@ -2,7 +2,7 @@
 
 Modelled on ``trio.testing.check_two_way_stream``: give it a factory of
 connected pairs and it checks the contract of
-:data:`trio_mcp.Transport` end to end.
+:data:`trio_mcp.lowlevel.Transport` end to end.
 """
 
 from __future__ import annotations

@@ -1,9 +1,18 @@
-"""trio_mcp.transports: transports other than the in-memory pair.
+"""trio_mcp.transports: channels of frames, and servers of channels that take a handler.
 
-stdio (SI-01..SI-12): :func:`open_stdio_client` / :func:`open_stdio_process` spawn
-a server and talk over its pipes; :func:`serve_stdio` / :func:`run_stdio` serve
-over this process's stdin and stdout. :class:`LineChannel` is the newline
-framing, usable over any pair of byte streams (TR-04).
+Nothing here knows a ``Server`` or a ``Client``: the entry points that run one
+over these (``trio_mcp.serve_stdio``, ``trio_mcp.open_http_client``, ...) live
+with them, in the top-level namespace.
+
+stdio (SI-01..SI-12): :func:`open_stdio_process` spawns a server and talks over
+its pipes; :func:`open_stdio_server_transport` is this process's stdin and
+stdout. :class:`LineChannel` is the newline framing, usable over any pair of
+byte streams (TR-04). Streamable HTTP: :class:`StreamableHTTPApp` (an ASGI
+application that hands each session's :class:`HttpServerTransport` to a
+handler; :func:`serve_http_app` runs it on hypercorn) and
+:class:`HttpClientTransport` (:func:`open_http_transport`). WebSocket:
+:class:`WebSocketTransport` (:func:`open_websocket_transport`,
+:func:`serve_websocket_transports`).
 
 Names are imported lazily so that importing this package stays cheap.
 """
@@ -16,38 +25,33 @@ from typing import TYPE_CHECKING, Any
 _LAZY = {
     "LineChannel": "._framing",
     "LineStatistics": "._framing",
+    "open_stdio_server_transport": "._stdio_server",
     "ExitStep": "._stdio_client",
     "ProcessEvent": "._stdio_client",
     "SAFE_ENVIRONMENT": "._stdio_client",
     "SpawnRequest": "._stdio_client",
     "StdioProcess": "._stdio_client",
-    "open_stdio_client": "._stdio_client",
     "open_stdio_process": "._stdio_client",
     "safe_environment": "._stdio_client",
-    "run_stdio": "._stdio_server",
-    "serve_stdio": "._stdio_server",
     "StreamableHTTPApp": "._http_server",
-    "serve_http": "._http_server",
-    "run_http": "._http_server",
-    "parse_http_option": "._http_server",
+    "serve_http_app": "._http_server",
     "HttpServerTransport": "._http_session",
     "HttpClientTransport": "._http_client",
-    "open_http_client": "._http_client",
+    "open_http_transport": "._http_client",
     "EventStore": "._event_store",
     "MemoryEventStore": "._event_store",
     "OriginPolicy": "._http_common",
     "WebSocketTransport": "._websocket",
-    "serve_websocket": "._websocket",
-    "open_websocket_client": "._websocket",
+    "serve_websocket_transports": "._websocket",
     "open_websocket_transport": "._websocket",
 }
 
 if TYPE_CHECKING:
     from ._event_store import EventStore, MemoryEventStore
     from ._framing import LineChannel, LineStatistics
-    from ._http_client import HttpClientTransport, open_http_client
+    from ._http_client import HttpClientTransport, open_http_transport
     from ._http_common import OriginPolicy
-    from ._http_server import StreamableHTTPApp, parse_http_option, run_http, serve_http
+    from ._http_server import StreamableHTTPApp, serve_http_app
     from ._http_session import HttpServerTransport
     from ._stdio_client import (
         SAFE_ENVIRONMENT,
@@ -55,16 +59,14 @@ if TYPE_CHECKING:
         ProcessEvent,
         SpawnRequest,
         StdioProcess,
-        open_stdio_client,
         open_stdio_process,
         safe_environment,
     )
-    from ._stdio_server import run_stdio, serve_stdio
+    from ._stdio_server import open_stdio_server_transport
     from ._websocket import (
         WebSocketTransport,
-        open_websocket_client,
         open_websocket_transport,
-        serve_websocket,
+        serve_websocket_transports,
     )
 
 
@@ -82,7 +84,6 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "open_stdio_client",
     "open_stdio_process",
     "StdioProcess",
     "ExitStep",
@@ -90,23 +91,19 @@ __all__ = [
     "SpawnRequest",
     "SAFE_ENVIRONMENT",
     "safe_environment",
-    "serve_stdio",
-    "run_stdio",
+    "open_stdio_server_transport",
     "LineChannel",
     "LineStatistics",
     # Streamable HTTP (and the legacy HTTP+SSE endpoints), WebSocket
-    "serve_http",
-    "run_http",
-    "parse_http_option",
     "StreamableHTTPApp",
+    "serve_http_app",
     "HttpServerTransport",
-    "open_http_client",
+    "open_http_transport",
     "HttpClientTransport",
     "EventStore",
     "MemoryEventStore",
     "OriginPolicy",
-    "serve_websocket",
-    "open_websocket_client",
+    "serve_websocket_transports",
     "open_websocket_transport",
     "WebSocketTransport",
 ]

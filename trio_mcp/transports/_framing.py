@@ -3,7 +3,7 @@
 One line is one JSON-RPC message (SI-02): UTF-8 JSON with no embedded newline,
 terminated by ``\\n``. :class:`LineChannel` turns a send stream and a receive
 stream (pipes, a socket, a subprocess's stdin/stdout) into a
-:data:`trio_mcp.Transport`. Both stdio sides use it, and so can any custom
+:data:`trio_mcp.lowlevel.Transport`. Both stdio sides use it, and so can any custom
 transport over a reliable byte stream (TR-04).
 
 Reading is lenient where the spec allows: a ``\\r`` before the ``\\n`` is
@@ -57,7 +57,7 @@ class LineStatistics:
 
 
 class LineChannel(trio.abc.Channel[bytes]):
-    """A :data:`trio_mcp.Transport` over newline-delimited JSON.
+    """A :data:`trio_mcp.lowlevel.Transport` over newline-delimited JSON.
 
     Args:
         send_stream: where frames are written (``None``: receive only).

@@ -1,6 +1,6 @@
-"""Streamable HTTP, client side: :class:`HttpClientTransport` on httpx (Trio backend).
+"""Streamable HTTP, client side: :func:`open_http_transport` on httpx (Trio backend).
 
-:class:`HttpClientTransport` is a :data:`~trio_mcp.Transport`: every frame the
+:class:`HttpClientTransport` is a :data:`~trio_mcp.lowlevel.Transport`: every frame the
 session writes becomes a POST (HT-05); requests are POSTed from their own task,
 so many can be in flight, and their answers (``application/json`` or an SSE
 stream, HT-09) are read into the session's inbound queue. After the handshake
@@ -51,6 +51,7 @@ import httpx
 import orjson
 import trio
 
+from .._util import unwrapping
 from ._http_client_exchange import Exchange
 from ._http_client_session import SessionKeeper
 from ._http_common import id_key
@@ -373,7 +374,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
 
 
 @asynccontextmanager
-async def open_http_client(
+async def open_http_transport(
     url: str,
     *,
     headers: dict[str, str] | None = None,
@@ -383,9 +384,12 @@ async def open_http_client(
     reconnect_delay: float = 1.0,
     close_timeout: float = 2.0,
     reinitialize: bool = False,
-    **client_options: Any,
-) -> AsyncIterator[Any]:
-    """Connect to the MCP endpoint at *url*, run the handshake, yield a :class:`~trio_mcp.Client`.
+) -> AsyncIterator[HttpClientTransport]:
+    """Yield the transport to the MCP endpoint at *url* (``trio_mcp.open_http_client``
+    runs a client over it).
+
+    Nothing is sent until the first frame: the transport POSTs each frame and
+    reads the answers (JSON or SSE), opens the GET stream and keeps the session.
 
     Args:
         headers: sent with every request (e.g. ``Authorization``).
@@ -405,15 +409,14 @@ async def open_http_client(
             server held for the old session (subscriptions, logging level) is
             lost; an application that relies on it re-establishes it. See
             :class:`HttpClientTransport`.
-        client_options: passed to :func:`~trio_mcp.open_client`.
 
     Cancellation:
         Leaving the block (normally, by an error, or by an outer cancel) sends
         ``notifications/cancelled`` for unanswered requests and DELETE, shielded
         and bounded by *close_timeout*, then closes everything.
-    """
-    from .._client._client import open_client
 
+    Spec: HT-33, HT-34, SS-08.
+    """
     own = http_client is None
     # Requests get a pool of their own, kept small: httpcore's pool does work
     # proportional to connections x waiting requests on every request, so 32
@@ -431,7 +434,7 @@ async def open_http_client(
         else httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None), follow_redirects=False)
     )
     try:
-        async with trio.open_nursery() as nursery:
+        async with unwrapping(), trio.open_nursery() as nursery:
             transport = HttpClientTransport(
                 url,
                 http,
@@ -445,8 +448,7 @@ async def open_http_client(
                 reinitialize=reinitialize,
             )
             try:
-                async with open_client(transport, **client_options) as client:
-                    yield client
+                yield transport
             finally:
                 await transport.aclose()
                 nursery.cancel_scope.cancel(reason="HTTP client closed")

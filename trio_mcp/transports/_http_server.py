@@ -1,11 +1,12 @@
-"""Streamable HTTP, server side: an ASGI application and :func:`serve_http`.
+"""Streamable HTTP, server side: an ASGI application and :func:`serve_http_app`.
 
 :class:`StreamableHTTPApp` is a plain ASGI 3 application, so it mounts in any
-ASGI framework that runs on Trio; :func:`serve_http` runs it on hypercorn's Trio
-worker. Each MCP session is a :class:`~trio_mcp.Session` (its own nursery, as
-everywhere else) over an :class:`HttpServerTransport`, living in a nursery
+ASGI framework that runs on Trio; :func:`serve_http_app` runs it on hypercorn's
+Trio worker. The application is a server of channels: each MCP session is an
+:class:`HttpServerTransport` handed to the application's *transport handler*
+(``trio_mcp.http_app`` makes one that serves a ``Server``), run in a nursery
 owned by the application: opened by the ASGI lifespan, by :meth:`run`, or by
-:func:`serve_http`.
+:func:`serve_http_app`.
 
 Every request is checked *before* anything is allocated for it, in this order:
 path (404), Host (421) and Origin (403) against the DNS-rebinding policy,
@@ -30,7 +31,6 @@ Spec: HT-01..HT-37 (server side), SS-01..SS-05 and SS-07 (legacy endpoints, in
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import (
     AsyncIterator,
@@ -38,7 +38,6 @@ from collections.abc import (
     Callable,
     Collection,
     Hashable,
-    Sequence,
 )
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, cast
@@ -46,8 +45,9 @@ from typing import TYPE_CHECKING, Any, cast
 import trio
 
 from ._asgi import JsonPostReader, Receive, Scope, Send, refuse
+from ._bounds import HEADER_TIMEOUT
 from ._event_store import EventStore
-from ._http_common import OriginPolicy, new_session_id
+from ._http_common import OriginPolicy, is_loopback_host, new_session_id
 from ._http_endpoint import Endpoint
 from ._http_session import HttpServerTransport
 from ._legacy_sse import LegacyEndpoint
@@ -55,12 +55,12 @@ from ._legacy_sse import LegacyEndpoint
 if TYPE_CHECKING:
     from hypercorn.config import Config as HypercornConfig
 
-    from .._server._registry import Server
-
 logger = logging.getLogger("trio_mcp.http")
 
-#: Runs one session over its transport (the default serves a ``Server``).
+#: Runs one session over its transport, until the session ends.
 TransportHandler = Callable[[HttpServerTransport], Awaitable[None]]
+#: Runs the one-request session of a stateless POST, given the POST's revision.
+StatelessHandler = Callable[[HttpServerTransport, str], Awaitable[None]]
 #: Who is asking (e.g. from an auth middleware's scope entries); None: anonymous.
 PrincipalOf = Callable[[Scope], Hashable | None]
 
@@ -94,7 +94,11 @@ class StreamableHTTPApp:
     """The MCP endpoint (and, optionally, the legacy HTTP+SSE endpoints) as ASGI.
 
     Args:
-        server: what answers the sessions (its ``make_protocol`` and dispatcher).
+        transport_handler: serves one session over its transport (for a
+            ``Server``, ``trio_mcp.http_app`` builds the application with one).
+        stateless_handler: serves the one-request session of a stateless POST,
+            given the revision the POST declares (or the default HTTP revision);
+            None: *transport_handler* serves those too.
         path: the MCP endpoint (POST, GET, DELETE).
         json_response: answer requests with one ``application/json`` body
             instead of an SSE stream (no resumability, no related messages).
@@ -124,7 +128,6 @@ class StreamableHTTPApp:
         legacy_sse: also serve the 2024-11-05 HTTP+SSE endpoints at
             ``sse_path`` and ``messages_path`` (SS-07).
         keepalive: seconds between SSE comment lines on an idle stream (None: off).
-        session_options: passed to :func:`~trio_mcp.serve_session`.
 
     Cancellation:
         Sessions live in the nursery of :meth:`run` (or of the ASGI lifespan);
@@ -133,8 +136,9 @@ class StreamableHTTPApp:
 
     def __init__(
         self,
-        server: Server | None = None,
+        transport_handler: TransportHandler,
         *,
+        stateless_handler: StatelessHandler | None = None,
         path: str = "/mcp",
         json_response: bool = False,
         stateless: bool = False,
@@ -153,12 +157,7 @@ class StreamableHTTPApp:
         sse_path: str = "/sse",
         messages_path: str = "/messages/",
         keepalive: float | None = None,
-        session_options: dict[str, Any] | None = None,
-        transport_handler: TransportHandler | None = None,
     ) -> None:
-        if server is None and transport_handler is None:
-            raise TypeError("give a server (or a transport_handler)")
-        self.server = server
         self.path = path.rstrip("/") or "/"
         self.json_response = json_response
         self.stateless = stateless
@@ -176,8 +175,8 @@ class StreamableHTTPApp:
         self.sse_path = sse_path
         self.messages_path = messages_path
         self.keepalive = keepalive
-        self.session_options = dict(session_options or {})
-        self._handler = transport_handler or self._serve_session
+        self._handler = transport_handler
+        self._stateless_handler = stateless_handler
         self._sessions: dict[str, _Entry] = {}
         self._nursery: trio.Nursery | None = None
         reader = JsonPostReader(max_body_size, body_timeout)
@@ -240,35 +239,17 @@ class StreamableHTTPApp:
                     self._sessions.pop(sid, None)
                     transport.peer_closed()
 
-    async def _serve_session(self, transport: HttpServerTransport) -> None:
-        from .._session._engine import open_session
-
-        assert self.server is not None
-        async with open_session(
-            transport, self.server.make_protocol(), self.server, **self.session_options
-        ) as session:
-            await session.wait_closed()
-
-    async def _serve_stateless(self, transport: HttpServerTransport, version: str) -> None:
-        from .._session._engine import open_session
-
-        assert self.server is not None
-        protocol = self.server.make_protocol()
-        protocol.start_stateless(version)
-        async with open_session(transport, protocol, self.server, **self.session_options) as s:
-            await s.wait_closed()
-
     async def _run_stateless(self, transport: HttpServerTransport, version: str) -> None:
         """Run the one-request session of a stateless POST (contained, as any session).
 
         Cancellation: cancelled with its request (the POST handler's nursery).
         """
-
-        async def serve(transport: HttpServerTransport) -> None:
-            await self._serve_stateless(transport, version)
-
+        stateless = self._stateless_handler
+        handler: TransportHandler = (
+            self._handler if stateless is None else lambda transport: stateless(transport, version)
+        )
         try:
-            await run_contained(serve if self.server is not None else self._handler, transport)
+            await run_contained(handler, transport)
         finally:
             transport.close()  # a failed session leaves no response waiting
 
@@ -365,10 +346,6 @@ class StreamableHTTPApp:
         return self.policy.check(scope["headers"], tuple(server) if server else None)
 
 
-#: Default seconds a connection may go without a complete request head (D-01, D-03).
-HEADER_TIMEOUT = 10.0
-
-
 def hypercorn_config(
     host: str = "127.0.0.1",
     port: int = 0,
@@ -376,7 +353,7 @@ def hypercorn_config(
     header_timeout: float = HEADER_TIMEOUT,
     read_timeout: float | None = None,
 ) -> HypercornConfig:
-    """The hypercorn configuration :func:`serve_http` runs with.
+    """The hypercorn configuration :func:`serve_http_app` runs with.
 
     Args:
         header_timeout: seconds a connection may go without a complete request
@@ -413,27 +390,21 @@ def hypercorn_config(
     return config
 
 
-async def serve_http(
-    server: Server | StreamableHTTPApp,
+async def serve_http_app(
+    app: StreamableHTTPApp,
     host: str = "127.0.0.1",
     port: int = 0,
     *,
     header_timeout: float = HEADER_TIMEOUT,
     read_timeout: float | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
-    **app_options: Any,
 ) -> None:
-    """Serve *server* over Streamable HTTP (at ``/mcp``) on hypercorn's Trio worker.
+    """Run *app* on hypercorn's Trio worker, with the nursery its sessions live in.
 
     ``task_status.started`` receives the base URL (``http://127.0.0.1:PORT``);
-    port 0 picks a free port. *app_options* go to :class:`StreamableHTTPApp`
-    (or pass a ready app instead of a server), e.g. ``body_timeout`` (30 s) and
-    ``max_body_size``. *header_timeout* (10 s) and *read_timeout* (off) are
-    hypercorn's: see :func:`hypercorn_config`. A warning is logged when binding
-    a non-loopback address without an explicit ``allowed_hosts``.
-
-    A session that fails (an unexpected exception) is logged and closed; the
-    server and the other sessions go on.
+    port 0 picks a free port. *header_timeout* (10 s) and *read_timeout* (off)
+    are hypercorn's: see :func:`hypercorn_config`. A warning is logged when
+    binding a non-loopback address without an explicit ``allowed_hosts``.
 
     Cancellation:
         Runs until cancelled; then the listener closes and every session shuts
@@ -442,13 +413,6 @@ async def serve_http(
     Spec: HT-01, HT-03.
     """
     from hypercorn.trio import serve
-
-    app = (
-        server
-        if isinstance(server, StreamableHTTPApp)
-        else StreamableHTTPApp(server, **app_options)
-    )
-    from ._http_common import is_loopback_host
 
     if not is_loopback_host(host) and app.policy.allowed_hosts is None:
         logger.warning("binding %s without allowed_hosts: Host is not validated", host)
@@ -461,56 +425,3 @@ async def serve_http(
         binds = await nursery.start(started)
         task_status.started(binds[0])
         await trio.sleep_forever()
-
-
-def parse_http_option(argv: Sequence[str]) -> tuple[list[str], tuple[str, int] | None]:
-    """Split ``--http HOST:PORT`` (or ``--http=HOST:PORT``) out of *argv*.
-
-    Returns the other arguments and ``(host, port)``, or None without the
-    option. An IPv6 host is written in brackets (``--http [::1]:8000``). Raises
-    SystemExit with a usage message on a malformed address.
-    """
-    rest: list[str] = []
-    address: str | None = None
-    items = iter(argv)
-    for arg in items:
-        if arg == "--http":
-            address = next(items, None)
-            if address is None:
-                raise SystemExit("--http needs HOST:PORT (port 0 picks a free port)")
-        elif arg.startswith("--http="):
-            address = arg.partition("=")[2]
-        else:
-            rest.append(arg)
-    if address is None:
-        return rest, None
-    host, sep, port = address.rpartition(":")
-    if not sep or not host or not port.isdigit() or int(port) > 65535:
-        raise SystemExit(f"--http needs HOST:PORT, not {address!r}")
-    return rest, (host.strip("[]"), int(port))
-
-
-def run_http(server: Server, host: str = "127.0.0.1", port: int = 0, **app_options: Any) -> None:
-    """Serve *server* over Streamable HTTP at ``/mcp`` in a fresh Trio run (for scripts).
-
-    Prints ``MCP over Streamable HTTP at http://HOST:PORT/mcp`` on stderr once
-    listening (port 0 picks a free port: this line says which). Returns on
-    Ctrl+C. *app_options*: see :class:`StreamableHTTPApp`.
-
-    Cancellation: Ctrl+C cancels the run; sessions shut down (bounded).
-
-    Spec: HT-01.
-    """
-    import sys
-
-    async def main() -> None:
-        async with trio.open_nursery() as nursery:
-            url = await nursery.start(
-                lambda task_status: serve_http(
-                    server, host, port, task_status=task_status, **app_options
-                )
-            )
-            print(f"MCP over Streamable HTTP at {url}/mcp", file=sys.stderr, flush=True)
-
-    with contextlib.suppress(KeyboardInterrupt):
-        trio.run(main)

@@ -1,6 +1,6 @@
 """The server side of one Streamable HTTP session, as a :data:`Transport`.
 
-A session engine (:func:`trio_mcp.open_session`) runs over an
+A session engine (:func:`trio_mcp.lowlevel.open_session`) runs over an
 :class:`HttpServerTransport` exactly as over a pipe: ``receive`` gives the frames
 clients POSTed, ``send`` takes every frame the session writes. What HTTP adds
 is *where* each outgoing frame goes, and the transport works it out from the

@@ -50,7 +50,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 import trio
@@ -58,9 +58,6 @@ import trio
 from .._util import unwrapping
 from ..protocol._codec import DEFAULT_MAX_MESSAGE_SIZE
 from ._framing import LineChannel
-
-if TYPE_CHECKING:
-    from .._client._client import Client
 
 #: Environment variables passed to the server by default (everything else only on request).
 SAFE_ENVIRONMENT = (
@@ -449,58 +446,3 @@ async def open_stdio_process(
             for stream in (process.stdin, process.stdout, process.stderr):
                 if stream is not None:
                     await stream.aclose()
-
-
-@asynccontextmanager
-async def open_stdio_client(
-    command: str,
-    args: Sequence[str] = (),
-    *,
-    env: Mapping[str, str] | None = None,
-    inherit_env: bool = False,
-    cwd: str | os.PathLike[str] | None = None,
-    stderr: Callable[[str], None] | str | None = "forward",
-    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-    close_grace: float = 2.0,
-    terminate_grace: float = 2.0,
-    on_event: Callable[[ProcessEvent], None] | None = None,
-    before_spawn: BeforeSpawn | None = None,
-    **client_options: Any,
-) -> AsyncIterator[Client]:
-    """Spawn a stdio MCP server, run the handshake, yield the connected :class:`~trio_mcp.Client`.
-
-    Process options are those of :func:`open_stdio_process`; *client_options*
-    go to :func:`~trio_mcp.open_client` (name, version, protocol_version and
-    session options such as ``observer``). The transport, with its
-    :attr:`~StdioProcess.exit_step` after the block, is
-    ``client.session.transport``.
-
-    *before_spawn* (see :func:`open_stdio_process`) sees the exact argv,
-    working directory and environment before anything is started; an exception
-    it raises vetoes the spawn and comes out of this ``async with`` unchanged.
-
-    Cancellation:
-        As :func:`~trio_mcp.open_client`, then the process shutdown of
-        :func:`open_stdio_process` (bounded, shielded).
-
-    Spec: SI-01, SI-10, LC-16, TR-02 (reliability catalogue: X-03).
-    """
-    from .._client._client import open_client
-
-    async with (
-        open_stdio_process(
-            command,
-            args,
-            env=env,
-            inherit_env=inherit_env,
-            cwd=cwd,
-            stderr=stderr,
-            max_message_size=max_message_size,
-            close_grace=close_grace,
-            terminate_grace=terminate_grace,
-            on_event=on_event,
-            before_spawn=before_spawn,
-        ) as transport,
-        open_client(transport, **client_options) as client,
-    ):
-        yield client

@@ -1,4 +1,4 @@
-"""The server side of stdio: ``serve_stdio(server)``.
+"""The server side of stdio: this process's stdin and stdout as a transport.
 
 No thread ever blocks on stdin. The protocol reads and writes *private
 duplicates* of fds 0 and 1 in non-blocking mode (``trio.lowlevel.FdStream``), so
@@ -6,29 +6,24 @@ a deadline or Ctrl+C acts at once, even on an idle server. While serving, fd 1
 points at stderr and fd 0 at ``/dev/null`` for everybody else: a stray
 ``print()`` in a tool, a C library or a child process cannot corrupt the wire
 or steal protocol input. Both are restored on exit.
+:func:`open_stdio_server_transport` does this and yields the
+:class:`LineChannel`; ``trio_mcp.serve_stdio`` serves a server over it.
 
-Spec: SI-01, SI-03, SI-05, SI-11, SI-12, LC-17.
+Spec: SI-01, SI-03, SI-05.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 import trio
 
 from ..protocol._codec import DEFAULT_MAX_MESSAGE_SIZE
 from ._framing import LineChannel
-
-if TYPE_CHECKING:
-    from .._server._registry import Server
-    from .._session._engine import Session
 
 
 @contextmanager
@@ -59,89 +54,35 @@ def _private_stdio(stdin_fd: int, stdout_fd: int) -> Iterator[tuple[int, int]]:
             os.close(fd)
 
 
-async def serve_stdio(
-    server: Server,
+@asynccontextmanager
+async def open_stdio_server_transport(
     *,
     stdin_fd: int = 0,
     stdout_fd: int = 1,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-    handle_signals: bool | None = None,
-    task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
-    **session_options: Any,
-) -> None:
-    """Serve *server* over this process's stdin and stdout until the client goes away.
+) -> AsyncIterator[LineChannel]:
+    """Yield this process's stdin and stdout as a transport (newline framing).
 
-    Returns when stdin reaches end of input (the client's shutdown, SI-11), when
-    the client closes the session, or on SIGTERM or SIGINT (Ctrl+C) when
-    *handle_signals* is on (the default when called from the main thread). On a
-    signal the session is cancelled at once: handlers stop, their records end
-    ``CANCELLED``, and nothing more is written.
+    The channel reads and writes private, non-blocking duplicates of
+    *stdin_fd* and *stdout_fd*; while the block runs, *stdout_fd* points at
+    stderr and *stdin_fd* at ``/dev/null`` for the rest of the process, so
+    stray output cannot corrupt the wire. Both are restored on exit.
 
     Args:
-        server: the :class:`~trio_mcp.Server` to run.
         stdin_fd, stdout_fd: the descriptors to serve (default 0 and 1).
         max_message_size: longest line accepted, in bytes.
-        handle_signals: catch SIGTERM and SIGINT (needs the main thread).
-        task_status: receives the :class:`~trio_mcp.Session` (``nursery.start``).
-        session_options: passed to :func:`~trio_mcp.open_session`.
 
     Cancellation:
-        Cancelling the call stops serving at once (no thread to wait for) and
-        closes the private descriptors; fds 0 and 1 are restored.
+        No thread ever blocks on stdin, so a cancelled ``receive`` returns at
+        once. Leaving the block closes the channel and the private descriptors.
 
-    Spec: SI-01, SI-02, SI-05, SI-11, SI-12, LC-17.
+    Spec: SI-01, SI-03, SI-05.
     """
-    from .._server._registry import serve_session
-
-    if handle_signals is None:
-        handle_signals = threading.current_thread() is threading.main_thread()
     with _private_stdio(stdin_fd, stdout_fd) as (proto_in, proto_out):
         transport = LineChannel(
             trio.lowlevel.FdStream(proto_out),
             trio.lowlevel.FdStream(proto_in),
             max_message_size=max_message_size,
         )
-        async with transport, trio.open_nursery() as nursery:
-            if handle_signals:
-                await nursery.start(_stop_on_signal, nursery.cancel_scope)
-            await serve_session(server, transport, task_status=task_status, **session_options)
-            nursery.cancel_scope.cancel()
-
-
-async def _stop_on_signal(
-    scope: trio.CancelScope, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
-) -> None:
-    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        task_status.started()
-        async for signum in signals:
-            scope.cancel(reason=f"received {signal.Signals(signum).name}")
-            return
-
-
-def run_stdio(server: Server, *, fast_exit: bool = True, **options: Any) -> None:
-    """Run *server* over stdio in a fresh Trio run (for ``if __name__ == "__main__"``).
-
-    Args:
-        server: the :class:`~trio_mcp.Server` to run.
-        fast_exit: when serving ends, freeze the garbage collector's heap
-            (:func:`gc.freeze`). ``run_stdio`` is meant to be the last thing a
-            script does, and the interpreter's final collection would otherwise
-            walk every object just before the process goes, which is most of
-            the time between the client closing stdin and the process being
-            gone (about 30 ms with the package loaded). ``atexit`` handlers,
-            flushing of files and module teardown still run; only objects
-            already in reference cycles are not finalized. Turn it off if the
-            program goes on after serving.
-        options: passed to :func:`serve_stdio`.
-
-    Cancellation: see :func:`serve_stdio`; SIGTERM and one Ctrl+C stop it.
-    """
-    from functools import partial
-
-    try:
-        trio.run(partial(serve_stdio, server, **options))
-    finally:
-        if fast_exit:
-            import gc
-
-            gc.freeze()
+        async with transport:
+            yield transport

@@ -34,9 +34,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
 
 import trio
 from trio_websocket import (
@@ -49,28 +48,17 @@ from wsproto import ConnectionType, WSConnection
 from wsproto.connection import ConnectionState
 from wsproto.events import CloseConnection
 
-from ..protocol import DEFAULT_MAX_MESSAGE_SIZE
+from ._bounds import CLOSE_TIMEOUT, HANDSHAKE_TIMEOUT, WEBSOCKET_MAX_MESSAGE_SIZE
 from ._http_common import OriginPolicy, is_loopback_host
-
-if TYPE_CHECKING:
-    from .._server._registry import Server
 
 logger = logging.getLogger("trio_mcp.websocket")
 
 #: The WebSocket subprotocol both sides must agree on.
 SUBPROTOCOL = "mcp"
-#: trio-websocket's limit is per message; leave room over the codec's own limit.
-MAX_MESSAGE_SIZE = DEFAULT_MAX_MESSAGE_SIZE + 1024
-#: Seconds a connection may take to send a complete opening handshake (W-08),
-#: as the HTTP server's header timeout.
-HANDSHAKE_TIMEOUT = 10.0
-#: Seconds to wait for the peer's close frame after ours, before dropping the
-#: TCP connection (a peer that stopped reading would hold it forever).
-CLOSE_TIMEOUT = 5.0
 
 
 class WebSocketTransport(trio.abc.Channel[bytes]):
-    """A :data:`~trio_mcp.Transport` over one WebSocket connection (text frames).
+    """A :data:`~trio_mcp.lowlevel.Transport` over one WebSocket connection (text frames).
 
     *close_timeout* bounds the closing handshake: after that long without the
     peer's close frame, the TCP connection is dropped.
@@ -150,30 +138,32 @@ class _ServerConnection(WebSocketConnection):
         await super()._handle_close_connection_event(event)
 
 
+#: Runs one session over an accepted WebSocket, until the session ends.
+WebSocketHandler = Callable[[WebSocketTransport], Awaitable[None]]
+
+
 class _Acceptor:
-    """Serves one accepted connection: the handshake (bounded), checks, a session.
+    """Serves one accepted connection: the handshake (bounded), checks, the handler.
 
     Cancellation: cancelling a connection's task closes it (bounded).
     """
 
     def __init__(
         self,
-        server: Server,
+        handler: WebSocketHandler,
         policy: OriginPolicy,
         bound: tuple[str, int],
         *,
         max_message_size: int,
         handshake_timeout: float,
         close_timeout: float,
-        session_options: dict[str, Any],
     ) -> None:
-        self.server = server
+        self.handler = handler
         self.policy = policy
         self.bound = bound
         self.max_message_size = max_message_size
         self.handshake_timeout = handshake_timeout
         self.close_timeout = close_timeout
-        self.session_options = session_options
 
     async def __call__(self, stream: trio.abc.Stream) -> None:
         """Serve *stream*; whatever goes wrong ends this connection only.
@@ -214,8 +204,6 @@ class _Acceptor:
                 nursery.cancel_scope.cancel()
 
     async def _serve(self, request: WebSocketRequest) -> None:
-        from .._server._registry import serve_session
-
         # wsproto keeps Host out of the extra headers: put it back for the check.
         event = request._event
         headers = [(b"host", event.host.encode("latin-1")), *request.headers]
@@ -228,34 +216,34 @@ class _Acceptor:
             return
         ws = await request.accept(subprotocol=SUBPROTOCOL)
         transport = WebSocketTransport(ws, close_timeout=self.close_timeout)
-        await serve_session(self.server, transport, **self.session_options)
+        await self.handler(transport)
 
 
-async def serve_websocket(
-    server: Server,
+async def serve_websocket_transports(
+    handler: WebSocketHandler,
     host: str = "127.0.0.1",
     port: int = 0,
     *,
     allowed_hosts: Collection[str] | None = None,
     allowed_origins: Collection[str] | None = None,
-    max_message_size: int = MAX_MESSAGE_SIZE,
+    max_message_size: int = WEBSOCKET_MAX_MESSAGE_SIZE,
     handshake_timeout: float = HANDSHAKE_TIMEOUT,
     close_timeout: float = CLOSE_TIMEOUT,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
-    **session_options: Any,
 ) -> None:
-    """Serve *server* over WebSocket; ``task_status.started`` gets ``ws://host:port``.
+    """Accept WebSocket connections; ``task_status.started`` gets ``ws://host:port``.
 
-    Each connection is one session. Handshakes with a refused Origin/Host or
+    Each accepted connection is one :class:`WebSocketTransport`, handed to
+    *handler* (``trio_mcp.serve_websocket`` serves a ``Server`` with it) and
+    closed when the handler returns. Handshakes with a refused Origin/Host or
     without the ``mcp`` subprotocol are rejected before any session exists; a
     connection that has not sent a complete handshake within
     *handshake_timeout* seconds is closed. *close_timeout*: see
     :class:`WebSocketTransport`. A warning is logged when binding a
-    non-loopback address without an explicit ``allowed_hosts``.
-    *session_options* go to :func:`~trio_mcp.serve_session` (e.g.
-    ``keepalive_interval``).
+    non-loopback address without an explicit ``allowed_hosts``. Whatever a
+    handler raises ends its own connection only (logged).
 
-    Cancellation: runs until cancelled; open sessions are then cancelled.
+    Cancellation: runs until cancelled; the handlers are then cancelled.
     """
     policy = OriginPolicy(allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
     if not is_loopback_host(host) and allowed_hosts is None:
@@ -263,13 +251,12 @@ async def serve_websocket(
     listeners = await trio.open_tcp_listeners(port, host=host)
     actual = listeners[0].socket.getsockname()[1]
     acceptor = _Acceptor(
-        server,
+        handler,
         policy,
         (host, actual),
         max_message_size=max_message_size,
         handshake_timeout=handshake_timeout,
         close_timeout=close_timeout,
-        session_options=session_options,
     )
     async with trio.open_nursery() as nursery:
         await nursery.start(trio.serve_listeners, acceptor, listeners)
@@ -282,7 +269,7 @@ async def open_websocket_transport(
     url: str,
     *,
     headers: dict[str, str] | None = None,
-    max_message_size: int = MAX_MESSAGE_SIZE,
+    max_message_size: int = WEBSOCKET_MAX_MESSAGE_SIZE,
 ) -> AsyncIterator[WebSocketTransport]:
     """Open a WebSocket to *url* with the ``mcp`` subprotocol; yield the transport."""
     extra = [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
@@ -297,20 +284,3 @@ async def open_websocket_transport(
             yield transport
         finally:
             await transport.aclose()
-
-
-@asynccontextmanager
-async def open_websocket_client(
-    url: str, *, headers: dict[str, str] | None = None, **client_options: Any
-) -> AsyncIterator[Any]:
-    """Connect to an MCP WebSocket server, run the handshake, yield a :class:`~trio_mcp.Client`.
-
-    Cancellation: as :func:`~trio_mcp.open_client`; the socket is closed on exit.
-    """
-    from .._client._client import open_client
-
-    async with (
-        open_websocket_transport(url, headers=headers) as transport,
-        open_client(transport, **client_options) as client,
-    ):
-        yield client

@@ -1,0 +1,148 @@
+"""Connecting a :class:`~trio_mcp.Client` to a server: over stdio (a spawned
+process), Streamable HTTP and WebSocket.
+
+Each ``open_*_client`` opens a transport from :mod:`trio_mcp.transports` and
+runs :func:`~trio_mcp.open_client` over it; leaving the block closes the client,
+then the transport (for stdio: the process shutdown).
+
+Spec: SI-01, SI-10, LC-16, TR-02, TR-03.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from ..protocol import DEFAULT_MAX_MESSAGE_SIZE
+from ..transports._stdio_client import BeforeSpawn, ProcessEvent, open_stdio_process
+from ._client import Client, open_client
+
+# The HTTP and WebSocket transports are imported by the functions that use
+# them: a host that only spawns stdio servers never loads httpx or
+# trio-websocket (most of its start-up otherwise).
+if TYPE_CHECKING:
+    import httpx
+
+
+@asynccontextmanager
+async def open_stdio_client(
+    command: str,
+    args: Sequence[str] = (),
+    *,
+    env: Mapping[str, str] | None = None,
+    inherit_env: bool = False,
+    cwd: str | os.PathLike[str] | None = None,
+    stderr: Callable[[str], None] | str | None = "forward",
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    close_grace: float = 2.0,
+    terminate_grace: float = 2.0,
+    on_event: Callable[[ProcessEvent], None] | None = None,
+    before_spawn: BeforeSpawn | None = None,
+    **client_options: Any,
+) -> AsyncIterator[Client]:
+    """Spawn a stdio MCP server, run the handshake, yield the connected :class:`~trio_mcp.Client`.
+
+    Process options are those of :func:`~trio_mcp.transports.open_stdio_process`;
+    *client_options* go to :func:`~trio_mcp.open_client` (name, version,
+    protocol_version and session options such as ``observer``). The transport, with its
+    :attr:`~trio_mcp.transports.StdioProcess.exit_step` after the block, is
+    ``client.session.transport``.
+
+    *before_spawn* (see :func:`~trio_mcp.transports.open_stdio_process`) sees
+    the exact argv, working directory and environment before anything is
+    started; an exception it raises vetoes the spawn and comes out of this
+    ``async with`` unchanged.
+
+    Cancellation:
+        As :func:`~trio_mcp.open_client`, then the process shutdown of
+        :func:`~trio_mcp.transports.open_stdio_process` (bounded, shielded).
+
+    Spec: SI-01, SI-10, LC-16, TR-02 (reliability catalogue: X-03).
+    """
+    async with (
+        open_stdio_process(
+            command,
+            args,
+            env=env,
+            inherit_env=inherit_env,
+            cwd=cwd,
+            stderr=stderr,
+            max_message_size=max_message_size,
+            close_grace=close_grace,
+            terminate_grace=terminate_grace,
+            on_event=on_event,
+            before_spawn=before_spawn,
+        ) as transport,
+        open_client(transport, **client_options) as client,
+    ):
+        yield client
+
+
+@asynccontextmanager
+async def open_http_client(
+    url: str,
+    *,
+    headers: dict[str, str] | None = None,
+    http_client: httpx.AsyncClient | None = None,
+    legacy_fallback: bool = True,
+    terminate_on_close: bool = True,
+    reconnect_delay: float = 1.0,
+    close_timeout: float = 2.0,
+    reinitialize: bool = False,
+    **client_options: Any,
+) -> AsyncIterator[Client]:
+    """Connect to the MCP endpoint at *url*, run the handshake, yield a :class:`~trio_mcp.Client`.
+
+    The transport options (*headers*, an own *http_client*, the legacy
+    fallback, DELETE on close, the reconnect delay, the close bound and
+    re-initialization after a 404) are those of
+    :func:`~trio_mcp.transports.open_http_transport`; *client_options* go to
+    :func:`~trio_mcp.open_client`.
+
+    Cancellation:
+        Leaving the block (normally, by an error, or by an outer cancel) sends
+        ``notifications/cancelled`` for unanswered requests and DELETE, shielded
+        and bounded by *close_timeout*, then closes everything.
+
+    Spec: HT-33, HT-34, SS-08.
+    """
+    from ..transports._http_client import open_http_transport
+
+    async with (
+        open_http_transport(
+            url,
+            headers=headers,
+            http_client=http_client,
+            legacy_fallback=legacy_fallback,
+            terminate_on_close=terminate_on_close,
+            reconnect_delay=reconnect_delay,
+            close_timeout=close_timeout,
+            reinitialize=reinitialize,
+        ) as transport,
+        open_client(transport, **client_options) as client,
+    ):
+        yield client
+
+
+@asynccontextmanager
+async def open_websocket_client(
+    url: str, *, headers: dict[str, str] | None = None, **client_options: Any
+) -> AsyncIterator[Client]:
+    """Connect to an MCP WebSocket server, run the handshake, yield a :class:`~trio_mcp.Client`.
+
+    The socket is :func:`~trio_mcp.transports.open_websocket_transport`'s
+    (the ``mcp`` subprotocol); *client_options* go to :func:`~trio_mcp.open_client`.
+
+    Cancellation: as :func:`~trio_mcp.open_client`; the socket is closed on exit.
+
+    Spec: TR-03.
+    """
+    from ..transports._websocket import open_websocket_transport
+
+    async with (
+        open_websocket_transport(url, headers=headers) as transport,
+        open_client(transport, **client_options) as client,
+    ):
+        yield client

@@ -1,0 +1,205 @@
+"""``Context``: what a server's tool, resource, prompt or completion function
+gets when it declares a parameter annotated ``Context``.
+
+It is the server layer's view of one request, built on the session layer's
+:class:`~trio_mcp.lowlevel.RequestContext`.
+
+Spec: LG-01..LG-03, PG-03..PG-10, HT-11.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .. import types as mcp_types
+
+if TYPE_CHECKING:
+    from .._session._context import RequestContext
+    from .._session._engine import Session
+    from ..protocol import JSONObject, RequestId, RequestRecord
+
+
+class ContextServer(Protocol):
+    """What a :class:`Context` uses of the server answering its request.
+
+    :class:`~trio_mcp.Server` is the one implementation. A protocol rather than
+    the class because the registry imports the modules that build contexts.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def version(self) -> str: ...
+
+    async def send_log(
+        self,
+        session: Session,
+        level: mcp_types.LoggingLevel | str,
+        data: Any,
+        *,
+        logger: str | None = None,
+    ) -> None: ...
+
+
+class Context:
+    """The server-side per-request context: what a tool, resource, prompt or
+    completion function gets when it declares a parameter annotated ``Context``.
+
+    It wraps the session's :class:`RequestContext` (``ctx.request``) and adds
+    the server's conveniences: logging to the client, progress, the negotiated
+    revision, and requests back to the client (sampling, elicitation, roots).
+
+    Cancellation:
+        The function runs in its request's own cancel scope: a peer's
+        ``notifications/cancelled``, shutdown or transport loss arrive as
+        :class:`trio.Cancelled` at its next checkpoint. Every ``async`` method
+        here is a checkpoint. Requests to the client made through the context
+        are cancelled with the request (the client is told, CN-01).
+    """
+
+    __slots__ = ("_server", "ran_in_thread", "request")
+
+    def __init__(self, request: RequestContext, server: ContextServer) -> None:
+        #: The session-level context of this request.
+        self.request = request
+        self._server = server
+        #: True while (and after) a sync function of this request ran in a worker thread.
+        self.ran_in_thread = False
+
+    # -- what the request is
+
+    @property
+    def session(self) -> Session:
+        """The session this request arrived on."""
+        return self.request.session
+
+    def close_sse_stream(self) -> bool:
+        """Ask the transport to end this request's response stream now, so the
+        client reconnects and polls for the rest (Streamable HTTP, 2025-11-25
+        resumable sessions: HT-11). The request keeps running and nothing it
+        sends is lost. Returns False where the transport cannot do this (stdio,
+        JSON responses, no event store): then nothing changes.
+        """
+        close = getattr(self.session.transport, "close_request_stream", None)
+        return bool(close(self.request_id)) if close is not None else False
+
+    @property
+    def server(self) -> ContextServer:
+        """The :class:`~trio_mcp.Server` answering the request."""
+        return self._server
+
+    @property
+    def request_id(self) -> RequestId:
+        return self.request.request_id
+
+    @property
+    def method(self) -> str:
+        return self.request.method
+
+    @property
+    def meta(self) -> JSONObject | None:
+        """The request's raw ``_meta`` object, if it had one."""
+        return self.request.meta
+
+    @property
+    def revision(self) -> str | None:
+        """The negotiated protocol revision of the session."""
+        return self.request.session.protocol.protocol_version
+
+    @property
+    def record(self) -> RequestRecord:
+        """A snapshot of this request's record."""
+        return self.request.record
+
+    @property
+    def cancel_requested(self) -> bool:
+        """True once anyone asked to cancel this request (see :class:`RequestContext`)."""
+        return self.request.cancel_requested
+
+    @property
+    def progress_token(self) -> str | int | None:
+        return self.request.progress_token
+
+    # -- telling the client
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """As :meth:`RequestContext.report_progress`: sent only when the request
+        carried a progress token (PG-07), never after the response (PG-10).
+
+        Cancellation: a checkpoint.
+        """
+        await self.request.report_progress(progress, total, message)
+
+    async def log(
+        self, level: mcp_types.LoggingLevel | str, data: Any, *, logger: str | None = None
+    ) -> None:
+        """Send ``notifications/message`` to this session, if its level allows.
+
+        *level* is a :class:`~trio_mcp.types.LoggingLevel` or its name; *data*
+        any JSON value (structured data is kept as is). Nothing is sent when the
+        server does not declare ``logging`` or the message is below the level
+        the client set with ``logging/setLevel``. Never put secrets or internal
+        details in *data* (LG-10).
+
+        Cancellation: a checkpoint; if cancelled while the queue is full, nothing is sent.
+
+        Spec: LG-01, LG-02, LG-03.
+        """
+        await self._server.send_log(self.request.session, level, data, logger=logger)
+
+    async def debug(self, data: Any, *, logger: str | None = None) -> None:
+        """``log("debug", ...)``. Cancellation: as :meth:`log`."""
+        await self.log("debug", data, logger=logger)
+
+    async def info(self, data: Any, *, logger: str | None = None) -> None:
+        """``log("info", ...)``. Cancellation: as :meth:`log`."""
+        await self.log("info", data, logger=logger)
+
+    async def warning(self, data: Any, *, logger: str | None = None) -> None:
+        """``log("warning", ...)``. Cancellation: as :meth:`log`."""
+        await self.log("warning", data, logger=logger)
+
+    async def error(self, data: Any, *, logger: str | None = None) -> None:
+        """``log("error", ...)``. Cancellation: as :meth:`log`."""
+        await self.log("error", data, logger=logger)
+
+    # -- asking the client (the client side of these is the client's own feature)
+
+    async def create_message(
+        self, params: mcp_types.CreateMessageRequestParams | JSONObject
+    ) -> mcp_types.CreateMessageResult:
+        """``sampling/createMessage`` to the client; returns ``CreateMessageResult``.
+
+        Raises:
+            LocalProtocolError: the client did not declare ``sampling``.
+            RPCError, RequestTimeout, SessionClosed: as :meth:`Session.request`.
+
+        Cancellation: as :meth:`Session.request` (the client is told).
+        """
+        result: mcp_types.CreateMessageResult = await self.request.session.request(
+            "sampling/createMessage", params
+        )
+        return result
+
+    async def elicit(
+        self, params: mcp_types.ElicitRequestParams | JSONObject
+    ) -> mcp_types.ElicitResult:
+        """``elicitation/create`` to the client (2025-06-18+); returns ``ElicitResult``.
+
+        Raises / Cancellation: as :meth:`create_message` (needs ``elicitation``).
+        """
+        result: mcp_types.ElicitResult = await self.request.session.request(
+            "elicitation/create", params
+        )
+        return result
+
+    async def list_roots(self) -> mcp_types.ListRootsResult:
+        """``roots/list`` to the client; returns ``ListRootsResult``.
+
+        Raises / Cancellation: as :meth:`create_message` (needs ``roots``).
+        """
+        result: mcp_types.ListRootsResult = await self.request.session.request("roots/list")
+        return result

@@ -1,0 +1,325 @@
+"""The ways to run a :class:`~trio_mcp.Server`: over stdio, Streamable HTTP and
+WebSocket.
+
+Each entry point takes a server and a transport-level server of channels from
+:mod:`trio_mcp.transports`, and serves one session of the server on every
+channel: ``serve_*`` run until cancelled (and work with ``nursery.start``),
+``run_*`` start a fresh Trio run for a script's ``if __name__ == "__main__"``.
+
+Spec: SI-01, SI-02, SI-05, SI-11, SI-12, LC-17 (stdio), HT-01, HT-03 (HTTP),
+TR-03 (WebSocket).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import signal
+import sys
+import threading
+from collections.abc import Collection, Mapping, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from ..lowlevel import Session, open_session
+from ..protocol import DEFAULT_MAX_MESSAGE_SIZE, Connection
+from ..transports._bounds import (
+    CLOSE_TIMEOUT,
+    HANDSHAKE_TIMEOUT,
+    HEADER_TIMEOUT,
+    WEBSOCKET_MAX_MESSAGE_SIZE,
+)
+from ..transports._stdio_server import open_stdio_server_transport
+from ._serve import SessionServer, serve_session
+
+# The HTTP and WebSocket transports are imported by the functions that use
+# them: a server run over stdio never loads those stacks (trio-websocket and
+# wsproto alone would be most of its start-up).
+if TYPE_CHECKING:
+    from ..transports._http_server import StreamableHTTPApp
+    from ..transports._http_session import HttpServerTransport
+    from ..transports._websocket import WebSocketTransport
+
+# ------------------------------------------------------------------ stdio
+
+
+async def serve_stdio(
+    server: SessionServer,
+    *,
+    stdin_fd: int = 0,
+    stdout_fd: int = 1,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    handle_signals: bool | None = None,
+    task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
+    **session_options: Any,
+) -> None:
+    """Serve *server* over this process's stdin and stdout until the client goes away.
+
+    Returns when stdin reaches end of input (the client's shutdown, SI-11), when
+    the client closes the session, or on SIGTERM or SIGINT (Ctrl+C) when
+    *handle_signals* is on (the default when called from the main thread). On a
+    signal the session is cancelled at once: handlers stop, their records end
+    ``CANCELLED``, and nothing more is written.
+
+    Args:
+        server: the :class:`~trio_mcp.Server` to run.
+        stdin_fd, stdout_fd: the descriptors to serve (default 0 and 1), see
+            :func:`~trio_mcp.transports.open_stdio_server_transport`.
+        max_message_size: longest line accepted, in bytes.
+        handle_signals: catch SIGTERM and SIGINT (needs the main thread).
+        task_status: receives the :class:`~trio_mcp.lowlevel.Session` (``nursery.start``).
+        session_options: passed to :func:`~trio_mcp.lowlevel.open_session`.
+
+    Cancellation:
+        Cancelling the call stops serving at once (no thread to wait for) and
+        closes the private descriptors; fds 0 and 1 are restored.
+
+    Spec: SI-01, SI-02, SI-05, SI-11, SI-12, LC-17.
+    """
+    if handle_signals is None:
+        handle_signals = threading.current_thread() is threading.main_thread()
+    async with (
+        open_stdio_server_transport(
+            stdin_fd=stdin_fd, stdout_fd=stdout_fd, max_message_size=max_message_size
+        ) as transport,
+        trio.open_nursery() as nursery,
+    ):
+        if handle_signals:
+            await nursery.start(_stop_on_signal, nursery.cancel_scope)
+        await serve_session(server, transport, task_status=task_status, **session_options)
+        nursery.cancel_scope.cancel()
+
+
+async def _stop_on_signal(
+    scope: trio.CancelScope, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+) -> None:
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        task_status.started()
+        async for signum in signals:
+            scope.cancel(reason=f"received {signal.Signals(signum).name}")
+            return
+
+
+def run_stdio(server: SessionServer, *, fast_exit: bool = True, **options: Any) -> None:
+    """Run *server* over stdio in a fresh Trio run (for ``if __name__ == "__main__"``).
+
+    Args:
+        server: the :class:`~trio_mcp.Server` to run.
+        fast_exit: when serving ends, freeze the garbage collector's heap
+            (:func:`gc.freeze`). ``run_stdio`` is meant to be the last thing a
+            script does, and the interpreter's final collection would otherwise
+            walk every object just before the process goes, which is most of
+            the time between the client closing stdin and the process being
+            gone (about 30 ms with the package loaded). ``atexit`` handlers,
+            flushing of files and module teardown still run; only objects
+            already in reference cycles are not finalized. Turn it off if the
+            program goes on after serving.
+        options: passed to :func:`serve_stdio`.
+
+    Cancellation: see :func:`serve_stdio`; SIGTERM and one Ctrl+C stop it.
+    """
+    try:
+        trio.run(partial(serve_stdio, server, **options))
+    finally:
+        if fast_exit:
+            gc.freeze()
+
+
+# ------------------------------------------------------------------- HTTP
+
+
+class _HttpSessions:
+    """The transport handlers that serve a server's sessions over Streamable HTTP.
+
+    Cancellation: each handler runs until its session closes; cancelling it
+    shuts the session down (bounded), as any session.
+    """
+
+    __slots__ = ("server", "session_options")
+
+    def __init__(self, server: SessionServer, session_options: Mapping[str, Any]) -> None:
+        self.server = server
+        self.session_options = session_options
+
+    async def serve(self, transport: HttpServerTransport) -> None:
+        """Serve one stateful session (from its ``initialize`` to its end)."""
+        await self._serve(transport, self.server.make_protocol())
+
+    async def serve_stateless(self, transport: HttpServerTransport, version: str) -> None:
+        """Serve the one request of a stateless POST, spoken in revision *version*."""
+        connection = self.server.make_protocol()
+        connection.start_stateless(version)
+        await self._serve(transport, connection)
+
+    async def _serve(self, transport: HttpServerTransport, connection: Connection) -> None:
+        async with open_session(
+            transport, connection, self.server, **self.session_options
+        ) as session:
+            await session.wait_closed()
+
+
+def http_app(
+    server: SessionServer,
+    *,
+    session_options: Mapping[str, Any] | None = None,
+    **app_options: Any,
+) -> StreamableHTTPApp:
+    """The Streamable HTTP endpoint of *server*, as an ASGI application.
+
+    Mount it in any ASGI framework that runs on Trio, or pass it to
+    :func:`serve_http`. *app_options* are those of
+    :class:`~trio_mcp.transports.StreamableHTTPApp` (path, stateless,
+    event_store, allowed_hosts, ...); *session_options* go to
+    :func:`~trio_mcp.lowlevel.open_session` for every session.
+
+    Spec: HT-01.
+    """
+    from ..transports._http_server import StreamableHTTPApp
+
+    sessions = _HttpSessions(server, dict(session_options or {}))
+    return StreamableHTTPApp(
+        sessions.serve, stateless_handler=sessions.serve_stateless, **app_options
+    )
+
+
+async def serve_http(
+    server: SessionServer | StreamableHTTPApp,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    header_timeout: float = HEADER_TIMEOUT,
+    read_timeout: float | None = None,
+    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+    **app_options: Any,
+) -> None:
+    """Serve *server* over Streamable HTTP (at ``/mcp``) on hypercorn's Trio worker.
+
+    ``task_status.started`` receives the base URL (``http://127.0.0.1:PORT``);
+    port 0 picks a free port. *app_options* go to :func:`http_app` (or pass a
+    ready application instead of a server), e.g. ``body_timeout`` (30 s) and
+    ``max_body_size``. *header_timeout* (10 s) and *read_timeout* (off) are
+    hypercorn's: see :func:`~trio_mcp.transports.serve_http_app`. A warning is
+    logged when binding a non-loopback address without an explicit
+    ``allowed_hosts``.
+
+    A session that fails (an unexpected exception) is logged and closed; the
+    server and the other sessions go on.
+
+    Cancellation:
+        Runs until cancelled; then the listener closes and every session shuts
+        down (bounded).
+
+    Spec: HT-01, HT-03.
+    """
+    from ..transports._http_server import StreamableHTTPApp, serve_http_app
+
+    app = server if isinstance(server, StreamableHTTPApp) else http_app(server, **app_options)
+    await serve_http_app(
+        app,
+        host,
+        port,
+        header_timeout=header_timeout,
+        read_timeout=read_timeout,
+        task_status=task_status,
+    )
+
+
+def parse_http_option(argv: Sequence[str]) -> tuple[list[str], tuple[str, int] | None]:
+    """Split ``--http HOST:PORT`` (or ``--http=HOST:PORT``) out of *argv*.
+
+    Returns the other arguments and ``(host, port)``, or None without the
+    option. An IPv6 host is written in brackets (``--http [::1]:8000``). Raises
+    SystemExit with a usage message on a malformed address.
+    """
+    rest: list[str] = []
+    address: str | None = None
+    items = iter(argv)
+    for arg in items:
+        if arg == "--http":
+            address = next(items, None)
+            if address is None:
+                raise SystemExit("--http needs HOST:PORT (port 0 picks a free port)")
+        elif arg.startswith("--http="):
+            address = arg.partition("=")[2]
+        else:
+            rest.append(arg)
+    if address is None:
+        return rest, None
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise SystemExit(f"--http needs HOST:PORT, not {address!r}")
+    return rest, (host.strip("[]"), int(port))
+
+
+def run_http(
+    server: SessionServer, host: str = "127.0.0.1", port: int = 0, **app_options: Any
+) -> None:
+    """Serve *server* over Streamable HTTP at ``/mcp`` in a fresh Trio run (for scripts).
+
+    Prints ``MCP over Streamable HTTP at http://HOST:PORT/mcp`` on stderr once
+    listening (port 0 picks a free port: this line says which). Returns on
+    Ctrl+C. *app_options*: see :func:`http_app`.
+
+    Cancellation: Ctrl+C cancels the run; sessions shut down (bounded).
+
+    Spec: HT-01.
+    """
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(
+                lambda task_status: serve_http(
+                    server, host, port, task_status=task_status, **app_options
+                )
+            )
+            print(f"MCP over Streamable HTTP at {url}/mcp", file=sys.stderr, flush=True)
+
+    with contextlib.suppress(KeyboardInterrupt):
+        trio.run(main)
+
+
+# -------------------------------------------------------------- WebSocket
+
+
+async def serve_websocket(
+    server: SessionServer,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    allowed_hosts: Collection[str] | None = None,
+    allowed_origins: Collection[str] | None = None,
+    max_message_size: int = WEBSOCKET_MAX_MESSAGE_SIZE,
+    handshake_timeout: float = HANDSHAKE_TIMEOUT,
+    close_timeout: float = CLOSE_TIMEOUT,
+    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+    **session_options: Any,
+) -> None:
+    """Serve *server* over WebSocket; ``task_status.started`` gets ``ws://host:port``.
+
+    Each connection is one session. The connection options are those of
+    :func:`~trio_mcp.transports.serve_websocket_transports` (Origin and Host
+    policy, the ``mcp`` subprotocol, the handshake and close bounds);
+    *session_options* go to :func:`serve_session` (e.g. ``keepalive_interval``).
+
+    Cancellation: runs until cancelled; open sessions are then cancelled.
+
+    Spec: TR-03.
+    """
+    from ..transports._websocket import serve_websocket_transports
+
+    async def serve(transport: WebSocketTransport) -> None:
+        await serve_session(server, transport, **session_options)
+
+    await serve_websocket_transports(
+        serve,
+        host,
+        port,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+        max_message_size=max_message_size,
+        handshake_timeout=handshake_timeout,
+        close_timeout=close_timeout,
+        task_status=task_status,
+    )

@@ -1,0 +1,42 @@
+"""trio_mcp.lowlevel: the session kernel, for code that drives sessions itself.
+
+As :mod:`trio.lowlevel` is to :mod:`trio`: what a transport author, a custom
+dispatcher or an observer needs, kept out of the application-level namespace
+(``trio_mcp``). :func:`open_session` runs one session (its own nursery, reader
+task and writer) over a :data:`Transport`, answering the peer with a
+:class:`Dispatcher`; every request is an observable :class:`RequestRecord`.
+"""
+
+from ._diagnostics import SlowStepReporter
+from ._session._context import RequestContext
+from ._session._engine import Dispatcher, Session, SessionStatistics, open_session
+from ._transport import Transport
+from .protocol import (
+    CancelOrigin,
+    Direction,
+    FrameDirection,
+    Progress,
+    RequestObserver,
+    RequestRecord,
+    RequestState,
+    SessionState,
+)
+
+__all__ = [
+    "open_session",
+    "Session",
+    "SessionState",
+    "SessionStatistics",
+    "Dispatcher",
+    "RequestContext",
+    "Transport",
+    # the records of requests, and who watches them
+    "RequestRecord",
+    "RequestState",
+    "CancelOrigin",
+    "Direction",
+    "Progress",
+    "RequestObserver",
+    "FrameDirection",
+    "SlowStepReporter",
+]

@@ -1,0 +1,22 @@
+"""The default time and size bounds of the network transports.
+
+Kept apart from the transports themselves so that code which only names a
+default (an entry point's signature) does not load a whole HTTP or WebSocket
+stack to read one number.
+
+Spec: HT-03 (reliability catalogue: D-01, D-03, W-06, W-08).
+"""
+
+from ..protocol import DEFAULT_MAX_MESSAGE_SIZE
+
+#: Default seconds an HTTP connection may go without a complete request head (D-01, D-03).
+HEADER_TIMEOUT = 10.0
+
+#: trio-websocket's limit is per message; leave room over the codec's own limit.
+WEBSOCKET_MAX_MESSAGE_SIZE = DEFAULT_MAX_MESSAGE_SIZE + 1024
+#: Seconds a connection may take to send a complete opening handshake (W-08),
+#: as the HTTP server's header timeout.
+HANDSHAKE_TIMEOUT = HEADER_TIMEOUT
+#: Seconds to wait for the peer's close frame after ours, before dropping the
+#: TCP connection (a peer that stopped reading would hold it forever).
+CLOSE_TIMEOUT = 5.0
