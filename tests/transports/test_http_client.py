@@ -8,7 +8,7 @@ import pytest
 import trio
 from http_helpers import LATEST, make_server, raw_client, running
 
-from trio_mcp import RPCError
+from trio_mcp import RPCError, SessionClosed
 from trio_mcp.transports._event_store import MemoryEventStore
 from trio_mcp.transports._http_client import open_http_client
 from trio_mcp.transports._http_server import StreamableHTTPApp
@@ -81,7 +81,7 @@ async def test_session_deleted_by_server_surfaces_as_expired() -> None:
         (transport,) = app.sessions().values()
         transport.peer_closed()
         await transport.wait_closed()
-        with pytest.raises(Exception, match=r"(?i)expired|closed"):
+        with pytest.raises(RPCError, match=r"(?i)expired|closed"):
             await client.call_tool("add", {"a": 1, "b": 1})
 
 
@@ -242,6 +242,6 @@ async def test_without_reinitialize_the_client_ends_with_session_expired() -> No
             await client.call_tool("add", {"a": 1, "b": 1})
         assert client.session.transport.session_expired
         assert client.session.transport.reinitializations == 0
-        with pytest.raises(Exception, match=r"(?i)expired|closed"):
+        with pytest.raises(SessionClosed, match=r"(?i)expired|closed"):
             await client.call_tool("add", {"a": 1, "b": 1})
         assert app.session_count == 0

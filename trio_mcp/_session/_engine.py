@@ -387,6 +387,7 @@ class Session:
     async def _writer(self) -> None:
         channel = self._receive_channel
         protocol = self.protocol
+        send_nowait = getattr(self.transport, "send_nowait", None)
         try:
             async with channel:
                 while True:
@@ -404,7 +405,13 @@ class Session:
                                 protocol.observer.on_frame(
                                     FrameDirection.OUT, data, trio.current_time()
                                 )
-                            await self.transport.send(data)
+                            if send_nowait is None:
+                                await self.transport.send(data)
+                            else:
+                                try:
+                                    send_nowait(data)
+                                except trio.WouldBlock:
+                                    await self.transport.send(data)
                         try:
                             message = channel.receive_nowait()
                         except trio.WouldBlock:
@@ -443,9 +450,16 @@ class Session:
             return None
 
     async def _reader(self) -> None:
+        receive_nowait = getattr(self.transport, "receive_nowait", None)
         try:
             while True:
-                data = await self.transport.receive()
+                if receive_nowait is None:
+                    data = await self.transport.receive()
+                else:
+                    try:
+                        data = receive_nowait()
+                    except trio.WouldBlock:
+                        data = await self.transport.receive()
                 self._frames_in += 1
                 if self.protocol.observing:
                     self.protocol.observer.on_frame(FrameDirection.IN, data, trio.current_time())

@@ -180,6 +180,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
                 await post_request(self, data, call)  # the session id comes with it
             else:
                 self._spawn(post_request, self, data, call)
+                await trio.lowlevel.cancel_shielded_checkpoint()
             return
         if self._server_requests and isinstance(msg, dict) and "method" not in msg:
             generation = self._server_requests.pop(id_key(msg.get("id")), None)
@@ -221,6 +222,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             return
         self._closed = True
         with trio.CancelScope(shield=True), trio.move_on_after(self.close_timeout):
+            await trio.lowlevel.checkpoint()  # a checkpoint even with nothing to tell
             if self.session_id is not None and not self.session_expired:
                 for call in list(self._calls.values()):
                     if (

@@ -207,6 +207,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
             raise trio.ClosedResourceError("transport closed")
         data = bytes(value)
         await self._route(data)
+        await trio.lowlevel.cancel_shielded_checkpoint()
 
     async def receive(self) -> bytes:
         """The next POSTed frame, oldest first.
@@ -292,8 +293,8 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
             )
 
     async def aclose(self) -> None:
-        await trio.lowlevel.checkpoint()
         self.close()
+        await trio.lowlevel.checkpoint()
 
     def close(self) -> None:
         """Close now: every connection ends, later sends raise (idempotent)."""

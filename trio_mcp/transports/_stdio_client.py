@@ -259,6 +259,7 @@ class StdioProcess(LineChannel):
     async def aclose(self) -> None:
         """Close the child's stdin (idempotent); the process is ended by the owner."""
         if self._stdin_closed:
+            await trio.lowlevel.checkpoint()
             return
         # Whether it ended before we closed its stdin: that decides between
         # EXITED and STDIN_CLOSED, however late _terminate looks at it.
