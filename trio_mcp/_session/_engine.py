@@ -97,11 +97,21 @@ class Dispatcher(TypingProtocol):
     """What answers the peer: implemented by ``Server`` and ``Client``."""
 
     async def handle_request(self, ctx: RequestContext) -> Any:
-        """Serve one request; return its result (attrs instance or JSON object)."""
+        """Serve one request; return its result (attrs instance or JSON object).
+
+        Cancellation:
+            Runs in the request's cancel scope: the peer's cancel, the deadline
+            or shutdown cancel it, and the session then sends no result.
+        """
         ...
 
     async def handle_notification(self, session: Session, event: NotificationReceived) -> None:
-        """React to one notification (called in receive order)."""
+        """React to one notification (called in receive order).
+
+        Cancellation:
+            Runs in the session's reader: it is cancelled only when the session
+            shuts down, and while it blocks no later frame is read.
+        """
         ...
 
 
@@ -303,7 +313,11 @@ class Session:
         await self._inbound_idle.wait()
 
     async def wait_closed(self) -> None:
-        """Block until the session is closed (by either side, or transport loss)."""
+        """Block until the session is closed (by either side, or transport loss).
+
+        Cancellation:
+            A plain wait: cancelling it changes nothing about the session.
+        """
         await self._closed.wait()
 
     async def aclose(self, reason: str = "session closed") -> None:

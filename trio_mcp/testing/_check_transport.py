@@ -319,7 +319,11 @@ async def _cancelled_blocked_send(a: Transport, b: Transport) -> None:
 
 @asynccontextmanager
 async def memory_pair() -> AsyncIterator[tuple[Transport, Transport]]:
-    """A :data:`PairFactory` for the in-memory transport."""
+    """A :data:`PairFactory` for the in-memory transport.
+
+    Cancellation:
+        Entering never waits; leaving, also by cancellation, closes both ends.
+    """
     from ._memory import memory_transport_pair
 
     a, b = memory_transport_pair()

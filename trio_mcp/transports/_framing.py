@@ -75,11 +75,12 @@ class LineChannel(trio.abc.Channel[bytes]):
     most of the latency of a stdio round trip.
 
     Cancellation:
-        ``receive`` can be cancelled at any time without losing data: bytes read
-        so far stay buffered. ``send`` cancelled part-way (only possible while
-        the pipe is full) may leave a partial line on the wire, which breaks the
-        framing; the session only cancels its writer when it is closing the
-        transport anyway.
+        ``send``, ``receive`` and ``aclose`` are checkpoints. ``receive`` can be
+        cancelled at any time without losing data: bytes read so far stay
+        buffered. ``send`` cancelled part-way (only possible while the pipe is
+        full) may leave a partial line on the wire, which breaks the framing;
+        the session only cancels its writer when it is closing the transport
+        anyway. ``receive_nowait`` never yields.
     """
 
     def __init__(

@@ -197,6 +197,12 @@ class StdioProcess(LineChannel):
     Made by :func:`open_stdio_process`. ``receive``/``send`` frame messages over
     the child's stdout/stdin; ``aclose`` closes the child's stdin (the start of
     the shutdown, which :func:`open_stdio_process` completes).
+
+    Cancellation:
+        As :class:`~trio_mcp.transports.LineChannel`, except that ``aclose``
+        leaves stdout open (the shutdown drains it so that the server can exit):
+        a task blocked in ``receive`` wakes when the server closes its stdout,
+        not when ``aclose`` returns. ``aclose`` is shielded.
     """
 
     def __init__(
