@@ -14,8 +14,13 @@ import pytest
 import trio
 
 from trio_mcp._transport import Transport
-from trio_mcp.testing import MemoryTransport, check_transport, memory_pair, memory_transport_pair
-from trio_mcp.testing._check_transport import PairFactory
+from trio_mcp.testing import (
+    MemoryTransport,
+    PairFactory,
+    check_transport,
+    memory_pair,
+    memory_transport_pair,
+)
 
 
 class _Wrapped(trio.abc.Channel[bytes]):
@@ -167,6 +172,26 @@ class _SwallowsCancelledSend(_Wrapped):
             return  # the bug under test: the caller never learns it was cancelled
 
 
+class _NowaitDropsFrames(_Wrapped):
+    def send_nowait(self, value: bytes) -> None:
+        pass  # the bug under test: the frame is never sent
+
+    def receive_nowait(self) -> bytes:
+        return self.inner.receive_nowait()
+
+
+class _NowaitSendsAfterClose(_Wrapped):
+    closed = False
+
+    def send_nowait(self, value: bytes) -> None:
+        if not self.closed:
+            self.inner.send_nowait(value)
+
+    async def aclose(self) -> None:
+        self.closed = True
+        await self.inner.aclose()
+
+
 def _factory(broken: type[_Wrapped], buffer: int = 64) -> PairFactory:
     @asynccontextmanager
     async def pair() -> AsyncIterator[tuple[Transport, Transport]]:
@@ -180,45 +205,42 @@ def _factory(broken: type[_Wrapped], buffer: int = 64) -> PairFactory:
     return pair
 
 
+#: (broken transport, the rule's words in the failure, whether it is the clogged pair)
 BROKEN = [
-    (_Reorders, "out of order"),
-    (_ManglesUtf8, "non-ASCII"),
-    (_Truncates, "large frame"),
-    (_ReplacesNewlines, "holding a newline arrived as"),
-    (_RefusesNewlinesLate, "refused frame left"),
-    (_NotACheckpointToSend, "did not yield"),
-    (_NotACheckpointToReceive, "did not yield"),
-    (_NotACheckpointToCloseTwice, "did not yield"),
-    (_BrokenByACancelledReceive, "broken after a cancelled receive"),
-    (_SendsThenChecksForCancel, "cancelled before it began delivered"),
-    (_NoEndOfChannel, "receive after the peer closed"),
-    (_CloseDoesNotWakeReceive, "did not wake the task blocked in receive"),
-    (_SendsAfterClose, "send on a closed end"),
-    (_ReceivesEndAfterClose, "receive on a closed end"),
-    (_CancelledCloseDoesNotClose, "send after a cancelled aclose"),
+    (_Reorders, "out of order", False),
+    (_ManglesUtf8, "non-ASCII", False),
+    (_Truncates, "large frame", False),
+    (_ReplacesNewlines, "holding a newline arrived as", False),
+    (_RefusesNewlinesLate, "refused frame left", False),
+    (_NotACheckpointToSend, "did not yield", False),
+    (_NotACheckpointToReceive, "did not yield", False),
+    (_NotACheckpointToCloseTwice, "did not yield", False),
+    (_BrokenByACancelledReceive, "broken after a cancelled receive", False),
+    (_SendsThenChecksForCancel, "cancelled before it began delivered", False),
+    (_NoEndOfChannel, "receive after the peer closed", False),
+    (_CloseDoesNotWakeReceive, "did not wake the task blocked in receive", False),
+    (_SendsAfterClose, "send on a closed end", False),
+    (_ReceivesEndAfterClose, "receive on a closed end", False),
+    (_CancelledCloseDoesNotClose, "send after a cancelled aclose", False),
+    (_NowaitDropsFrames, "sent by send_nowait", False),
+    (_NowaitSendsAfterClose, "send_nowait on a closed end", False),
+    (_CloseDoesNotWakeSend, "did not wake the task blocked in send", True),
+    (_SwallowsCancelledSend, "returned with nobody receiving", True),
 ]
 
 
-@pytest.mark.parametrize(("broken", "rule"), BROKEN, ids=[b.__name__ for b, _ in BROKEN])
+@pytest.mark.parametrize(("broken", "rule", "clogged"), BROKEN, ids=[b[0].__name__ for b in BROKEN])
 async def test_check_transport_fails(
-    broken: type[_Wrapped], rule: str, autojump_clock: trio.abc.Clock
+    broken: type[_Wrapped], rule: str, clogged: bool, autojump_clock: trio.abc.Clock
 ) -> None:
+    pairs: PairFactory
+    clogged_pairs: PairFactory | None
+    if clogged:
+        pairs, clogged_pairs = memory_pair, _factory(broken, buffer=0)
+    else:
+        pairs, clogged_pairs = _factory(broken), None
     with pytest.raises(AssertionError, match=rule):
-        await check_transport(_factory(broken))
-
-
-CLOGGED = [
-    (_CloseDoesNotWakeSend, "did not wake the task blocked in send"),
-    (_SwallowsCancelledSend, "returned with nobody receiving"),
-]
-
-
-@pytest.mark.parametrize(("broken", "rule"), CLOGGED, ids=[b.__name__ for b, _ in CLOGGED])
-async def test_clogged_checks_fail(
-    broken: type[_Wrapped], rule: str, autojump_clock: trio.abc.Clock
-) -> None:
-    with pytest.raises(AssertionError, match=rule):
-        await check_transport(memory_pair, clogged=_factory(broken, buffer=0))
+        await check_transport(pairs, clogged=clogged_pairs)
 
 
 async def test_a_pair_without_back_pressure_is_not_clogged(autojump_clock: trio.abc.Clock) -> None:

@@ -10,10 +10,11 @@ depends on nothing but trio, so it runs under any test runner.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager, suppress
+from functools import partial
 
 import trio
-from trio.testing import assert_checkpoints, wait_all_tasks_blocked
+from trio.testing import assert_checkpoints, assert_no_checkpoints, wait_all_tasks_blocked
 
 from .._transport import Transport
 from .._util import unwrap_group
@@ -30,7 +31,7 @@ NEWLINE_FRAME = b'{"jsonrpc":"2.0",\n"method":"x"}'
 FIRST_FRAME = b'{"jsonrpc":"2.0","method":"first"}'
 SECOND_FRAME = b'{"jsonrpc":"2.0","method":"second"}'
 
-#: Seconds a task blocked on an end may take to wake once that end is closed.
+#: Seconds a blocked task may take to wake once its end is closed, or a frame to arrive.
 WAKE_TIMEOUT = 10
 
 Check = Callable[[Transport, Transport], Awaitable[None]]
@@ -59,7 +60,10 @@ async def check_transport(
     another task is blocked in ``receive`` wakes that task with
     ``ClosedResourceError`` or ``EndOfChannel``; ``send`` and ``receive`` on a
     closed end raise ``ClosedResourceError``; ``aclose`` is idempotent and
-    closes even when cancelled.
+    closes even when cancelled. Where an end offers the contract's fast path,
+    ``send_nowait`` and ``receive_nowait`` never yield, move frames like
+    ``send`` and ``receive`` (or raise ``WouldBlock``) and raise
+    ``ClosedResourceError`` on a closed end.
 
     *clogged*, if given, makes pairs whose first end's ``send`` blocks until the
     second end receives. With it: a blocked ``send`` returns once the peer
@@ -82,6 +86,7 @@ async def check_transport(
         _close_wakes_blocked_receive,
         _closed_end_refuses,
         _cancelled_aclose_still_closes,
+        _nowait_fast_path,
     ]
     if large:
         checks.append(_large_frame)
@@ -149,6 +154,45 @@ def _raises(*expected: type[BaseException], doing: str) -> Iterator[None]:
     raise AssertionError(f"{doing} did not raise {names}")
 
 
+async def _cancelled_once_blocked(blocked: Callable[[], Awaitable[object]]) -> bool:
+    """Run *blocked*, cancel it once every task is blocked; whether it was cancelled."""
+    with trio.CancelScope() as scope:
+
+        async def cancel_when_blocked() -> None:
+            await wait_all_tasks_blocked()
+            scope.cancel()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(cancel_when_blocked)
+            await blocked()
+    return scope.cancelled_caught
+
+
+async def _close_wakes(
+    end: Transport,
+    blocked: Callable[[], Awaitable[object]],
+    wakes_with: tuple[type[BaseException], ...],
+    what: str,
+) -> None:
+    """Close *end* while a task is blocked in *blocked*: that task must wake with *wakes_with*."""
+    woken = trio.Event()
+
+    async def block_until_woken() -> None:
+        try:
+            await blocked()
+        except wakes_with:
+            woken.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(block_until_woken)
+        await wait_all_tasks_blocked()
+        await _aclose(end)
+        with trio.move_on_after(WAKE_TIMEOUT):
+            await woken.wait()
+        nursery.cancel_scope.cancel()
+    assert woken.is_set(), f"aclose did not wake the task blocked in {what}"
+
+
 # -------------------------------------------------------------------- the checks
 
 
@@ -197,16 +241,7 @@ async def _newline_frame(a: Transport, b: Transport) -> None:
 
 
 async def _cancel_blocked_receive(a: Transport, b: Transport) -> None:
-    with trio.CancelScope() as scope:
-
-        async def cancel_when_blocked() -> None:
-            await wait_all_tasks_blocked()
-            scope.cancel()
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(cancel_when_blocked)
-            await b.receive()
-    assert scope.cancelled_caught, "receive returned with nothing sent"
+    assert await _cancelled_once_blocked(b.receive), "receive returned with nothing sent"
     await _send(a, UTF8_FRAME)
     assert await _receive(b) == UTF8_FRAME, "transport broken after a cancelled receive"
 
@@ -233,22 +268,7 @@ async def _eof_after_close(a: Transport, b: Transport) -> None:
 
 
 async def _close_wakes_blocked_receive(a: Transport, b: Transport) -> None:
-    woken = trio.Event()
-
-    async def receive_until_woken() -> None:
-        try:
-            await b.receive()
-        except (trio.ClosedResourceError, trio.EndOfChannel):
-            woken.set()
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(receive_until_woken)
-        await wait_all_tasks_blocked()
-        await _aclose(b)
-        with trio.move_on_after(WAKE_TIMEOUT):
-            await woken.wait()
-        nursery.cancel_scope.cancel()
-    assert woken.is_set(), "aclose did not wake the task blocked in receive"
+    await _close_wakes(b, b.receive, (trio.ClosedResourceError, trio.EndOfChannel), "receive")
 
 
 async def _closed_end_refuses(a: Transport, b: Transport) -> None:
@@ -268,6 +288,41 @@ async def _cancelled_aclose_still_closes(a: Transport, b: Transport) -> None:
         await _send(a, UTF8_FRAME)
 
 
+async def _nowait_fast_path(a: Transport, b: Transport) -> None:
+    send_nowait: Callable[[bytes], None] | None = getattr(a, "send_nowait", None)
+    receive_nowait: Callable[[], bytes] | None = getattr(b, "receive_nowait", None)
+    for frame in (FIRST_FRAME, SECOND_FRAME):
+        sent = False
+        if send_nowait is not None:
+            with assert_no_checkpoints():
+                try:
+                    send_nowait(frame)
+                    sent = True
+                except trio.WouldBlock:
+                    pass
+        if not sent:
+            await _send(a, frame)
+    first = None
+    with trio.move_on_after(WAKE_TIMEOUT):
+        first = await _receive(b)
+    assert first == FIRST_FRAME, f"the first frame (sent by send_nowait) arrived as {first!r}"
+    got: bytes | None = None
+    if receive_nowait is not None:
+        with assert_no_checkpoints(), suppress(trio.WouldBlock):
+            got = bytes(receive_nowait())
+    if got is None:
+        got = await _receive(b)
+    assert got == SECOND_FRAME, f"the second frame arrived as {got!r}"
+    await _aclose(a)
+    await _aclose(b)
+    if send_nowait is not None:
+        with _raises(trio.ClosedResourceError, doing="send_nowait on a closed end"):
+            send_nowait(FIRST_FRAME)
+    if receive_nowait is not None:
+        with _raises(trio.ClosedResourceError, doing="receive_nowait on a closed end"):
+            receive_nowait()
+
+
 async def _clogged_send_waits_for_receive(a: Transport, b: Transport) -> None:
     sent = trio.Event()
 
@@ -284,35 +339,12 @@ async def _clogged_send_waits_for_receive(a: Transport, b: Transport) -> None:
 
 
 async def _close_wakes_blocked_send(a: Transport, b: Transport) -> None:
-    woken = trio.Event()
-
-    async def send_until_woken() -> None:
-        try:
-            await a.send(FIRST_FRAME)
-        except trio.ClosedResourceError:
-            woken.set()
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(send_until_woken)
-        await wait_all_tasks_blocked()
-        await _aclose(a)
-        with trio.move_on_after(WAKE_TIMEOUT):
-            await woken.wait()
-        nursery.cancel_scope.cancel()
-    assert woken.is_set(), "aclose did not wake the task blocked in send"
+    await _close_wakes(a, partial(a.send, FIRST_FRAME), (trio.ClosedResourceError,), "send")
 
 
 async def _cancelled_blocked_send(a: Transport, b: Transport) -> None:
-    with trio.CancelScope() as scope:
-
-        async def cancel_when_blocked() -> None:
-            await wait_all_tasks_blocked()
-            scope.cancel()
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(cancel_when_blocked)
-            await a.send(FIRST_FRAME)
-    assert scope.cancelled_caught, "a send on a clogged pair returned with nobody receiving"
+    cancelled = await _cancelled_once_blocked(partial(a.send, FIRST_FRAME))
+    assert cancelled, "a send on a clogged pair returned with nobody receiving"
     # The contract allows the transport to be broken now, but aclose must work.
     await _aclose(a)
 
