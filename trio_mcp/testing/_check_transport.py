@@ -155,7 +155,9 @@ def _raises(*expected: type[BaseException], doing: str) -> Iterator[None]:
 
 
 async def _cancelled_once_blocked(blocked: Callable[[], Awaitable[object]]) -> bool:
-    """Run *blocked*, cancel it once every task is blocked; whether it was cancelled."""
+    """Run *blocked*, cancel it once every task is blocked: whether it raised Cancelled
+    (False if it returned, even after the cancel)."""
+    returned = False
     with trio.CancelScope() as scope:
 
         async def cancel_when_blocked() -> None:
@@ -165,7 +167,9 @@ async def _cancelled_once_blocked(blocked: Callable[[], Awaitable[object]]) -> b
         async with trio.open_nursery() as nursery:
             nursery.start_soon(cancel_when_blocked)
             await blocked()
-    return scope.cancelled_caught
+            returned = True
+            nursery.cancel_scope.cancel()
+    return scope.cancelled_caught and not returned
 
 
 async def _close_wakes(
