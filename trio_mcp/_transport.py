@@ -50,6 +50,8 @@ The fast path (optional)
     any exception those raise). The session's writer and reader use them when
     present, so a frame that can move at once costs no trip through the
     scheduler; ``send`` and ``receive`` stay checkpoints.
+
+Spec: TR-01 (UTF-8 messages), TR-03 (a custom transport documents its framing).
 """
 
 from __future__ import annotations

@@ -353,8 +353,8 @@ class Client:
         """``logging/setLevel``. Messages go to the ``log_handler``. Spec: LG-03.
 
         Cancellation:
-            As :meth:`Session.request`: the server is told
-            (``notifications/cancelled``) and ``Cancelled`` propagates.
+            As :meth:`Session.request`: ``notifications/cancelled`` follows if
+            the request was written, and ``Cancelled`` propagates.
         """
         level = mcp_types.LoggingLevel(level)
         await self.session.request("logging/setLevel", {"level": level.value})
@@ -365,8 +365,8 @@ class Client:
         """``resources/subscribe``; updates arrive on :meth:`resource_updates`. Spec: RS-06.
 
         Cancellation:
-            As :meth:`Session.request`: the server is told
-            (``notifications/cancelled``) and ``Cancelled`` propagates.
+            As :meth:`Session.request`: ``notifications/cancelled`` follows if
+            the request was written, and ``Cancelled`` propagates.
         """
         await self.session.request("resources/subscribe", {"uri": uri})
 
@@ -374,8 +374,8 @@ class Client:
         """``resources/unsubscribe``. Spec: RS-06.
 
         Cancellation:
-            As :meth:`Session.request`: the server is told
-            (``notifications/cancelled``) and ``Cancelled`` propagates.
+            As :meth:`Session.request`: ``notifications/cancelled`` follows if
+            the request was written, and ``Cancelled`` propagates.
         """
         await self.session.request("resources/unsubscribe", {"uri": uri})
 

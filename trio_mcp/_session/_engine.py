@@ -100,8 +100,10 @@ class Dispatcher(TypingProtocol):
         """Serve one request; return its result (attrs instance or JSON object).
 
         Cancellation:
-            Runs in the request's cancel scope: the peer's cancel, the deadline
-            or shutdown cancel it, and the session then sends no result.
+            Runs in the request's own cancel scope, which the peer's cancel, the
+            request's deadline or shutdown cancel; then the record ends
+            CANCELLED and no result is sent (an error reply only where the
+            response policy allows one, never after the peer's cancel).
         """
         ...
 
@@ -401,6 +403,7 @@ class Session:
     async def _writer(self) -> None:
         channel = self._receive_channel
         protocol = self.protocol
+        # The transport contract's optional fast path (see trio_mcp/_transport.py).
         send_nowait = getattr(self.transport, "send_nowait", None)
         try:
             async with channel:
@@ -464,6 +467,7 @@ class Session:
             return None
 
     async def _reader(self) -> None:
+        # The transport contract's optional fast path (see trio_mcp/_transport.py).
         receive_nowait = getattr(self.transport, "receive_nowait", None)
         try:
             while True:
