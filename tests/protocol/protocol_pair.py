@@ -1,4 +1,4 @@
-"""Helpers for the sans-I/O protocol tests; the pair itself ships in trio_mcp.testing.
+"""Wire helpers for the sans-I/O protocol tests (``ProtocolPair`` ships in trio_mcp.testing).
 
 Not a conftest: ``tests/conftest.py`` already owns that module name for mypy.
 """
@@ -10,24 +10,6 @@ from typing import Any
 import orjson
 
 from trio_mcp.protocol import Notification
-from trio_mcp.testing import (
-    FULL_CLIENT_CAPABILITIES,
-    FULL_SERVER_CAPABILITIES,
-    FakeClock,
-    ProtocolPair,
-    RecordingObserver,
-)
-
-__all__ = [
-    "FULL_CLIENT_CAPABILITIES",
-    "FULL_SERVER_CAPABILITIES",
-    "FakeClock",
-    "ProtocolPair",
-    "RecordingObserver",
-    "frame",
-    "notification",
-    "wire",
-]
 
 
 def wire(data: bytes | None) -> Any:

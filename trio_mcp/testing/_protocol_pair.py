@@ -182,17 +182,24 @@ class ProtocolPair:
         self, method: str, params: Any = None, *, want_progress: bool = False
     ) -> tuple[Request, RequestReceived]:
         """Client sends *method*; returns its request and the server's event."""
-        request = self.client.send_request(method, params, want_progress=want_progress)
-        event = self.one(self.client_to_server(request))
-        assert isinstance(event, RequestReceived), event
-        return request, event
+        return self._request(self.client, self.server, method, params, want_progress)
 
     def server_request(
         self, method: str, params: Any = None, *, want_progress: bool = False
     ) -> tuple[Request, RequestReceived]:
         """Server sends *method*; returns its request and the client's event."""
-        request = self.server.send_request(method, params, want_progress=want_progress)
-        event = self.one(self.server_to_client(request))
+        return self._request(self.server, self.client, method, params, want_progress)
+
+    def _request(
+        self,
+        sender: Connection,
+        receiver: Connection,
+        method: str,
+        params: Any,
+        want_progress: bool,
+    ) -> tuple[Request, RequestReceived]:
+        request = sender.send_request(method, params, want_progress=want_progress)
+        event = self.one(self._send(sender, receiver, request))
         assert isinstance(event, RequestReceived), event
         return request, event
 
