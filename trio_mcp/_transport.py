@@ -1,9 +1,57 @@
 """The transport contract: a Trio channel of frames.
 
-One item is one complete JSON-RPC message (bytes, UTF-8 JSON): framing is the
-transport's business. ``receive`` raises :class:`trio.EndOfChannel` on a clean
-close by the peer and :class:`trio.BrokenResourceError` on failure; ``aclose`` is
-idempotent. Any ``trio.abc.Channel[bytes]`` qualifies.
+Any ``trio.abc.Channel[bytes]`` that keeps these rules is a transport;
+:func:`trio_mcp.testing.check_transport` checks them.
+
+Frames
+    One item is one complete JSON-RPC message: UTF-8 JSON text, never empty
+    (framing is the transport's business). A frame arrives whole, unchanged and
+    in order. JSON never needs a raw newline (whitespace between tokens may be
+    left out and a newline inside a string is escaped), so a transport may
+    refuse a frame holding one with ``ValueError`` before writing anything, as
+    :class:`~trio_mcp.transports.LineChannel` does (SI-06); otherwise it
+    delivers it unchanged. What a transport does with an empty frame is not
+    defined (newline framing reads one as a blank line and skips it).
+
+``send(frame)``
+    A checkpoint. Raises ``ClosedResourceError`` once this end is closed (also
+    when ``aclose`` is called while ``send`` blocks), ``BrokenResourceError``
+    once the connection failed. It may block while the peer does not read
+    (back-pressure).
+
+``receive()``
+    A checkpoint. Returns the next frame; raises ``EndOfChannel`` after the
+    peer closed cleanly and every frame it sent was received,
+    ``BrokenResourceError`` on failure, ``ClosedResourceError`` once this end
+    is closed. ``aclose`` called while another task is blocked in ``receive``
+    wakes that task with ``ClosedResourceError`` or ``EndOfChannel`` (the
+    session's reader treats both as the end of the connection).
+
+``aclose()``
+    A checkpoint; idempotent. It closes this end even when cancelled.
+
+One task sends and one task receives at a time (a session has one writer and
+one reader); using either side from two tasks at once is not defined.
+
+Cancellation:
+    A cancelled ``receive`` takes no frame: the next ``receive`` returns it.
+    A ``send`` cancelled before it wrote anything (in particular one called in
+    a scope already cancelled) raises ``Cancelled`` and delivers nothing. A
+    ``send`` cancelled while it blocks may have written part of its frame, as
+    a cancelled ``trio.abc.SendStream.send_all`` may: the transport is then
+    broken and only ``aclose`` is meaningful. So a frame is written whole or
+    not at all, or the transport is broken afterwards. The session cancels a
+    blocked ``send`` only while it is closing the transport anyway.
+
+The fast path (optional)
+    A transport may also offer ``send_nowait(frame)`` and ``receive_nowait()``,
+    named after trio's memory channels: they never yield, and raise
+    ``trio.WouldBlock`` where ``send`` or ``receive`` would have to wait (or
+    any exception those raise). The session's writer and reader use them when
+    present, so a frame that can move at once costs no trip through the
+    scheduler; ``send`` and ``receive`` stay checkpoints.
+
+Spec: TR-01 (UTF-8 messages), TR-03 (a custom transport documents its framing).
 """
 
 from __future__ import annotations

@@ -420,7 +420,8 @@ async def test_url_elicitation_hands_over_the_url_and_origin() -> None:
             nursery.start_soon(client.wait_elicitation_complete, "e1")
             await trio.testing.wait_all_tasks_blocked()
             await peer.notify("notifications/elicitation/complete", {"elicitationId": "e1"})
-        await client.wait_elicitation_complete("e1")  # late waiters return at once
+        with trio.testing.assert_checkpoints():
+            await client.wait_elicitation_complete("e1")  # late waiters return at once
         with pytest.raises(KeyError):
             await client.wait_elicitation_complete("nope")
 

@@ -15,7 +15,7 @@ import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from protocol_pair import FULL_SERVER_CAPABILITIES, ProtocolPair, RecordingObserver, frame, wire
+from protocol_pair import frame, wire
 
 from trio_mcp import types as t
 from trio_mcp.protocol import (
@@ -44,6 +44,7 @@ from trio_mcp.protocol import (
     Role,
     SessionState,
 )
+from trio_mcp.testing import FULL_SERVER_CAPABILITIES, ProtocolPair, RecordingObserver
 
 Q, R, DONE, FAILED, CANCELLED = (
     RequestState.QUEUED,

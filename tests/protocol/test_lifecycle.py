@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from protocol_pair import ProtocolPair, frame, wire
+from protocol_pair import frame, wire
 
 from trio_mcp import types as t
 from trio_mcp.protocol import (
@@ -34,6 +34,7 @@ from trio_mcp.protocol import (
     UnsupportedProtocolVersion,
     negotiate_version,
 )
+from trio_mcp.testing import ProtocolPair
 
 NEW, INITIALIZING, INITIALIZED, OPERATING, CLOSED = (
     SessionState.NEW,

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections import deque
 
 import pytest
-from protocol_pair import ProtocolPair
 
 from trio_mcp import types as t
 from trio_mcp.protocol import (
@@ -23,6 +22,7 @@ from trio_mcp.protocol import (
     Role,
     SessionState,
 )
+from trio_mcp.testing import ProtocolPair
 
 NEW, INITIALIZING, INITIALIZED, OPERATING, CLOSED = SessionState
 E = LifecycleEvent

@@ -7,9 +7,9 @@ shows the same rule end to end through a session.
 from __future__ import annotations
 
 import pytest
-from protocol_pair import ProtocolPair
 
 from trio_mcp.protocol import Direction, LocalProtocolError, Progress, RequestId
+from trio_mcp.testing import ProtocolPair
 
 CALL = {"name": "scan", "arguments": {}}
 

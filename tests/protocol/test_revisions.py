@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from protocol_pair import ProtocolPair
 
 from trio_mcp.protocol import (
     LATEST,
@@ -16,6 +15,7 @@ from trio_mcp.protocol import (
     Role,
 )
 from trio_mcp.protocol._revisions import DEFAULT_HTTP_VERSION
+from trio_mcp.testing import ProtocolPair
 
 # What each revision does differently, as the spec's changelogs say.
 FEATURES = {

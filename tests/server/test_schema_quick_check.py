@@ -1,4 +1,4 @@
-"""The quick argument check never accepts what jsonschema rejects."""
+"""The quick argument check agrees with jsonschema: sound always, complete for simple schemas."""
 
 from __future__ import annotations
 
@@ -35,3 +35,27 @@ def test_quick_check_is_sound(arguments: dict[str, Any]) -> None:
     assert SIG.quick_check is not None
     if SIG.quick_check(arguments):
         assert SIG.validator.is_valid(arguments)
+
+
+VALID = st.fixed_dictionaries(
+    {"name": st.text(max_size=3), "seats": st.integers()},
+    optional={
+        "kind": st.sampled_from(["a", "b", 1]),
+        "flag": st.booleans(),
+        "ratio": st.none() | st.floats(allow_nan=False, allow_infinity=False) | st.integers(),
+    },
+)
+
+
+@given(VALID)
+def test_quick_check_is_complete_for_a_simple_schema(arguments: dict[str, Any]) -> None:
+    # Every property of _tool is simple, so the quick check decides alone: it must
+    # accept every valid argument set, or the fast path never runs.
+    assert SIG.quick_check is not None
+    assert SIG.validator.is_valid(arguments)
+    assert SIG.quick_check(arguments)
+
+
+def test_quick_check_accepts_the_minimal_call() -> None:
+    assert SIG.quick_check is not None
+    assert SIG.quick_check({"name": "x", "seats": 1})

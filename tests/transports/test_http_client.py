@@ -11,7 +11,7 @@ import trio
 from helpers import first_text
 from http_helpers import LATEST, http_transport_of, make_server, raw_client, running
 
-from trio_mcp import RPCError, http_app, open_http_client
+from trio_mcp import RPCError, SessionClosed, http_app, open_http_client
 from trio_mcp.transports._event_store import MemoryEventStore
 
 
@@ -82,7 +82,7 @@ async def test_session_deleted_by_server_surfaces_as_expired() -> None:
         (transport,) = app.sessions().values()
         transport.peer_closed()
         await transport.wait_closed()
-        with pytest.raises(Exception, match=r"(?i)expired|closed"):
+        with pytest.raises(RPCError, match=r"(?i)expired|closed"):
             await client.call_tool("add", {"a": 1, "b": 1})
 
 
@@ -243,6 +243,6 @@ async def test_without_reinitialize_the_client_ends_with_session_expired() -> No
             await client.call_tool("add", {"a": 1, "b": 1})
         assert http_transport_of(client).session_expired
         assert http_transport_of(client).reinitializations == 0
-        with pytest.raises(Exception, match=r"(?i)expired|closed"):
+        with pytest.raises(SessionClosed, match=r"(?i)expired|closed"):
             await client.call_tool("add", {"a": 1, "b": 1})
         assert app.session_count == 0

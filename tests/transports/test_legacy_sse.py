@@ -19,6 +19,7 @@ import pytest
 import trio
 from http_helpers import LATEST, init_body, make_server, raw_client, running
 
+import trio_mcp
 from trio_mcp import http_app, open_http_client
 from trio_mcp.testing import check_transport
 from trio_mcp.transports._http_client import HttpClientTransport
@@ -127,6 +128,6 @@ async def test_legacy_session_ended_by_the_server_ends_the_client() -> None:
             server_end.peer_closed()
             with trio.fail_after(10):
                 await client.session.wait_closed()
-            with pytest.raises(Exception, match=r"(?i)closed"):
+            with pytest.raises(trio_mcp.SessionClosed, match=r"(?i)closed"):
                 await client.call_tool("add", {"a": 1, "b": 2})
         assert app.session_count == 0

@@ -54,17 +54,35 @@ def _reader(max_size: int = 1000) -> tuple[LineChannel, trio.testing.MemorySendS
     return LineChannel(None, receive, max_message_size=max_size), send
 
 
+RECHUNK_WIRE = b'{"a":1}\r\n\n   \n{"b":"\xc5\xbe"}\n{"c"' + b':3}\n{"partial"'
+
+
+def _chunkings(wire: bytes) -> list[list[bytes]]:
+    """Every split of *wire* into two reads, and every fixed read size."""
+    splits = [[wire[:i], wire[i:]] for i in range(1, len(wire))]
+    sizes = [[wire[i : i + n] for i in range(0, len(wire), n)] for n in range(1, len(wire) + 1)]
+    return splits + sizes
+
+
 @pytest.mark.spec("SI-02")
-async def test_reframes_any_chunking_crlf_and_blank_lines() -> None:
+@pytest.mark.parametrize("chunks", _chunkings(RECHUNK_WIRE))
+async def test_reframes_any_chunking_crlf_and_blank_lines(chunks: list[bytes]) -> None:
     channel, send = _reader()
-    wire = b'{"a":1}\r\n\n   \n{"b":"\xc5\xbe"}\n{"c"' + b':3}\n{"partial"'
-    for i in range(0, len(wire), 3):  # split across many reads
-        await send.send_all(wire[i : i + 3])
-    await send.aclose()
-    got = [await channel.receive() for _ in range(3)]
+    got: list[bytes] = []
+
+    async def read_to_the_end() -> None:
+        got.extend([await channel.receive() for _ in range(3)])
+        with pytest.raises(trio.EndOfChannel):
+            await channel.receive()  # the partial last line is dropped
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(read_to_the_end)
+        for chunk in chunks:
+            await send.send_all(chunk)
+            # The reader takes this chunk on its own before the next is written.
+            await trio.testing.wait_all_tasks_blocked()
+        await send.aclose()
     assert got == [b'{"a":1}', '{"b":"ž"}'.encode(), b'{"c":3}']
-    with pytest.raises(trio.EndOfChannel):
-        await channel.receive()  # the partial last line is dropped
     stats = channel.statistics()
     assert (stats.blank_lines, stats.discarded_tail, stats.frames_in) == (2, 10, 3)
 

@@ -199,6 +199,10 @@ class Client:
 
         Events beyond *buffer* unread ones are dropped (counted in
         ``dropped_events``) rather than stalling the session.
+
+        Cancellation:
+            Entering and leaving the block never wait; leaving it, also by
+            cancellation, stops the events and closes the channel.
         """
         channel = self._cache.subscribe(buffer)
         try:
@@ -348,18 +352,33 @@ class Client:
         return result
 
     async def set_logging_level(self, level: mcp_types.LoggingLevel | str) -> None:
-        """``logging/setLevel``. Messages go to the ``log_handler``. Spec: LG-03."""
+        """``logging/setLevel``. Messages go to the ``log_handler``. Spec: LG-03.
+
+        Cancellation:
+            As :meth:`Session.request`: ``notifications/cancelled`` follows if
+            the request was written, and ``Cancelled`` propagates.
+        """
         level = mcp_types.LoggingLevel(level)
         await self.session.request("logging/setLevel", {"level": level.value})
 
     # ------------------------------------------------------- subscriptions
 
     async def subscribe(self, uri: str) -> None:
-        """``resources/subscribe``; updates arrive on :meth:`resource_updates`. Spec: RS-06."""
+        """``resources/subscribe``; updates arrive on :meth:`resource_updates`. Spec: RS-06.
+
+        Cancellation:
+            As :meth:`Session.request`: ``notifications/cancelled`` follows if
+            the request was written, and ``Cancelled`` propagates.
+        """
         await self.session.request("resources/subscribe", {"uri": uri})
 
     async def unsubscribe(self, uri: str) -> None:
-        """``resources/unsubscribe``. Spec: RS-06."""
+        """``resources/unsubscribe``. Spec: RS-06.
+
+        Cancellation:
+            As :meth:`Session.request`: ``notifications/cancelled`` follows if
+            the request was written, and ``Cancelled`` propagates.
+        """
         await self.session.request("resources/unsubscribe", {"uri": uri})
 
     @asynccontextmanager
@@ -407,6 +426,10 @@ class Client:
         Raises:
             ValueError: a root is not a ``file://`` URI (RT-04).
             RuntimeError: the client did not declare roots.
+
+        Cancellation:
+            The roots are replaced before anything waits; the notification is
+            then sent as by :meth:`notify_roots_changed`.
         """
         if self.handlers.roots is None:
             raise RuntimeError("open the client with roots= to expose roots")
@@ -415,7 +438,12 @@ class Client:
 
     async def notify_roots_changed(self) -> None:
         """Tell the server the roots changed (when a roots *function* now returns
-        something else). Spec: RT-03."""
+        something else). Spec: RT-03.
+
+        Cancellation:
+            As :meth:`Session.notify`: a checkpoint; cancelled before the
+            notification is queued, nothing is sent.
+        """
         if self.handlers.roots is None:
             raise RuntimeError("open the client with roots= to expose roots")
         await self.session.notify("notifications/roots/list_changed")
@@ -428,8 +456,13 @@ class Client:
 
         Raises:
             KeyError: the id is neither pending nor completed.
+
+        Cancellation:
+            A checkpoint, also when the id already completed; a cancelled wait
+            leaves the elicitation tracked, so it can be waited for again.
         """
         if elicitation_id in self._completed_elicitations:
+            await trio.lowlevel.checkpoint()
             return
         event = self.handlers.pending_url.get(elicitation_id)
         if event is None:

@@ -97,11 +97,23 @@ class Dispatcher(TypingProtocol):
     """What answers the peer: implemented by ``Server`` and ``Client``."""
 
     async def handle_request(self, ctx: RequestContext) -> Any:
-        """Serve one request; return its result (attrs instance or JSON object)."""
+        """Serve one request; return its result (attrs instance or JSON object).
+
+        Cancellation:
+            Runs in the request's own cancel scope, which the peer's cancel, the
+            request's deadline or shutdown cancel; then the record ends
+            CANCELLED and no result is sent (an error reply only where the
+            response policy allows one, never after the peer's cancel).
+        """
         ...
 
     async def handle_notification(self, session: Session, event: NotificationReceived) -> None:
-        """React to one notification (called in receive order)."""
+        """React to one notification (called in receive order).
+
+        Cancellation:
+            Runs in the session's reader: it is cancelled only when the session
+            shuts down, and while it blocks no later frame is read.
+        """
         ...
 
 
@@ -303,7 +315,11 @@ class Session:
         await self._inbound_idle.wait()
 
     async def wait_closed(self) -> None:
-        """Block until the session is closed (by either side, or transport loss)."""
+        """Block until the session is closed (by either side, or transport loss).
+
+        Cancellation:
+            A plain wait: cancelling it changes nothing about the session.
+        """
         await self._closed.wait()
 
     async def aclose(self, reason: str = "session closed") -> None:
@@ -387,6 +403,8 @@ class Session:
     async def _writer(self) -> None:
         channel = self._receive_channel
         protocol = self.protocol
+        # The transport contract's optional fast path (see trio_mcp/_transport.py).
+        send_nowait = getattr(self.transport, "send_nowait", None)
         try:
             async with channel:
                 while True:
@@ -404,7 +422,13 @@ class Session:
                                 protocol.observer.on_frame(
                                     FrameDirection.OUT, data, trio.current_time()
                                 )
-                            await self.transport.send(data)
+                            if send_nowait is None:
+                                await self.transport.send(data)
+                            else:
+                                try:
+                                    send_nowait(data)
+                                except trio.WouldBlock:
+                                    await self.transport.send(data)
                         try:
                             message = channel.receive_nowait()
                         except trio.WouldBlock:
@@ -443,9 +467,17 @@ class Session:
             return None
 
     async def _reader(self) -> None:
+        # The transport contract's optional fast path (see trio_mcp/_transport.py).
+        receive_nowait = getattr(self.transport, "receive_nowait", None)
         try:
             while True:
-                data = await self.transport.receive()
+                if receive_nowait is None:
+                    data = await self.transport.receive()
+                else:
+                    try:
+                        data = receive_nowait()
+                    except trio.WouldBlock:
+                        data = await self.transport.receive()
                 self._frames_in += 1
                 if self.protocol.observing:
                     self.protocol.observer.on_frame(FrameDirection.IN, data, trio.current_time())

@@ -42,7 +42,13 @@ class EventStore(Protocol):
     """
 
     async def store_event(self, session_id: str, stream_id: str, data: bytes | None) -> str:
-        """Store one event of *stream_id*; return its new, session-unique event id."""
+        """Store one event of *stream_id*; return its new, session-unique event id.
+
+        Cancellation:
+            Called from the session's writer, which is cancelled only at
+            shutdown; a store cancelled part-way may or may not have kept the
+            event, and the frame is then not sent.
+        """
         ...
 
     async def events_after(
@@ -52,11 +58,20 @@ class EventStore(Protocol):
 
         None when the id is unknown to this session or its successors were
         evicted (resuming would silently lose events).
+
+        Cancellation:
+            Cancelled (the client went away while resuming), nothing is
+            replayed and the store is unchanged.
         """
         ...
 
     async def forget_session(self, session_id: str) -> None:
-        """Drop everything stored for *session_id* (the session ended)."""
+        """Drop everything stored for *session_id* (the session ended).
+
+        Cancellation:
+            Called shielded and bounded (one second) when a session ends; a
+            store cut off by the bound may keep some events until they age out.
+        """
         ...
 
 
@@ -156,7 +171,10 @@ class MemoryEventStore:
         self._sessions: OrderedDict[str, _SessionEvents] = OrderedDict()
 
     async def store_event(self, session_id: str, stream_id: str, data: bytes | None) -> str:
-        return self.store_event_nowait(session_id, stream_id, data)
+        await trio.lowlevel.checkpoint_if_cancelled()
+        event_id = self.store_event_nowait(session_id, stream_id, data)
+        await trio.lowlevel.cancel_shielded_checkpoint()
+        return event_id
 
     def store_event_nowait(self, session_id: str, stream_id: str, data: bytes | None) -> str:
         """Synchronous :meth:`store_event` (the memory store never blocks)."""
@@ -199,6 +217,7 @@ class MemoryEventStore:
     async def events_after(
         self, session_id: str, last_event_id: str
     ) -> tuple[str, list[StoredEvent]] | None:
+        await trio.lowlevel.checkpoint()
         return self.events_after_nowait(session_id, last_event_id)
 
     def events_after_nowait(
@@ -223,6 +242,7 @@ class MemoryEventStore:
         return stream_id, [(f"{stream_id}.{s}", d) for s, d, _ in events if s > seq]
 
     async def forget_session(self, session_id: str) -> None:
+        await trio.lowlevel.checkpoint()
         self._sessions.pop(session_id, None)
 
     def __len__(self) -> int:

@@ -75,11 +75,12 @@ class LineChannel(trio.abc.Channel[bytes]):
     most of the latency of a stdio round trip.
 
     Cancellation:
-        ``receive`` can be cancelled at any time without losing data: bytes read
-        so far stay buffered. ``send`` cancelled part-way (only possible while
-        the pipe is full) may leave a partial line on the wire, which breaks the
-        framing; the session only cancels its writer when it is closing the
-        transport anyway.
+        ``send``, ``receive`` and ``aclose`` are checkpoints. ``receive`` can be
+        cancelled at any time without losing data: bytes read so far stay
+        buffered. ``send`` cancelled part-way (only possible while the pipe is
+        full) may leave a partial line on the wire, which breaks the framing;
+        the session only cancels its writer when it is closing the transport
+        anyway. ``receive_nowait`` never yields.
     """
 
     def __init__(
@@ -183,6 +184,44 @@ class LineChannel(trio.abc.Channel[bytes]):
     async def receive(self) -> bytes:
         if self._closed:
             raise trio.ClosedResourceError("the transport is closed")
+        frame = self._take_frame()
+        if frame is not None:
+            await trio.lowlevel.checkpoint()
+            return frame
+        while True:
+            if self._eof:
+                raise trio.EndOfChannel
+            # _read is the checkpoint: it raises Cancelled before reading, and
+            # a chunk it read is buffered before anything else can interrupt.
+            chunk = await self._read()
+            if not chunk:
+                self._eof = True
+                if not self._skipping and any(p.strip(_WHITESPACE) for p in self._partial):
+                    self._discarded_tail += self._partial_len
+                self._partial.clear()
+                self._partial_len = 0
+                raise trio.EndOfChannel
+            self._bytes_in += len(chunk)
+            self._data = chunk
+            frame = self._take_frame()
+            if frame is not None:
+                return frame
+
+    def receive_nowait(self) -> bytes:
+        """A frame already read from the stream, else raise ``trio.WouldBlock``.
+
+        Never reads and never yields: the session's reader drains the frames
+        of one read this way before it waits in ``receive`` again.
+        """
+        if self._closed:
+            raise trio.ClosedResourceError("the transport is closed")
+        frame = self._take_frame()
+        if frame is None:
+            raise trio.WouldBlock
+        return frame
+
+    def _take_frame(self) -> bytes | None:
+        """The next complete frame in what was read, or None if more input is needed."""
         limit = self.max_message_size
         while True:
             data = self._data
@@ -231,21 +270,11 @@ class LineChannel(trio.abc.Channel[bytes]):
                 self._oversize += 1
                 self._frames_in += 1
                 return frame
-            if self._eof:
-                raise trio.EndOfChannel
-            chunk = await self._read()
-            if not chunk:
-                self._eof = True
-                if not self._skipping and any(p.strip(_WHITESPACE) for p in self._partial):
-                    self._discarded_tail += self._partial_len
-                self._partial.clear()
-                self._partial_len = 0
-                raise trio.EndOfChannel
-            self._bytes_in += len(chunk)
-            self._data = chunk
+            return None
 
     async def aclose(self) -> None:
         if self._closed:
+            await trio.lowlevel.checkpoint()
             return
         self._closed = True
         try:

@@ -231,6 +231,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         self._calls[key] = exchange
         if not initialize:
             self._spawn(exchange.run)
+            await trio.lowlevel.cancel_shielded_checkpoint()  # send is a checkpoint
             return
         self._initialize_key = key
         self._keeper.note_initialize(data)
@@ -291,6 +292,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         keeper = self._keeper
         keeper.close()
         with trio.CancelScope(shield=True), trio.move_on_after(self.close_timeout):
+            await trio.lowlevel.checkpoint()  # a checkpoint even with nothing to tell
             if keeper.session_id is not None and not keeper.expired:
                 for call in list(self._calls.values()):
                     if (

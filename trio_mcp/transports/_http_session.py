@@ -155,6 +155,11 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
 
     Made by the HTTP application; one per session (stateful) or per POST
     (stateless).
+
+    Cancellation:
+        ``send`` routes its frame to a stream without waiting (unless an event
+        store must keep it first), so a cancelled ``send`` delivered nothing.
+        ``aclose`` closes at once, then checkpoints.
     """
 
     def __init__(
@@ -207,6 +212,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
             raise trio.ClosedResourceError("transport closed")
         data = bytes(value)
         await self._route(data)
+        await trio.lowlevel.cancel_shielded_checkpoint()
 
     async def receive(self) -> bytes:
         """The next POSTed frame, oldest first.
@@ -292,8 +298,8 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
             )
 
     async def aclose(self) -> None:
-        await trio.lowlevel.checkpoint()
         self.close()
+        await trio.lowlevel.checkpoint()
 
     def close(self) -> None:
         """Close now: every connection ends, later sends raise (idempotent)."""
@@ -316,7 +322,10 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
             callback(self)
 
     async def wait_closed(self) -> None:
-        """Block until the transport is closed."""
+        """Block until the transport is closed.
+
+        Cancellation: a plain wait; cancelling it leaves the transport as it is.
+        """
         if self._closed:
             await trio.lowlevel.checkpoint()
             return
@@ -325,7 +334,10 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         await self._closed_event.wait()
 
     async def wait_get_stream(self) -> None:
-        """Block until a client has attached the standalone GET stream."""
+        """Block until a client has attached the standalone GET stream.
+
+        Cancellation: a plain wait; cancelling it leaves the transport as it is.
+        """
         if self._get_stream is not None and self._get_stream.conn is not None:
             await trio.lowlevel.checkpoint()
             return
@@ -498,7 +510,10 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         return self.event_store is not None and self.protocol_version in PRIMING_VERSIONS
 
     async def prime(self, stream: Stream) -> str | None:
-        """Store a priming event for *stream* (HT-10); returns its id."""
+        """Store a priming event for *stream* (HT-10); returns its id.
+
+        Cancellation: as :meth:`EventStore.store_event`.
+        """
         if self.event_store is None or self.session_id is None:
             return None
         return await self.event_store.store_event(self.session_id, stream.stream_id, None)

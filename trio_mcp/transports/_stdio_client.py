@@ -194,6 +194,12 @@ class StdioProcess(LineChannel):
     Made by :func:`open_stdio_process`. ``receive``/``send`` frame messages over
     the child's stdout/stdin; ``aclose`` closes the child's stdin (the start of
     the shutdown, which :func:`open_stdio_process` completes).
+
+    Cancellation:
+        As :class:`~trio_mcp.transports.LineChannel`, except that ``aclose``
+        leaves stdout open (the shutdown drains it so that the server can exit):
+        a task blocked in ``receive`` wakes when the server closes its stdout,
+        not when ``aclose`` returns. ``aclose`` is shielded.
     """
 
     def __init__(
@@ -256,6 +262,7 @@ class StdioProcess(LineChannel):
     async def aclose(self) -> None:
         """Close the child's stdin (idempotent); the process is ended by the owner."""
         if self._stdin_closed:
+            await trio.lowlevel.checkpoint()
             return
         # Whether it ended before we closed its stdin: that decides between
         # EXITED and STDIN_CLOSED, however late _terminate looks at it.

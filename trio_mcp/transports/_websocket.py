@@ -62,6 +62,11 @@ class WebSocketTransport(trio.abc.Channel[bytes]):
 
     *close_timeout* bounds the closing handshake: after that long without the
     peer's close frame, the TCP connection is dropped.
+
+    Cancellation:
+        As the transport contract: ``send`` cancelled while it writes may leave
+        part of a WebSocket frame on the wire, after which the connection is
+        broken; ``aclose`` is shielded and bounded by *close_timeout*.
     """
 
     def __init__(self, ws: WebSocketConnection, *, close_timeout: float = CLOSE_TIMEOUT) -> None:
@@ -271,7 +276,13 @@ async def open_websocket_transport(
     headers: dict[str, str] | None = None,
     max_message_size: int = WEBSOCKET_MAX_MESSAGE_SIZE,
 ) -> AsyncIterator[WebSocketTransport]:
-    """Open a WebSocket to *url* with the ``mcp`` subprotocol; yield the transport."""
+    """Open a WebSocket to *url* with the ``mcp`` subprotocol; yield the transport.
+
+    Cancellation:
+        Cancelled while connecting, nothing is left open. Leaving the block,
+        also by cancellation, closes the transport (shielded, bounded by its
+        ``close_timeout``).
+    """
     extra = [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
     async with open_websocket_url(
         url, subprotocols=[SUBPROTOCOL], extra_headers=extra, max_message_size=max_message_size
