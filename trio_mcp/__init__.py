@@ -52,6 +52,7 @@ _LAZY = {
     "find_hidden_text": "._client._hidden_text",
     "find_hidden_text_in_tool": "._client._hidden_text",
     "MCPError": ".protocol._errors",
+    "HandshakeRefused": "._errors",
     "InvalidPeerResult": "._errors",
     "RequestTimeout": "._errors",
     "RPCError": "._errors",
@@ -71,6 +72,7 @@ if TYPE_CHECKING:
     )
     from ._client._multi import ClientGroup, open_clients
     from ._errors import (
+        HandshakeRefused,
         InvalidPeerResult,
         RequestTimeout,
         RPCError,
@@ -145,4 +147,5 @@ __all__ = [
     "SessionClosed",
     "RequestTimeout",
     "InvalidPeerResult",
+    "HandshakeRefused",
 ]
