@@ -267,7 +267,6 @@ class Session:
         self.transport = transport
         self.protocol = protocol
         self.dispatcher = dispatcher
-        self._nursery = nursery
         self._max_concurrent = max_concurrent
         self._send_channel, self._receive_channel = trio.open_memory_channel[Message](
             outgoing_buffer
@@ -669,7 +668,7 @@ class Session:
             if self.closed:
                 return
             try:
-                # Raises SessionClosed at once once the session stops accepting.
+                # request() raises SessionClosed, sending nothing, once the session stops accepting.
                 await self.request(
                     "ping", progress_idle_timeout=ping_timeout, max_duration=ping_timeout
                 )
@@ -790,8 +789,8 @@ async def open_session(
                 cancel_notify_grace=cancel_notify_grace,
             )
             # The run's clock itself, not trio.current_time(): the same reading
-            # (MockClock included) without a run-context lookup, five times per
-            # request on the hot path.
+            # (MockClock included) without a run-context lookup, and the
+            # connection reads it five times per request.
             protocol.clock = trio.lowlevel.current_clock().current_time
             if observer is not None:
                 protocol.observer = observer
