@@ -232,16 +232,16 @@ class SessionStatistics:
 
 #: What the reader does with one event: act at once, and return what it must
 #: still wait for (queueing a reply, room for a notification), if anything.
-EventHandler = Callable[[Event], Awaitable[None] | None]
+_EventHandler = Callable[[Event], Awaitable[None] | None]
 _E = TypeVar("_E", bound=Event)
 
 
 def _on(
     kind: type[_E], handler: Callable[[_E], Awaitable[None] | None]
-) -> tuple[type[object], EventHandler]:
+) -> tuple[type[object], _EventHandler]:
     """One row of the reader's table: the table is keyed by the event's exact
     type, so *handler* only ever gets a *kind*."""
-    return kind, cast(EventHandler, handler)
+    return kind, cast(_EventHandler, handler)
 
 
 @final
@@ -594,7 +594,7 @@ class Session:
                 self._outbound.fail(message.id, error, exc)
             return None
 
-    def _event_handlers(self) -> dict[type[object], EventHandler]:
+    def _event_handlers(self) -> dict[type[object], _EventHandler]:
         """The reader's table: what to do with each type of event."""
         outbound = self._outbound
         inbound = self._inbound

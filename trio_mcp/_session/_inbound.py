@@ -220,7 +220,9 @@ class InboundRequests(Generic[ContextT]):
 
 
 class InboundRequest(Generic[ContextT]):
-    """One inbound request's task: made by :meth:`InboundRequests.start`.
+    """One inbound request's task: made by :meth:`InboundRequests.start`, which
+    it serves (it uses that object's connection, admission, handler and reply
+    queue, and tells it when the task ends).
 
     *ticket* is None when the reader already took a slot for the request (or
     there is no limit), else its place in line.

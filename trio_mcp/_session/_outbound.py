@@ -159,14 +159,13 @@ class OutboundCalls:
             error = RequestTimeout(message.method, seconds, idle=not fired_cap)
             await self.cancel(request_id, CancelOrigin.DEADLINE, str(error))
             raise error
-        if type(result) is Error:
-            # Failed locally while the request may still be in flight (the
-            # caller's on_progress callback raised): end the record and tell the
-            # peer, or the record stays RUNNING and the peer works on. A request
-            # that already ended is left alone.
-            await self.cancel(
-                request_id, CancelOrigin.CALLER, "the caller's progress callback failed"
-            )
+        if type(result) is Value:
+            return result.value
+        # Failed locally while the request may still be in flight (the caller's
+        # on_progress callback raised): end the record and tell the peer, or the
+        # record stays RUNNING and the peer works on. A request that already
+        # ended is left alone.
+        await self.cancel(request_id, CancelOrigin.CALLER, "the caller's progress callback failed")
         return result.unwrap()
 
     async def cancel(self, request_id: RequestId, origin: CancelOrigin, reason: str) -> None:
