@@ -7,7 +7,14 @@ from __future__ import annotations
 from protocol_pair import ProtocolPair, RecordingObserver
 
 from trio_mcp import types as t
-from trio_mcp.protocol import CancelOrigin, Direction, Request, RequestRecord, RequestState
+from trio_mcp.protocol import (
+    CancelOrigin,
+    Direction,
+    MultiObserver,
+    Request,
+    RequestRecord,
+    RequestState,
+)
 
 CALL = {"name": "slow", "arguments": {}}
 RESULT = t.CallToolResult(content=[t.TextContent(text="done")])
@@ -109,3 +116,11 @@ def test_progress_token_is_the_requesters_while_in_flight() -> None:
     assert pair.server.progress_token(request.id) is None
     plain, _, other = running()
     assert plain.server.progress_token(other.id) is None
+
+
+def test_a_multi_observer_passes_an_update_to_every_observer() -> None:
+    pair, _, request = running()
+    first, second = UpdateRecorder(), UpdateRecorder()
+    pair.server.observer = MultiObserver(first, second)
+    pair.server.note_worker_thread(request.id)
+    assert [r.id for r in first.updates] == [r.id for r in second.updates] == [request.id]
