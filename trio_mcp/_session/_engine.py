@@ -283,7 +283,7 @@ class Session:
             protocol,
             nursery,
             self._queue_reply,
-            self._context_for,
+            functools.partial(RequestContext, self, protocol, self._queue),
             dispatcher.handle_request,
             max_concurrent=max_concurrent,
             max_queued=max_queued,
@@ -499,20 +499,6 @@ class Session:
             await self._queue(message)
         except SessionClosed:
             logger.debug("dropped a reply queued after the session closed: %r", message)
-
-    def _context_for(self, event: RequestReceived) -> RequestContext:
-        """The handler's context for a request that just arrived."""
-        request = event.request
-        params = request.params
-        return RequestContext(
-            self,
-            self.protocol,
-            self._queue,
-            request.id,
-            request.method,
-            event.params,
-            params.get("_meta") if params else None,
-        )
 
     def _closed_error(self) -> SessionClosed:
         return SessionClosed(

@@ -53,6 +53,7 @@ from ..protocol import (
     Direction,
     ErrorCode,
     ErrorObject,
+    JSONObject,
     Message,
     RequestId,
     RequestReceived,
@@ -93,7 +94,8 @@ class InboundRequests(Generic[ContextT]):
         nursery: where each request's task runs (the session's).
         queue_reply: queues a reply owed to the peer (dropped once the session
             has closed its outgoing queue).
-        make_context: builds the handler's context for a request.
+        make_context: builds the handler's context from a request's id, method,
+            structured params and ``_meta``.
         handle: the dispatcher's request handler; returns the result.
         max_concurrent, max_queued: the admission limits (see ``open_session``).
     """
@@ -116,7 +118,7 @@ class InboundRequests(Generic[ContextT]):
         protocol: Connection,
         nursery: trio.Nursery,
         queue_reply: Callable[[Message], Awaitable[None]],
-        make_context: Callable[[RequestReceived], ContextT],
+        make_context: Callable[[RequestId, str, Any, JSONObject | None], ContextT],
         handle: Callable[[ContextT], Awaitable[Any]],
         *,
         max_concurrent: int | None,
@@ -174,7 +176,10 @@ class InboundRequests(Generic[ContextT]):
         scope = trio.CancelScope()
         protocol.attach(request.id, scope)
         self.tasks += 1
-        ctx = self._make_context(event)
+        params = request.params
+        ctx = self._make_context(
+            request.id, method, event.params, params.get("_meta") if params else None
+        )
         ticket = admission.arrive() if admission is not None else None
         self._nursery.start_soon(InboundRequest(self, ctx, scope, ticket).run, name=_TASK_NAME)
         return None
