@@ -259,11 +259,44 @@ class InboundRequest(Generic[ContextT]):
             unless someone asked first).
         """
         requests = self.requests
+        protocol = requests._protocol
         admission = requests._admission
         ticket = self.ticket
+        scope = self.scope
+        request_id = self.ctx.request_id
+        reply: Message | None = None
         try:
             try:
-                await self._serve(admission)
+                try:
+                    with scope:
+                        # A request cancelled while queued stops here and never starts.
+                        if ticket is None or admission is None:
+                            await trio.lowlevel.checkpoint_if_cancelled()
+                        else:
+                            await admission.wait(ticket)
+                        if protocol.start_inbound(request_id):
+                            reply = await self._handle()
+                finally:
+                    # A reply means the request has ended. Without one: when a
+                    # scope enclosing the session is cancelled, Cancelled passes
+                    # through the request's scope, and the record must still end
+                    # (the first asker, if any, stays its origin); no reply can
+                    # be written then, since the writer is cancelled too.
+                    if reply is None and not scope.cancelled_caught:
+                        protocol.cancel_inbound(
+                            request_id, CancelOrigin.SHUTDOWN, "the session was cancelled"
+                        )
+                if scope.cancelled_caught:
+                    # The first asker, if any, stays the origin; else the
+                    # scope's own deadline fired.
+                    reply = protocol.cancel_inbound(
+                        request_id, CancelOrigin.DEADLINE, "handler deadline"
+                    )
+                if reply is not None:
+                    # A handler that finishes after shutdown closed the outgoing
+                    # queue (it shielded itself past the grace) has its reply
+                    # dropped there.
+                    await requests._queue_reply(reply)
             finally:
                 # The slot is held until the reply is queued, not just until the
                 # handler returns: when the peer stops reading and the writer's
@@ -274,40 +307,6 @@ class InboundRequest(Generic[ContextT]):
                     admission.release()
         finally:
             requests._task_ended()
-
-    async def _serve(self, admission: Admission | None) -> None:
-        protocol = self.requests._protocol
-        request_id = self.ctx.request_id
-        scope = self.scope
-        ticket = self.ticket
-        reply: Message | None = None
-        try:
-            with scope:
-                # A request cancelled while queued stops here and never starts.
-                if ticket is None or admission is None:
-                    await trio.lowlevel.checkpoint_if_cancelled()
-                else:
-                    await admission.wait(ticket)
-                if protocol.start_inbound(request_id):
-                    reply = await self._handle()
-        finally:
-            if not scope.cancelled_caught:
-                # When a scope enclosing the session is cancelled, Cancelled
-                # passes through the request's scope: the record still ends
-                # (the first asker, if any, stays its origin), and no reply can
-                # be written, since the writer is cancelled too. After a reply
-                # the request has ended already and nothing changes.
-                protocol.cancel_inbound(
-                    request_id, CancelOrigin.SHUTDOWN, "the session was cancelled"
-                )
-        if scope.cancelled_caught:
-            # The first asker, if any, stays the origin; else the scope's own
-            # deadline fired.
-            reply = protocol.cancel_inbound(request_id, CancelOrigin.DEADLINE, "handler deadline")
-        if reply is not None:
-            # A handler that finishes after shutdown closed the outgoing queue
-            # (it shielded itself past the grace) has its reply dropped there.
-            await self.requests._queue_reply(reply)
 
     async def _handle(self) -> Message | None:
         ctx = self.ctx
