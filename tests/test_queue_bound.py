@@ -44,7 +44,7 @@ async def test_requests_past_the_bound_are_refused_at_once_without_a_task(
             [refusal] = peer.responses(request_id)
             assert refusal["error"]["code"] == -32005 == int(ErrorCode.TOO_MANY_REQUESTS)
             assert inbound(session, request_id).state is RequestState.FAILED
-        assert session._inbound_tasks == 3
+        assert session._inbound.tasks == 3
         stats = session.statistics()
         assert (stats.running, stats.queued, stats.failed) == (1, 2, 2)
         # Ping is answered meanwhile (by the reader, PI-02).
@@ -91,9 +91,9 @@ async def test_a_flood_never_grows_the_tasks_past_the_bound(
         peak = 0
         for request_id in range(1, 2001):
             await peer.call_tool("block", request_id=request_id)
-            peak = max(peak, session._inbound_tasks)
+            peak = max(peak, session._inbound.tasks)
         await settle()
-        assert peak == session._inbound_tasks == 4 + 16
+        assert peak == session._inbound.tasks == 4 + 16
         refused = [
             f for f in peer.frames if f.get("error", {}).get("code") == ErrorCode.TOO_MANY_REQUESTS
         ]
@@ -141,7 +141,7 @@ async def test_a_peer_that_stops_reading_stops_being_read(
             # Bounded: 2 running (replies waiting), 2 queued, a few frames in
             # the queues; the flood itself is blocked.
             assert sent < 20
-            assert session._inbound_tasks <= 4
+            assert session._inbound.tasks <= 4
             peer.resume()  # read again: everything drains, in order
         await peer.wait_response(1000)
         await settle()

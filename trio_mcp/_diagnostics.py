@@ -96,12 +96,14 @@ class SlowStepReporter(trio.abc.Instrument):
 
 def _request_in(frame: Any) -> str | None:
     """``"tools/call (id 7)"`` when *frame* is an inbound request's task (the
-    ``ctx`` argument of :func:`trio_mcp._session._inbound.run_inbound`), else None.
+    ``ctx`` of the :class:`~trio_mcp._session._inbound.InboundRequest` whose
+    ``run`` it is), else None.
 
     Only ever read for a step already found slow: the request path pays
     nothing for it.
     """
-    ctx = frame.f_locals.get("ctx") if frame is not None else None
+    owner = frame.f_locals.get("self") if frame is not None else None
+    ctx = getattr(owner, "ctx", None)
     method = getattr(ctx, "method", None)
     if not isinstance(method, str):
         return None

@@ -8,8 +8,7 @@ task and writer) over a :data:`Transport`, answering the peer with a
 """
 
 from ._diagnostics import SlowStepReporter
-from ._session._context import RequestContext
-from ._session._engine import Dispatcher, Session, SessionStatistics, open_session
+from ._session._engine import Dispatcher, RequestContext, Session, SessionStatistics, open_session
 from ._transport import Transport
 from .protocol import (
     CancelOrigin,

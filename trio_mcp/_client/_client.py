@@ -28,8 +28,7 @@ import trio
 
 from .. import types as mcp_types
 from .._errors import InvalidPeerResult, MCPError
-from .._session._context import RequestContext
-from .._session._engine import DEFAULT, Session, open_session
+from .._session._engine import DEFAULT, RequestContext, Session, open_session
 from .._transport import Transport
 from .._util import covers
 from ..protocol import Connection, NotificationReceived, Progress, Role

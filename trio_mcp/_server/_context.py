@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .. import types as mcp_types
 
 if TYPE_CHECKING:
-    from .._session._context import RequestContext
-    from .._session._engine import Session
+    from .._session._engine import RequestContext, Session
     from ..protocol import JSONObject, RequestId, RequestRecord
 
 

@@ -20,7 +20,7 @@ import attrs
 
 from .. import types as mcp_types
 from .._errors import RPCError
-from .._session._context import RequestContext
+from .._session._engine import RequestContext
 from ..protocol import ErrorCode
 from ._context import ContextServer
 from ._resources import _context_params, inject_context

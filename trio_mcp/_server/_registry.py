@@ -34,8 +34,7 @@ import trio
 
 from .. import types as mcp_types
 from .._errors import RPCError
-from .._session._context import RequestContext
-from .._session._engine import Session
+from .._session._engine import RequestContext, Session
 from ..protocol import (
     Connection,
     ErrorCode,

@@ -26,7 +26,7 @@ import attrs
 
 from .. import types as mcp_types
 from .._errors import RPCError
-from .._session._context import RequestContext
+from .._session._engine import RequestContext
 from ._context import Context, ContextServer
 from ._schema import parse_docstring
 from ._tools import call_function, check_options

@@ -36,7 +36,7 @@ import trio
 
 from .. import types as mcp_types
 from .._errors import MCPError, RPCError
-from .._session._context import RequestContext
+from .._session._engine import RequestContext
 from ..protocol import ErrorCode
 from ._context import Context, ContextServer
 from ._schema import (
@@ -126,9 +126,7 @@ async def call_function(fn: Callable[..., Any], kwargs: dict[str, Any], ctx: Con
     if ctx is not None:
         ctx.ran_in_thread = True
         # The request's record says so too (observers and requests() see it).
-        entry = ctx.session.protocol.inbound_entry(ctx.request_id)
-        if entry is not None:
-            entry.in_worker_thread = True
+        ctx.session.protocol.note_worker_thread(ctx.request_id)
     logger.debug("running %s in a worker thread (abandoned on cancel)", fn)
     return await trio.to_thread.run_sync(functools.partial(fn, **kwargs), abandon_on_cancel=True)
 

@@ -2,65 +2,85 @@
 
 Theory of operation
 -------------------
-``open_session`` opens a nursery and starts two tasks in it (a third on demand):
+``open_session`` opens a nursery and starts two tasks in it (more on demand).
+:class:`Session` owns the transport, the outgoing channel, those two tasks and
+the shutdown; three collaborators own the rest, each built with the narrow
+things it needs (the connection, the nursery, a ``queue`` callable, the
+dispatcher's handler, the graces), never with the session:
 
-* the **reader** reads frames from the transport, feeds them to the sans-I/O
-  :class:`~trio_mcp.protocol.Connection`, and acts on the events: it answers
-  ``ping`` (and, on a server, ``initialize``) itself, so they are answered
-  promptly however busy the handlers are; it cancels a request's scope on the
-  peer's ``notifications/cancelled`` and moves a request's idle deadline on its
-  progress, before any user code sees anything else; it wakes callers waiting
-  for responses; and it starts one child task per inbound request;
-* the **writer** is the only task that writes to the transport. Everybody else
-  puts messages on a bounded memory channel, which is atomic under
-  cancellation: a message is queued or not, and a frame is never torn;
-* the **notifier** runs notification handlers one at a time, in receive order,
-  and exists only while notifications wait (:mod:`trio_mcp._session._notifier`).
+* the **reader** (a method of the session) reads frames from the transport,
+  feeds them to the sans-I/O :class:`~trio_mcp.protocol.Connection` and hands
+  each event to its handler, looked up by type in a table of bound methods. It
+  answers ``ping`` (and, on a server, ``initialize``) itself, so they are
+  answered promptly however busy the handlers are; it cancels a request's scope
+  on the peer's ``notifications/cancelled`` and moves a request's idle deadline
+  on its progress, before any user code sees anything else;
+* the **writer** (a method of the session) is the only task that writes to the
+  transport. Everybody else puts messages on a bounded memory channel, which is
+  atomic under cancellation: a message is queued or not, and a frame is never
+  torn;
+* :class:`~trio_mcp._session._inbound.InboundRequests` owns the peer's requests:
+  the admission under the concurrency limit, one task per request (an
+  :class:`~trio_mcp._session._inbound.InboundRequest`), its error boundary and
+  reply, and the count that shutdown waits on;
+* :class:`~trio_mcp._session._outbound.OutboundCalls` owns our requests: each
+  runs in the caller's own task, which queues the request and parks until the
+  reader hands it the outcome;
+* :class:`~trio_mcp._session._notifier.Notifier` runs notification handlers one
+  at a time, in receive order, in a task that exists only while notifications
+  wait.
 
 Each inbound request gets its :class:`trio.CancelScope` and its task when it
 *arrives*. Under a concurrency limit the reader also makes the admission
-decision there, in arrival order (:mod:`trio_mcp._session._admission`): the request takes
-a free slot at once or queues in a FIFO (its record stays QUEUED); a freed slot
-goes to the oldest request still waiting. If a request's scope is cancelled
-while it waits, the handler never starts. Running the handler, its error
-boundary and its reply are :mod:`trio_mcp._session._inbound`.
+decision there, in arrival order (:mod:`trio_mcp._session._admission`): the
+request takes a free slot at once or queues in a FIFO (its record stays QUEUED);
+a freed slot goes to the oldest request still waiting. If a request's scope is
+cancelled while it waits, the handler never starts.
 
-Each outbound request runs in the caller's own task (:mod:`trio_mcp._session._outbound`):
-it queues the request and parks until the reader hands it the outcome. Its time
-limits (the progress-extended idle timeout and the hard maximum) are
-cancel-scope deadlines; the caller's own scopes work too. On any cancellation,
-``notifications/cancelled`` is queued without blocking the caller past a small
-bound, and the record says who cancelled. An optional keepalive task pings the
-peer periodically and treats an unanswered ping as a connection failure.
+An outbound request's time limits (the progress-extended idle timeout and the
+hard maximum) are cancel-scope deadlines; the caller's own scopes work too. On
+any cancellation, ``notifications/cancelled`` is queued without blocking the
+caller past a small bound, and the record says who cancelled. An optional
+keepalive task pings the peer through :meth:`Session.request` and treats an
+unanswered ping as a connection failure.
 
 Shutdown (leaving ``open_session``, or :meth:`Session.aclose`) runs in a fixed
-order, each step bounded, and works when the caller is being cancelled
-(:mod:`trio_mcp._session._shutdown`): stop accepting requests; cancel our outbound
-requests (the peer is told); let inbound requests settle for ``shutdown_grace``
-seconds, then cancel them; flush the writer; close the transport. Losing the
-transport instead fails every pending call at once with :class:`SessionClosed`
-carrying the cause.
+order, each step bounded, all of it shielded so it completes when the caller is
+being cancelled:
+
+1. stop accepting: new inbound requests are refused (-32000), new calls raise;
+2. cancel our outbound requests; the peer is told (bounded);
+3. let inbound requests settle for ``shutdown_grace`` seconds, then cancel them
+   (their peers get -32001 replies) and wait a little for them to end;
+4. flush the writer (bounded), mark the session closed, close the transport
+   (bounded).
+
+Losing the transport instead (EOF, a broken pipe, a keepalive ping that timed
+out) closes the session at once (:meth:`Session._close`): every pending call
+fails with :class:`SessionClosed` carrying the cause, every inbound request is
+cancelled (no reply can be written), and the session is marked closed.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, final
+from typing import Any, TypeVar, cast, final
 from typing import Protocol as TypingProtocol
 
 import attrs
 import trio
 
-from .._errors import InvalidPeerResult, RPCError, SessionClosed
+from .._errors import RequestTimeout, RPCError, SessionClosed
 from .._transport import Transport
 from .._util import unwrap_group
 from ..protocol import (
     CancelOrigin,
     CancelReceived,
     Connection,
+    Direction,
     ErrorCode,
     ErrorObject,
     ErrorReceived,
@@ -68,6 +88,7 @@ from ..protocol import (
     FrameDirection,
     Ignored,
     InvalidMessage,
+    JSONObject,
     LocalProtocolError,
     Message,
     NotificationReceived,
@@ -82,10 +103,9 @@ from ..protocol import (
     ResponseReceived,
     SessionState,
 )
-from . import _inbound, _notifier, _outbound, _shutdown
-from ._admission import Admission
-from ._context import RequestContext
-from ._outbound import PendingCall
+from ._inbound import InboundRequests
+from ._notifier import Notifier
+from ._outbound import OutboundCalls
 
 logger = logging.getLogger("trio_mcp.session")
 
@@ -111,10 +131,91 @@ class Dispatcher(TypingProtocol):
         """React to one notification (called in receive order).
 
         Cancellation:
-            Runs in the session's reader: it is cancelled only when the session
-            shuts down, and while it blocks no later frame is read.
+            Runs in the session's notifier, one at a time: it is cancelled only
+            when the session shuts down, and while it blocks later
+            notifications wait (requests and responses do not).
         """
         ...
+
+
+@final
+class RequestContext:
+    """What a handler knows about the request it is serving. Not constructed directly.
+
+    A handler's task runs inside the request's own cancel scope: a peer's
+    ``notifications/cancelled``, the session's shutdown and the loss of the
+    transport all arrive as :class:`trio.Cancelled` at the handler's next
+    checkpoint. :attr:`cancel_requested` tells a handler that finished its work
+    after the last checkpoint that its result will not be sent.
+    """
+
+    __slots__ = ("_protocol", "_queue", "meta", "method", "params", "request_id", "session")
+
+    def __init__(
+        self,
+        session: Session,
+        protocol: Connection,
+        queue: Callable[[Message], Awaitable[None]],
+        request_id: RequestId,
+        method: str,
+        params: Any,
+        meta: JSONObject | None,
+    ) -> None:
+        #: The session the request arrived on.
+        self.session = session
+        self._protocol = protocol
+        self._queue = queue
+        self.request_id = request_id
+        self.method = method
+        #: The params, structured into the method's params type.
+        self.params = params
+        #: The request's raw ``_meta`` object, if it had one.
+        self.meta = meta
+
+    @property
+    def record(self) -> RequestRecord:
+        """A snapshot of this request's record."""
+        record = self._protocol.record(Direction.INBOUND, self.request_id)
+        assert record is not None  # the record outlives the handler
+        return record
+
+    @property
+    def cancel_requested(self) -> bool:
+        """True once anyone (the peer, a deadline, shutdown) asked to cancel this request."""
+        return self._protocol.cancel_requested(self.request_id)
+
+    @property
+    def progress_token(self) -> str | int | None:
+        """The token the requester supplied, or None (then progress is not sent)."""
+        return self._protocol.progress_token(self.request_id)
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Send ``notifications/progress`` for this request.
+
+        Sends nothing when the request carried no progress token (PG-07) or has
+        already ended (PG-10), nor when the session's ``progress_interval``
+        rate limit holds it back (PG-09). ``message`` is dropped for 2024-11-05
+        peers.
+
+        Raises:
+            LocalProtocolError: *progress* is not greater than the last one (PG-04).
+
+        Cancellation:
+            A checkpoint (so a loop that only reports progress can still be
+            cancelled). If already cancelled, nothing is recorded or sent; if
+            cancelled while the outgoing queue is full, the notification is not
+            queued.
+
+        Spec: PG-03, PG-04, PG-07, PG-09, PG-10.
+        """
+        await trio.lowlevel.checkpoint_if_cancelled()
+        note = self._protocol.progress_notification(self.request_id, progress, total, message)
+        if note is not None:
+            await self._queue(note)
+        # A schedule point too (the queue's fast path does not yield).
+        await trio.lowlevel.cancel_shielded_checkpoint()
 
 
 @attrs.frozen
@@ -142,6 +243,20 @@ class SessionStatistics:
     reused_ids: int = 0
 
 
+#: What the reader does with one event: act at once, and return what it must
+#: still wait for (queueing a reply, room for a notification), if anything.
+_EventHandler = Callable[[Event], Awaitable[None] | None]
+_E = TypeVar("_E", bound=Event)
+
+
+def _on(
+    kind: type[_E], handler: Callable[[_E], Awaitable[None] | None]
+) -> tuple[type[object], _EventHandler]:
+    """One row of the reader's table: the table is keyed by the event's exact
+    type, so *handler* only ever gets a *kind*."""
+    return kind, cast(_EventHandler, handler)
+
+
 @final
 class Session:
     """One live connection to one peer. Not constructed directly: use
@@ -165,28 +280,32 @@ class Session:
         self.transport = transport
         self.protocol = protocol
         self.dispatcher = dispatcher
-        self._nursery = nursery
-        self._admission = Admission(max_concurrent, max_queued) if max_concurrent else None
         self._max_concurrent = max_concurrent
         self._send_channel, self._receive_channel = trio.open_memory_channel[Message](
             outgoing_buffer
         )
         self._outgoing_buffer = outgoing_buffer
-        # Notifications waiting for the notifier, oldest first; None while no
-        # notifier runs (made on demand: an idle session holds neither a queue
-        # nor a task for them).
-        self._notes: deque[NotificationReceived] | None = None
-        # Made only while the reader waits for room in ``_notes``.
-        self._notes_room: trio.Event | None = None
         self.progress_idle_timeout = progress_idle_timeout
         self.max_duration = max_duration
         self.shutdown_grace = shutdown_grace
         self.cancel_notify_grace = cancel_notify_grace
-        self._pending: dict[RequestId, PendingCall] = {}
-        self._inbound_tasks = 0
-        # Made only while somebody waits for the inbound tasks to settle (a
-        # trio.Event per request cost a constructor and a set() on the hot path).
-        self._inbound_idle: trio.Event | None = None
+        self._outbound = OutboundCalls(
+            protocol, self._queue, self._send_channel, cancel_notify_grace
+        )
+        self._inbound = InboundRequests(
+            protocol,
+            nursery,
+            self._queue_reply,
+            functools.partial(RequestContext, self, protocol, self._queue),
+            dispatcher.handle_request,
+            max_concurrent=max_concurrent,
+            max_queued=max_queued,
+        )
+        self._notifier = Notifier(
+            nursery,
+            functools.partial(dispatcher.handle_notification, self),
+            outgoing_buffer,
+        )
         self._accepting = True
         self._closed = trio.Event()
         self._writer_finished = False
@@ -196,7 +315,6 @@ class Session:
         self.close_origin: CancelOrigin | None = None
         self._frames_in = 0
         self._frames_out = 0
-        self._warned_reuse = False
 
     # ---------------------------------------------------------------- public
 
@@ -250,10 +368,9 @@ class Session:
         if not self._accepting or self._closed.is_set():
             raise self._closed_error()
         message = self.protocol.send_request(method, params, want_progress=on_progress is not None)
-        # Straight to _outbound.call (not via _call): one coroutine frame less on
-        # the hot path, resumed on every wake-up.
-        return await _outbound.call(
-            self,
+        # Straight to the calls (not via _call): one coroutine frame less,
+        # resumed on every wake-up.
+        return await self._outbound.call(
             message,
             on_progress,
             self.progress_idle_timeout
@@ -307,12 +424,7 @@ class Session:
 
         Cancellation: a plain wait; nothing changes if it is cancelled.
         """
-        if self._inbound_tasks == 0:
-            await trio.lowlevel.checkpoint()
-            return
-        if self._inbound_idle is None:
-            self._inbound_idle = trio.Event()
-        await self._inbound_idle.wait()
+        await self._inbound.wait_settled()
 
     async def wait_closed(self) -> None:
         """Block until the session is closed (by either side, or transport loss).
@@ -330,21 +442,48 @@ class Session:
             ``shutdown_grace`` + twice ``cancel_notify_grace`` seconds) even when the
             caller is being cancelled; ``Cancelled`` is re-raised afterwards.
         """
-        await _shutdown.shutdown(self, reason)
+        grace = self.cancel_notify_grace
+        if self.closed:
+            # Closed by the transport's loss, everything else is done, but the
+            # transport itself may never have been closed (a leaked pipe or
+            # process). Transports make aclose idempotent.
+            with trio.CancelScope(shield=True), trio.move_on_after(grace):
+                await self.transport.aclose()
+            return
+        with trio.CancelScope(shield=True):
+            # 1. Stop accepting: new inbound requests are refused, new calls raise.
+            self._stop_accepting()
+            # 2. Cancel our outbound requests; the peer is told (bounded).
+            await self._outbound.cancel_all(reason)
+            # 3. Let inbound requests settle, then cancel them.
+            with trio.move_on_after(self.shutdown_grace):
+                await self._inbound.wait_settled()
+            self._inbound.cancel_all(CancelOrigin.SHUTDOWN, reason)
+            with trio.move_on_after(grace):
+                await self._inbound.wait_settled()
+            # 4. Flush the writer (bounded), then close the transport.
+            self._send_channel.close()
+            with trio.move_on_after(grace):
+                await self._wait_writer_done()
+            if not self.closed:
+                self._close(reason, CancelOrigin.SHUTDOWN)
+            with trio.move_on_after(grace) as scope:
+                await self.transport.aclose()
+            if scope.cancelled_caught:
+                logger.warning("closing the transport took longer than %ss", grace)
 
     # ------------------------------------------------------------ internals
 
     async def _call(
         self,
-        message: Any,
+        message: Request,
         on_progress: Callable[[Progress], None] | None,
         idle: float | None,
         total: float | None,
     ) -> Any:
         """Queue an already-made request and wait for its outcome (the client's
         handshake uses it for ``initialize``); *idle*/*total* may be DEFAULT."""
-        return await _outbound.call(
-            self,
+        return await self._outbound.call(
             message,
             on_progress,
             self.progress_idle_timeout if idle is DEFAULT else idle,
@@ -354,8 +493,8 @@ class Session:
     async def _queue(self, message: Message) -> None:
         """Put *message* on the outgoing queue.
 
-        Not a checkpoint when there is room (the hot path: a yield here would cost
-        a scheduler round trip per message); blocks while the queue is full.
+        Not a checkpoint when there is room (a yield here would cost a
+        scheduler round trip per message); blocks while the queue is full.
         """
         try:
             self._send_channel.send_nowait(message)
@@ -369,11 +508,9 @@ class Session:
 
     async def _queue_reply(self, message: Message) -> None:
         """Queue a reply owed to the peer; drop it if shutdown already closed the
-        outgoing queue (there is nobody left to write it).
-
-        Fix: the reader (ping, refusals) and late handlers used ``_queue``
-        directly, so a frame arriving while the writer flushed at shutdown
-        crashed the session with SessionClosed.
+        outgoing queue (there is nobody left to write it). Replies come from the
+        reader (ping, refusals) and from handlers that may finish late, neither
+        of which may end the session with :class:`SessionClosed`.
         """
         try:
             await self._queue(message)
@@ -398,6 +535,11 @@ class Session:
         if self.closed or not self._accepting:
             raise self._closed_error()
 
+    def _stop_accepting(self) -> None:
+        """New inbound requests are refused from now on, and new calls raise."""
+        self._accepting = False
+        self._inbound.stop_accepting()
+
     # ----------------------------------------------------------------- tasks
 
     async def _writer(self) -> None:
@@ -408,10 +550,10 @@ class Session:
         try:
             async with channel:
                 while True:
-                    message = await channel.receive()
+                    message: Message | None = await channel.receive()
                     # Drain what is already queued without a scheduler round trip
                     # per message.
-                    while True:
+                    while message is not None:
                         data = self._encode(message)
                         if data is not None:
                             # Observed before the send: encode() has committed the
@@ -432,11 +574,11 @@ class Session:
                         try:
                             message = channel.receive_nowait()
                         except trio.WouldBlock:
-                            break
+                            message = None
                     # Drop the last frame before parking: an idle session would
                     # keep it alive until the next message, and a frame from
                     # orjson holds a ~4 KiB block whatever its length.
-                    data = message = None  # type: ignore[assignment]
+                    data = None
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             self._transport_lost(f"transport failed while writing: {exc!r}", exc)
         except trio.EndOfChannel:
@@ -460,13 +602,32 @@ class Session:
             logger.error("dropped a frame that cannot be written: %s", exc)
             if isinstance(message, Request):
                 error = ErrorObject(int(ErrorCode.INTERNAL_ERROR), str(exc))
-                self.protocol.fail_outbound(message.id, error)
-                pending = self._pending.get(message.id)
-                if pending is not None:
-                    pending.finish("error", exc)
+                self._outbound.fail(message.id, error, exc)
             return None
 
+    def _event_handlers(self) -> dict[type[object], _EventHandler]:
+        """The reader's table: what to do with each type of event."""
+        outbound = self._outbound
+        inbound = self._inbound
+        return dict(
+            [
+                _on(ResponseReceived, outbound.on_response),
+                _on(RequestReceived, self._on_request),
+                _on(ErrorReceived, outbound.on_error),
+                _on(CancelReceived, inbound.on_cancel),
+                _on(ProgressReceived, outbound.on_progress),
+                _on(NotificationReceived, self._notifier.queue),
+                _on(InvalidMessage, self._on_invalid_message),
+                _on(Ignored, self._on_ignored),
+            ]
+        )
+
     async def _reader(self) -> None:
+        handlers = self._event_handlers()
+        protocol = self.protocol
+        data: bytes | None
+        event: Event | None = None
+        wait_for: Awaitable[None] | None = None
         # The transport contract's optional fast path (see trio_mcp/_transport.py).
         receive_nowait = getattr(self.transport, "receive_nowait", None)
         try:
@@ -479,81 +640,85 @@ class Session:
                     except trio.WouldBlock:
                         data = await self.transport.receive()
                 self._frames_in += 1
-                if self.protocol.observing:
-                    self.protocol.observer.on_frame(FrameDirection.IN, data, trio.current_time())
-                for event in self.protocol.receive_data(data):
-                    kind = type(event)
-                    # The two hot paths inline, without a coroutine per event.
-                    if kind is ResponseReceived:
-                        pending = self._pending.get(event.request_id)  # type: ignore[union-attr]
-                        if pending is not None:
-                            pending.finish("ok", event.result)  # type: ignore[union-attr]
-                    elif kind is RequestReceived:
-                        reply = _inbound.start(self, event)  # type: ignore[arg-type]
-                        if reply is not None:
-                            await self._queue_reply(reply)
-                    else:
-                        await self._handle_event(event)
+                if protocol.observing:
+                    protocol.observer.on_frame(FrameDirection.IN, data, trio.current_time())
+                for event in protocol.receive_data(data):
+                    wait_for = handlers[type(event)](event)
+                    if wait_for is not None:
+                        await wait_for
                 # Drop the last frame and event before parking in receive() (an
                 # idle session would keep them until the next frame).
-                data = event = pending = reply = None  # type: ignore[assignment]
+                data = event = wait_for = None
         except trio.EndOfChannel:
             self._transport_lost("the peer closed the connection")
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             self._transport_lost(f"transport failed while reading: {exc!r}", exc)
 
-    async def _handle_event(self, event: Event) -> None:
-        if isinstance(event, RequestReceived):
-            reply = _inbound.start(self, event)
-            if reply is not None:
-                await self._queue_reply(reply)
-        elif isinstance(event, ResponseReceived):
-            pending = self._pending.get(event.request_id)
-            if pending is not None:
-                pending.finish("ok", event.result)
-        elif isinstance(event, ErrorReceived):
-            pending = self._pending.get(event.request_id)
-            if pending is not None:
-                error: Exception
-                if event.remote:
-                    error = RPCError.from_error(event.error)
-                else:
-                    error = InvalidPeerResult(event.error.message, list(event.error.data["errors"]))
-                pending.finish("error", error)
-        elif isinstance(event, CancelReceived):
-            entry = self.protocol.inbound_entry(event.request_id)
-            if entry is not None and entry.user_data is not None:
-                entry.user_data.cancel(
-                    reason=f"cancelled by the peer: {event.reason or 'no reason'}"
-                )
-        elif isinstance(event, ProgressReceived):
-            _outbound.on_progress(self, event)
-        elif isinstance(event, NotificationReceived):
-            await _notifier.queue(self, event)
-        elif isinstance(event, InvalidMessage):
-            logger.debug("refused a message from the peer: %s", event.detail)
-            if event.reply is not None:
-                await self._queue_reply(event.reply)
-            if event.fatal:
-                # Pending calls fail now with this reason, not at their timeouts.
-                await self._connection_failed(f"unusable message from the peer: {event.detail}")
-        elif isinstance(event, Ignored):
-            logger.debug("ignored (%s): %s", event.reason, event.detail)
+    def _on_request(self, event: RequestReceived) -> Awaitable[None] | None:
+        reply = self._inbound.start(event)
+        return None if reply is None else self._queue_reply(reply)
 
-    def _inbound_done(self) -> None:
-        """An inbound request's task ended (called by run_inbound)."""
-        self._inbound_tasks -= 1
-        if self._inbound_tasks == 0 and self._inbound_idle is not None:
-            self._inbound_idle.set()
-            self._inbound_idle = None
+    async def _on_invalid_message(self, event: InvalidMessage) -> None:
+        logger.debug("refused a message from the peer: %s", event.detail)
+        if event.reply is not None:
+            await self._queue_reply(event.reply)
+        if event.fatal:
+            # Pending calls fail now with this reason, not at their timeouts.
+            await self._connection_failed(f"unusable message from the peer: {event.detail}")
+
+    def _on_ignored(self, event: Ignored) -> None:
+        logger.debug("ignored (%s): %s", event.reason, event.detail)
+
+    async def _keepalive(self, interval: float, ping_timeout: float) -> None:
+        """Ping the peer *interval* seconds after each answered ping (PI-04).
+
+        A ping unanswered after *ping_timeout* seconds closes the session as a
+        connection failure (PI-03, PI-05, TO-07): close origin TRANSPORT, reason
+        ``"ping timeout after Ns"``, pending calls fail with
+        :class:`SessionClosed`, the transport is closed. A peer that answers
+        ping with an error is alive: logged, and the keepalive goes on.
+
+        Cancellation: runs until the session closes or its nursery is cancelled.
+
+        Spec: PI-03, PI-04, PI-05, TO-07.
+        """
+        while True:
+            await trio.sleep(interval)
+            if self.closed:
+                return
+            try:
+                # request() raises SessionClosed, sending nothing, once the session stops accepting.
+                await self.request(
+                    "ping", progress_idle_timeout=ping_timeout, max_duration=ping_timeout
+                )
+            except RequestTimeout:
+                reason = f"ping timeout after {ping_timeout:g}s"
+                logger.warning("keepalive: %s; closing the session as a connection failure", reason)
+                await self._connection_failed(reason)
+                return
+            except SessionClosed:
+                return
+            except RPCError as exc:
+                logger.warning("keepalive: the peer answered ping with an error: %s", exc)
 
     # -------------------------------------------------------------- closing
+
+    def _close(self, reason: str, origin: CancelOrigin, cause: BaseException | None = None) -> None:
+        """Mark the session closed now: fail pending calls, cancel inbound requests."""
+        self.close_reason = reason
+        self.close_origin = origin
+        self._stop_accepting()
+        self._outbound.fail_all(reason, origin, cause)
+        self._inbound.cancel_all(origin, reason)
+        self.protocol.close(reason)
+        self._closed.set()
+        self.protocol.observer.on_close(reason, trio.current_time())
 
     def _transport_lost(self, reason: str, cause: BaseException | None = None) -> None:
         if self.closed:
             return
         logger.debug("transport lost: %s", reason)
-        _shutdown.close(self, reason, CancelOrigin.TRANSPORT, cause)
+        self._close(reason, CancelOrigin.TRANSPORT, cause)
 
     async def _connection_failed(self, reason: str) -> None:
         """Close as a connection failure (the keepalive's ping timed out): like a
@@ -643,8 +808,8 @@ async def open_session(
                 cancel_notify_grace=cancel_notify_grace,
             )
             # The run's clock itself, not trio.current_time(): the same reading
-            # (MockClock included) without a run-context lookup, five times per
-            # request on the hot path.
+            # (MockClock included) without a run-context lookup, and the
+            # connection reads it five times per request.
             protocol.clock = trio.lowlevel.current_clock().current_time
             if observer is not None:
                 protocol.observer = observer
@@ -653,8 +818,7 @@ async def open_session(
             nursery.start_soon(session._reader, name="trio_mcp reader")
             if keepalive_interval is not None:
                 nursery.start_soon(
-                    _outbound.keepalive,
-                    session,
+                    session._keepalive,
                     keepalive_interval,
                     keepalive_interval if keepalive_timeout is None else keepalive_timeout,
                     name="trio_mcp keepalive",

@@ -1,8 +1,18 @@
-"""One inbound request's task: admission, handler, error boundary, reply.
+"""Inbound requests: admission, one task per request, error boundary, reply.
 
-The request's cancel scope was made, and its admission decided, by the reader
-when the request arrived (:mod:`trio_mcp._session._admission`): the task either holds a
-slot already or waits for its turn in arrival order. If the scope is cancelled
+Theory of operation
+-------------------
+:class:`InboundRequests` is what the reader does with each request as it
+arrives (:meth:`InboundRequests.start`): answer ``ping`` and ``initialize``
+itself, refuse when closing or when the queue is full, or make the request's
+cancel scope (attached to the request on the connection, where a peer's cancel
+and shutdown find it), take the admission decision
+(:mod:`trio_mcp._session._admission`) and start the request's task. It owns the
+admission, the count of the tasks and the event that tells shutdown they have
+settled.
+
+Each request's task is :meth:`InboundRequest.run`: it either holds a slot
+already or waits for its turn in arrival order. If the scope is cancelled
 before the slot comes, the handler never starts and the record goes QUEUED →
 CANCELLED.
 
@@ -22,26 +32,33 @@ The reply goes through :meth:`Connection.respond` / ``respond_error`` /
 ``cancel_inbound``, which return None whenever no reply may be sent (the peer
 cancelled: CN-05).
 
-:func:`start` is what the reader does with each request as it arrives: answer
-``ping`` and ``initialize`` itself, refuse when closing or when the queue is
-full, or make the request's scope, take the admission decision and start its
-task.
+The requests know the session only through what they are built with: the
+connection, the nursery, the ``queue_reply`` callable, a factory of handler
+contexts and the handler itself.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any, Generic, Protocol, TypeVar
 
 import trio
 
 from .._errors import RPCError
-from ..protocol import CancelOrigin, ErrorCode, ErrorObject, Message, RequestReceived
-from ._context import RequestContext
-
-if TYPE_CHECKING:
-    from ._admission import Admission, Ticket
-    from ._engine import Session
+from ..protocol import (
+    CancelOrigin,
+    CancelReceived,
+    Connection,
+    Direction,
+    ErrorCode,
+    ErrorObject,
+    JSONObject,
+    Message,
+    RequestId,
+    RequestReceived,
+)
+from ._admission import Admission, Ticket
 
 logger = logging.getLogger("trio_mcp.session")
 
@@ -56,175 +73,274 @@ _TOO_MANY_REQUESTS = ErrorObject(
 _TASK_NAME = "trio_mcp inbound request"
 
 
-def start(session: Session, event: RequestReceived) -> Message | None:
-    """Act on a request as it arrives (called by the reader, in arrival order).
+class NamesRequest(Protocol):
+    """What the runner reads from a handler's context: which request it serves."""
 
-    Returns the reply to queue when the reader answers it itself: ``ping`` and
-    ``initialize`` (prompt however busy the handlers are, PI-02), -32000 while
-    the session closes, -32005 when ``max_queued`` requests already wait (no
-    task is started: R-09). Otherwise makes the request's cancel scope, takes
-    the admission decision (a slot now, or a ticket in FIFO order) and starts
-    its task, and returns None.
+    @property
+    def request_id(self) -> RequestId: ...
+
+    @property
+    def method(self) -> str: ...
+
+
+ContextT = TypeVar("ContextT", bound=NamesRequest)
+
+
+class InboundRequests(Generic[ContextT]):
+    """The peer's requests in flight on one session. Not constructed directly.
+
+    Args:
+        protocol: the session's connection.
+        nursery: where each request's task runs (the session's).
+        queue_reply: queues a reply owed to the peer (dropped once the session
+            has closed its outgoing queue).
+        make_context: builds the handler's context from a request's id, method,
+            structured params and ``_meta``.
+        handle: the dispatcher's request handler; returns the result.
+        max_concurrent, max_queued: the admission limits (see ``open_session``).
     """
-    request = event.request
-    method = request.method
-    protocol = session.protocol
-    if event.reused_id:
-        # Once per session at WARNING (a client that reuses ids reuses them
-        # all the time), then at DEBUG.
-        level = logging.DEBUG if session._warned_reuse else logging.WARNING
-        session._warned_reuse = True
-        logger.log(
-            level,
-            "the peer reused request id %r (accepted: its first use was answered)",
-            request.id,
+
+    __slots__ = (
+        "_accepting",
+        "_admission",
+        "_handle",
+        "_idle",
+        "_make_context",
+        "_nursery",
+        "_protocol",
+        "_queue_reply",
+        "_warned_reuse",
+        "tasks",
+    )
+
+    def __init__(
+        self,
+        protocol: Connection,
+        nursery: trio.Nursery,
+        queue_reply: Callable[[Message], Awaitable[None]],
+        make_context: Callable[[RequestId, str, Any, JSONObject | None], ContextT],
+        handle: Callable[[ContextT], Awaitable[Any]],
+        *,
+        max_concurrent: int | None,
+        max_queued: int | None,
+    ) -> None:
+        self._protocol = protocol
+        self._nursery = nursery
+        self._queue_reply = queue_reply
+        self._make_context = make_context
+        self._handle = handle
+        self._admission = Admission(max_concurrent, max_queued) if max_concurrent else None
+        self._accepting = True
+        self._warned_reuse = False
+        #: Requests whose task is running or waiting for a slot.
+        self.tasks = 0
+        # Made only while somebody waits for the tasks to settle (an event per
+        # request would cost a constructor and a set() each).
+        self._idle: trio.Event | None = None
+
+    def start(self, event: RequestReceived) -> Message | None:
+        """Act on a request as it arrives (called by the reader, in arrival order).
+
+        Returns the reply to queue when the reader answers it itself: ``ping`` and
+        ``initialize`` (prompt however busy the handlers are, PI-02), -32000 while
+        the session closes, -32005 when ``max_queued`` requests already wait (no
+        task is started: R-09). Otherwise makes the request's cancel scope, takes
+        the admission decision (a slot now, or a ticket in FIFO order) and starts
+        its task, and returns None.
+
+        Spec: PI-02, R-09, C-02.
+        """
+        request = event.request
+        method = request.method
+        protocol = self._protocol
+        if event.reused_id:
+            # Once per session at WARNING (a client that reuses ids reuses them
+            # all the time), then at DEBUG.
+            level = logging.DEBUG if self._warned_reuse else logging.WARNING
+            self._warned_reuse = True
+            logger.log(
+                level,
+                "the peer reused request id %r (accepted: its first use was answered)",
+                request.id,
+            )
+        if method == "ping" or method == "initialize":
+            protocol.start_inbound(request.id)
+            if method == "ping":
+                return protocol.respond(request.id, {})
+            return protocol.respond(request.id, protocol.accept_initialize(event.params))
+        if not self._accepting:
+            return protocol.respond_error(request.id, _CLOSING)
+        admission = self._admission
+        if admission is not None and admission.full:
+            return protocol.respond_error(request.id, _TOO_MANY_REQUESTS)
+        scope = trio.CancelScope()
+        protocol.attach(request.id, scope)
+        self.tasks += 1
+        params = request.params
+        ctx = self._make_context(
+            request.id, method, event.params, params.get("_meta") if params else None
         )
-    if method == "ping" or method == "initialize":
-        protocol.start_inbound(request.id)
-        if method == "ping":
-            return protocol.respond(request.id, {})
-        return protocol.respond(request.id, protocol.accept_initialize(event.params))
-    if not session._accepting:
-        return protocol.respond_error(request.id, _CLOSING)
-    admission = session._admission
-    if admission is not None and admission.full:
-        return protocol.respond_error(request.id, _TOO_MANY_REQUESTS)
-    entry = protocol.inbound_entry(request.id)
-    assert entry is not None
-    scope = trio.CancelScope()
-    entry.user_data = scope
-    session._inbound_tasks += 1
-    params = request.params
-    ctx = RequestContext(
-        session, request.id, method, event.params, params.get("_meta") if params else None
-    )
-    ticket = admission.arrive() if admission is not None else None
-    session._nursery.start_soon(
-        run_inbound, session, ctx, scope, admission, ticket, name=_TASK_NAME
-    )
-    return None
+        ticket = admission.arrive() if admission is not None else None
+        self._nursery.start_soon(InboundRequest(self, ctx, scope, ticket).run, name=_TASK_NAME)
+        return None
+
+    def on_cancel(self, event: CancelReceived) -> None:
+        """The peer cancelled one of its requests: cancel its scope (the
+        connection has noted the peer as the asker). Spec: CN-02."""
+        handle = self._protocol.handle(event.request_id)
+        if handle is not None:
+            handle.cancel(reason=f"cancelled by the peer: {event.reason or 'no reason'}")
+
+    def stop_accepting(self) -> None:
+        """From now on every new request is refused with -32000."""
+        self._accepting = False
+
+    def cancel_all(self, origin: CancelOrigin, reason: str) -> None:
+        """Cancel every in-flight request's scope, noting *origin* on its record."""
+        protocol = self._protocol
+        for request_id in protocol.in_flight(Direction.INBOUND):
+            handle = protocol.handle(request_id)
+            if handle is None:
+                continue
+            protocol.request_cancel(Direction.INBOUND, request_id, origin, reason)
+            handle.cancel(reason=f"{origin.value}: {reason}")
+
+    async def wait_settled(self) -> None:
+        """Block until no request's task is running or queued.
+
+        Cancellation: a plain wait; nothing changes if it is cancelled.
+        """
+        if self.tasks == 0:
+            await trio.lowlevel.checkpoint()
+            return
+        if self._idle is None:
+            self._idle = trio.Event()
+        await self._idle.wait()
+
+    def _task_ended(self) -> None:
+        self.tasks -= 1
+        if self.tasks == 0 and self._idle is not None:
+            self._idle.set()
+            self._idle = None
 
 
-async def run_inbound(
-    session: Session,
-    ctx: RequestContext,
-    scope: trio.CancelScope,
-    admission: Admission | None,
-    ticket: Ticket | None,
-) -> None:
-    """Run one inbound request to its terminal state and queue its reply, if any.
+class InboundRequest(Generic[ContextT]):
+    """One inbound request's task: made by :meth:`InboundRequests.start`, which
+    it serves (it uses that object's connection, admission, handler and reply
+    queue, and tells it when the task ends).
 
-    *admission* is the session's limiter (None: no limit); *ticket* is None when
-    the reader already took a slot for this request, else its place in line.
-
-    Cancellation:
-        The request's own *scope* absorbs its cancellation; the record ends
-        CANCELLED with the origin noted by whoever cancelled it (the peer,
-        shutdown, the transport) or DEADLINE when it was the scope's own deadline.
-        If the session's nursery itself is being cancelled, the reply is not sent
-        and the record ends CANCELLED (origin SHUTDOWN unless someone asked first).
+    *ticket* is None when the reader already took a slot for the request (or
+    there is no limit), else its place in line.
     """
-    try:
-        await _run(session, ctx, scope, admission, ticket)
-    finally:
-        session._inbound_done()
 
+    __slots__ = ("ctx", "requests", "scope", "ticket")
 
-async def _run(
-    session: Session,
-    ctx: RequestContext,
-    scope: trio.CancelScope,
-    admission: Admission | None,
-    ticket: Ticket | None,
-) -> None:
-    try:
-        await _serve(session, ctx, scope, admission, ticket)
-    finally:
-        # The slot is held until the reply is queued, not just until the
-        # handler returns: when the peer stops reading and the writer's queue is
-        # full, replies wait here, so at most max_concurrent of them can pile
-        # up and new requests queue (then get -32005) instead of running
-        # (found by tests/transports/test_websocket_edges.py's slow reader).
-        if admission is not None and (ticket is None or ticket.granted):
-            admission.release()
+    def __init__(
+        self,
+        requests: InboundRequests[ContextT],
+        ctx: ContextT,
+        scope: trio.CancelScope,
+        ticket: Ticket | None,
+    ) -> None:
+        self.requests = requests
+        self.ctx = ctx
+        self.scope = scope
+        self.ticket = ticket
 
+    async def run(self) -> None:
+        """Run the request to its terminal state and queue its reply, if any.
 
-async def _serve(
-    session: Session,
-    ctx: RequestContext,
-    scope: trio.CancelScope,
-    admission: Admission | None,
-    ticket: Ticket | None,
-) -> None:
-    protocol = session.protocol
-    request_id = ctx.request_id
-    reply: Message | None = None
-    try:
-        with scope:
-            # A request cancelled while queued stops here and never starts.
-            if ticket is None:
-                await trio.lowlevel.checkpoint_if_cancelled()
-            else:
-                await admission.wait(ticket)  # type: ignore[union-attr]
-            if protocol.start_inbound(request_id):
-                reply = await _handle(session, ctx)
-    finally:
-        # Fix: when the session's nursery itself is cancelled (a scope enclosing
-        # the session), Cancelled passes through the request's scope and skips
-        # the code below; the record must still end (it stayed RUNNING or QUEUED
-        # forever). No reply can be written then: the writer is cancelled too.
-        if not scope.cancelled_caught:
-            entry = protocol.inbound_entry(request_id)
-            if entry is not None:
-                protocol.cancel_inbound(
-                    request_id,
-                    entry.cancel_origin or CancelOrigin.SHUTDOWN,
-                    entry.cancel_reason or "the session was cancelled",
+        Cancellation:
+            The request's own scope absorbs its cancellation; the record ends
+            CANCELLED with the origin noted by whoever cancelled it (the peer,
+            shutdown, the transport) or DEADLINE when it was the scope's own
+            deadline. If the session's nursery itself is being cancelled, the
+            reply is not sent and the record ends CANCELLED (origin SHUTDOWN
+            unless someone asked first).
+        """
+        requests = self.requests
+        protocol = requests._protocol
+        admission = requests._admission
+        ticket = self.ticket
+        scope = self.scope
+        request_id = self.ctx.request_id
+        reply: Message | None = None
+        try:
+            try:
+                try:
+                    with scope:
+                        # A request cancelled while queued stops here and never starts.
+                        if ticket is None or admission is None:
+                            await trio.lowlevel.checkpoint_if_cancelled()
+                        else:
+                            await admission.wait(ticket)
+                        if protocol.start_inbound(request_id):
+                            reply = await self._handle()
+                finally:
+                    # A reply means the request has ended. Without one: when a
+                    # scope enclosing the session is cancelled, Cancelled passes
+                    # through the request's scope, and the record must still end
+                    # (the first asker, if any, stays its origin); no reply can
+                    # be written then, since the writer is cancelled too.
+                    if reply is None and not scope.cancelled_caught:
+                        protocol.cancel_inbound(
+                            request_id, CancelOrigin.SHUTDOWN, "the session was cancelled"
+                        )
+                if scope.cancelled_caught:
+                    # The first asker, if any, stays the origin; else the
+                    # scope's own deadline fired.
+                    reply = protocol.cancel_inbound(
+                        request_id, CancelOrigin.DEADLINE, "handler deadline"
+                    )
+                if reply is not None:
+                    # A handler that finishes after shutdown closed the outgoing
+                    # queue (it shielded itself past the grace) has its reply
+                    # dropped there.
+                    await requests._queue_reply(reply)
+            finally:
+                # The slot is held until the reply is queued, not just until the
+                # handler returns: when the peer stops reading and the writer's
+                # queue is full, replies wait here, so at most max_concurrent of
+                # them pile up and new requests queue (then get -32005) instead
+                # of running.
+                if admission is not None and (ticket is None or ticket.granted):
+                    admission.release()
+        finally:
+            requests._task_ended()
+
+    async def _handle(self) -> Message | None:
+        ctx = self.ctx
+        protocol = self.requests._protocol
+        request_id = ctx.request_id
+        try:
+            result = await self.requests._handle(ctx)
+        except trio.Cancelled:
+            raise
+        except RPCError as exc:
+            return protocol.respond_error(request_id, exc.to_error())
+        except BaseExceptionGroup as group:
+            # Before ``except Exception``, which also catches ExceptionGroup.
+            return self._handle_group(group)
+        except Exception:
+            logger.exception("handler for %s (id %r) failed", ctx.method, request_id)
+            return protocol.respond_error(request_id, _INTERNAL)
+        return protocol.respond(request_id, result)
+
+    def _handle_group(self, group: BaseExceptionGroup[Any]) -> Message | None:
+        ctx = self.ctx
+        protocol = self.requests._protocol
+        cancelled, rest = group.split(trio.Cancelled)
+        if cancelled is not None:
+            if rest is not None:
+                logger.error(
+                    "handler for %s failed while being cancelled", ctx.method, exc_info=rest
                 )
-    if scope.cancelled_caught:
-        entry = protocol.inbound_entry(request_id)
-        origin = entry.cancel_origin if entry and entry.cancel_origin else CancelOrigin.DEADLINE
-        reason = entry.cancel_reason if entry and entry.cancel_reason else "handler deadline"
-        reply = protocol.cancel_inbound(request_id, origin, reason)
-    if reply is not None:
-        # Fix: a handler that finishes after shutdown closed the outgoing queue
-        # (it shielded itself past the grace) must not crash the session with
-        # SessionClosed: its reply is dropped.
-        await session._queue_reply(reply)
-
-
-async def _handle(session: Session, ctx: RequestContext) -> Message | None:
-    protocol = session.protocol
-    request_id = ctx.request_id
-    try:
-        result = await session.dispatcher.handle_request(ctx)
-    except trio.Cancelled:
-        raise
-    except RPCError as exc:
-        return protocol.respond_error(request_id, exc.to_error())
-    except BaseExceptionGroup as group:
-        # Fix: before ``except Exception``, which also catches ExceptionGroup and
-        # so answered a group of one RPCError with -32603.
-        return _handle_group(session, ctx, group)
-    except Exception:
-        logger.exception("handler for %s (id %r) failed", ctx.method, request_id)
-        return protocol.respond_error(request_id, _INTERNAL)
-    return protocol.respond(request_id, result)
-
-
-def _handle_group(
-    session: Session, ctx: RequestContext, group: BaseExceptionGroup[Any]
-) -> Message | None:
-    cancelled, rest = group.split(trio.Cancelled)
-    if cancelled is not None:
-        if rest is not None:
-            logger.error("handler for %s failed while being cancelled", ctx.method, exc_info=rest)
-        raise cancelled
-    assert rest is not None
-    _, others = rest.split(Exception)
-    if others is not None:  # KeyboardInterrupt, SystemExit: not ours to swallow
-        raise group
-    if len(rest.exceptions) == 1 and isinstance(rest.exceptions[0], RPCError):
-        return session.protocol.respond_error(ctx.request_id, rest.exceptions[0].to_error())
-    logger.error("handler for %s (id %r) failed", ctx.method, ctx.request_id, exc_info=rest)
-    return session.protocol.respond_error(ctx.request_id, _INTERNAL)
+            raise cancelled
+        assert rest is not None
+        _, others = rest.split(Exception)
+        if others is not None:  # KeyboardInterrupt, SystemExit: not ours to swallow
+            raise group
+        if len(rest.exceptions) == 1 and isinstance(rest.exceptions[0], RPCError):
+            return protocol.respond_error(ctx.request_id, rest.exceptions[0].to_error())
+        logger.error("handler for %s (id %r) failed", ctx.method, ctx.request_id, exc_info=rest)
+        return protocol.respond_error(ctx.request_id, _INTERNAL)

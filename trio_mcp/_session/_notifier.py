@@ -1,83 +1,102 @@
 """The notifier: notification handlers run one at a time, in receive order.
 
 The reader hands each notification (other than cancellation and progress, which
-it applies itself) to :func:`queue`. The notifier task exists only while
-notifications wait: the first one starts it, and it ends when its FIFO is
-empty, so an idle session holds neither a task nor a queue for them. The FIFO is
-bounded by the session's ``outgoing_buffer``; beyond that the reader waits for
-room, as it would on a channel, so a flood of notifications slows the reader
-down instead of growing memory.
-
-The FIFO and the room event live on the session (``_notes``, ``_notes_room``)
-so that an idle session carries no notifier object at all.
+it applies itself) to :meth:`Notifier.queue`. The notifier's task exists only
+while notifications wait: the first one starts it, and it ends when its FIFO is
+empty, so an idle session holds neither a task nor a queue for them, only the
+small :class:`Notifier` itself. The FIFO is bounded by the session's
+``outgoing_buffer``; beyond that the reader waits for room, as it would on a
+channel, so a flood of notifications slows the reader down instead of growing
+memory.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import deque
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
 
 import trio
 
 from ..protocol import NotificationReceived
 
-if TYPE_CHECKING:
-    from ._engine import Session
-
 logger = logging.getLogger("trio_mcp.session")
 
 
-async def queue(session: Session, event: NotificationReceived) -> None:
-    """Hand *event* to the notifier (started if none runs), in receive order.
+class Notifier:
+    """Runs *handle* for each notification, one at a time, in receive order.
 
-    Waits while more than ``outgoing_buffer`` notifications wait (the bound
-    the notifier's channel had).
-
-    Cancellation: a checkpoint, as a channel send was. If cancelled while
-    waiting for room, *event* stays queued and is still handled.
+    Args:
+        nursery: where the notifier's task runs (the session's).
+        handle: the dispatcher's notification handler, bound to the session.
+        bound: notifications that may wait before :meth:`queue` blocks.
     """
-    notes = session._notes
-    if notes is None:
-        notes = session._notes = deque()
-        session._nursery.start_soon(_run, session, notes, name="trio_mcp notifier")
-    notes.append(event)
-    if len(notes) <= session._outgoing_buffer:
-        await trio.lowlevel.checkpoint()
-        return
-    while len(notes) > session._outgoing_buffer and session._notes is notes:
-        if session._notes_room is None:
-            session._notes_room = trio.Event()
-        await session._notes_room.wait()
 
+    __slots__ = ("_bound", "_handle", "_notes", "_nursery", "_room")
 
-async def _run(session: Session, notes: deque[NotificationReceived]) -> None:
-    """Run notification handlers one at a time, oldest first, until *notes*
-    is empty; then end (the reader starts a new notifier for the next one).
+    def __init__(
+        self,
+        nursery: trio.Nursery,
+        handle: Callable[[NotificationReceived], Awaitable[None]],
+        bound: int,
+    ) -> None:
+        self._nursery = nursery
+        self._handle = handle
+        self._bound = bound
+        # Notifications waiting, oldest first; None while no notifier task runs.
+        self._notes: deque[NotificationReceived] | None = None
+        # Made only while the reader waits for room in ``_notes``.
+        self._room: trio.Event | None = None
 
-    A failing handler is logged; the next notification still runs.
+    async def queue(self, event: NotificationReceived) -> None:
+        """Hand *event* to the notifier task (started if none runs), in receive order.
 
-    Cancellation: cancelled with the session's nursery; notifications still
-    waiting are dropped, as they were on a channel.
-    """
-    try:
-        while notes:
-            event = notes.popleft()
-            room = session._notes_room
-            if room is not None and len(notes) <= session._outgoing_buffer:
-                session._notes_room = None
-                room.set()
-            try:
-                await session.dispatcher.handle_notification(session, event)
-            except Exception:
-                logger.exception("notification handler for %s failed", event.method)
-            del event
-            if notes:
-                # A checkpoint between notifications, as a channel receive was.
-                await trio.lowlevel.checkpoint()
-    finally:
-        if session._notes is notes:
-            session._notes = None
-        if session._notes_room is not None:
-            session._notes_room.set()
-            session._notes_room = None
+        Waits while more than *bound* notifications wait (the bound the
+        notifier's channel had).
+
+        Cancellation: a checkpoint, as a channel send was. If cancelled while
+        waiting for room, *event* stays queued and is still handled.
+        """
+        notes = self._notes
+        if notes is None:
+            notes = self._notes = deque()
+            self._nursery.start_soon(self._run, notes, name="trio_mcp notifier")
+        notes.append(event)
+        if len(notes) <= self._bound:
+            await trio.lowlevel.checkpoint()
+            return
+        while len(notes) > self._bound and self._notes is notes:
+            if self._room is None:
+                self._room = trio.Event()
+            await self._room.wait()
+
+    async def _run(self, notes: deque[NotificationReceived]) -> None:
+        """Run notification handlers one at a time, oldest first, until *notes*
+        is empty; then end (the next notification starts a new task).
+
+        A failing handler is logged; the next notification still runs.
+
+        Cancellation: cancelled with the session's nursery; notifications still
+        waiting are dropped, as they were on a channel.
+        """
+        try:
+            while notes:
+                event = notes.popleft()
+                room = self._room
+                if room is not None and len(notes) <= self._bound:
+                    self._room = None
+                    room.set()
+                try:
+                    await self._handle(event)
+                except Exception:
+                    logger.exception("notification handler for %s failed", event.method)
+                del event
+                if notes:
+                    # A checkpoint between notifications, as a channel receive was.
+                    await trio.lowlevel.checkpoint()
+        finally:
+            if self._notes is notes:
+                self._notes = None
+            if self._room is not None:
+                self._room.set()
+                self._room = None

@@ -53,6 +53,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from typing import Any
+from typing import Protocol as TypingProtocol
 
 import cattrs
 
@@ -1021,3 +1022,71 @@ class Connection:
         if self._lifecycle.accepts(LifecycleEvent.CLOSE):
             self._lifecycle.process(LifecycleEvent.CLOSE)
             self.close_reason = reason
+
+    # The session layer's handles on a request
+    #
+    # The layer above never holds a RequestEntry: what it keeps with a request
+    # (its cancel handle) and what it writes to a record goes through these
+    # methods, and every change to a record reaches the observer.
+
+    def attach(self, request_id: RequestId, handle: RequestHandle) -> None:
+        """Keep *handle* (the session's cancel scope) with an in-flight inbound request."""
+        entry = self.inbound_entry(request_id)
+        if entry is not None:
+            entry.user_data = handle
+
+    def handle(self, request_id: RequestId) -> RequestHandle | None:
+        """The handle attached to an in-flight inbound request, or None."""
+        entry = self.inbound_entry(request_id)
+        if entry is None:
+            return None
+        handle: RequestHandle | None = entry.user_data
+        return handle
+
+    def request_cancel(
+        self, direction: Direction, request_id: RequestId, origin: CancelOrigin, reason: str | None
+    ) -> bool:
+        """Note that *origin* asked to cancel an in-flight request (the first asker
+        wins; the record's state does not change until the request ends).
+
+        Returns False when the request is not in flight (nothing is noted).
+        """
+        entry = (
+            self.inbound_entry(request_id)
+            if direction is Direction.INBOUND
+            else self.outbound_entry(request_id)
+        )
+        if entry is None:
+            return False
+        first = entry.cancel_origin is None
+        if not entry.request_cancel(origin, reason):
+            return False
+        if first and self.observing:
+            self.observer.on_update(entry.snapshot())
+        return True
+
+    def note_worker_thread(self, request_id: RequestId) -> None:
+        """Record that an in-flight inbound request's handler runs in a worker thread."""
+        entry = self.inbound_entry(request_id)
+        if entry is not None and not entry.in_worker_thread:
+            entry.in_worker_thread = True
+            if self.observing:
+                self.observer.on_update(entry.snapshot())
+
+    def cancel_requested(self, request_id: RequestId) -> bool:
+        """Whether anyone asked to cancel an inbound request (True once it has ended)."""
+        entry = self.inbound_entry(request_id)
+        return entry is None or entry.cancel_origin is not None
+
+    def progress_token(self, request_id: RequestId) -> str | int | None:
+        """The progress token of an in-flight inbound request, or None."""
+        entry = self.inbound_entry(request_id)
+        return None if entry is None else entry.progress_token
+
+
+class RequestHandle(TypingProtocol):
+    """What the session layer attaches to an inbound request: its cancel scope."""
+
+    def cancel(self, reason: str | None = None) -> None:
+        """Cancel the request's work."""
+        ...

@@ -33,6 +33,10 @@ class RequestObserver:
     def on_transition(self, record: RequestRecord, old: RequestState | None) -> None:
         """A request moved to ``record.state`` (``old`` is None when it was created)."""
 
+    def on_update(self, record: RequestRecord) -> None:
+        """A request's record changed without a transition (a cancel was asked
+        for, its handler went to a worker thread)."""
+
     def on_frame(self, direction: FrameDirection, data: bytes, at: float) -> None:
         """A frame was read (IN) or written (OUT) at time *at* (the session clock)."""
 
@@ -53,6 +57,10 @@ class MultiObserver(RequestObserver):
     def on_transition(self, record: RequestRecord, old: RequestState | None) -> None:
         for observer in self.observers:
             observer.on_transition(record, old)
+
+    def on_update(self, record: RequestRecord) -> None:
+        for observer in self.observers:
+            observer.on_update(record)
 
     def on_frame(self, direction: FrameDirection, data: bytes, at: float) -> None:
         for observer in self.observers:
