@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from ..lowlevel import Session, open_session
-from ..protocol import DEFAULT_MAX_MESSAGE_SIZE, Connection
+from ..protocol import DEFAULT_MAX_MESSAGE_SIZE
 from ..transports._bounds import (
     CLOSE_TIMEOUT,
     HANDSHAKE_TIMEOUT,
@@ -144,16 +144,18 @@ class _HttpSessions:
         self.session_options = session_options
 
     async def serve(self, transport: HttpServerTransport) -> None:
-        """Serve one stateful session (from its ``initialize`` to its end)."""
-        await self._serve(transport, self.server.make_protocol())
+        """Serve one stateful session (from its ``initialize`` to its end).
+
+        As on every other transport, the session gets its list-changed and
+        resource-updated notifications (:func:`serve_session`), over the
+        standalone GET stream.
+        """
+        await serve_session(self.server, transport, **self.session_options)
 
     async def serve_stateless(self, transport: HttpServerTransport, version: str) -> None:
         """Serve the one request of a stateless POST, spoken in revision *version*."""
         connection = self.server.make_protocol()
         connection.start_stateless(version)
-        await self._serve(transport, connection)
-
-    async def _serve(self, transport: HttpServerTransport, connection: Connection) -> None:
         async with open_session(
             transport, connection, self.server, **self.session_options
         ) as session:
