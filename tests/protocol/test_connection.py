@@ -466,7 +466,7 @@ def test_race_cancel_arrives_before_completion() -> None:
     # Server: the cancel arrives while the handler runs.
     event = only(pair.client_to_server(note))
     assert event == CancelReceived(request.id, "user hit stop")
-    entry = pair.server.inbound_entry(request.id)
+    entry = pair.server.record(Direction.INBOUND, request.id)
     assert entry is not None
     assert entry.cancel_origin is CancelOrigin.PEER
     assert entry.state is R  # requested, not yet cancelled
@@ -716,7 +716,7 @@ def test_invalid_cancellations_are_ignored_silently(name: str, cancel: bytes, re
     before = pair.server.statistics()
     ignored(pair.server.receive_data(cancel), reason)
     assert pair.server.statistics().ignored_events == before.ignored_events + 1
-    entry = pair.server.inbound_entry(request.id)
+    entry = pair.server.record(Direction.INBOUND, request.id)
     assert entry is not None
     assert (entry.state, entry.cancel_origin) == (R, None)
 
@@ -757,7 +757,7 @@ def test_second_peer_cancel_is_noted_but_first_reason_kept() -> None:
     assert only(pair.server.receive_data(cancel_frame(request.id, "two"))) == CancelReceived(
         request.id, "two"
     )
-    entry = pair.server.inbound_entry(request.id)
+    entry = pair.server.record(Direction.INBOUND, request.id)
     assert entry is not None
     assert entry.cancel_reason == "one"
 
@@ -793,10 +793,10 @@ def test_response_for_a_request_not_yet_written_is_ignored_and_recorded() -> Non
     pair = operating()
     request = pair.client.send_request("tools/list")
     ignored(pair.client.receive_data(response_frame(request.id, {"tools": []})), "unknown-id")
-    entry = pair.client.outbound_entry(request.id)
+    entry = pair.client.record(Direction.OUTBOUND, request.id)
     assert entry is not None
     assert entry.state is Q
-    assert entry.late_events == ["response in queued"]
+    assert entry.late_events == ("response in queued",)
 
 
 @pytest.mark.spec("CN-07", "CN-08")
@@ -989,7 +989,7 @@ def test_progress_flows_with_the_request_id_as_token() -> None:
     request = running_call(pair, want_progress=True)
     assert request.params is not None
     assert request.params["_meta"] == {"progressToken": request.id}
-    entry = pair.server.inbound_entry(request.id)
+    entry = pair.server.record(Direction.INBOUND, request.id)
     assert entry is not None
     assert entry.progress_token == request.id
     steps = [(0.5, None, None), (1, 10.0, "one"), (2.25, 10.0, "more"), (3, None, None)]
@@ -1027,10 +1027,10 @@ def test_non_increasing_progress_from_the_peer_is_ignored(value: float) -> None:
     request = running_call(pair, want_progress=True)
     only(pair.client.receive_data(progress_frame(request.id, 1)))
     ignored(pair.client.receive_data(progress_frame(request.id, value)), "non-monotonic")
-    entry = pair.client.outbound_entry(request.id)
+    entry = pair.client.record(Direction.OUTBOUND, request.id)
     assert entry is not None
     assert entry.progress == Progress(1)
-    assert entry.late_events == [f"non-increasing progress {value!r}"]
+    assert entry.late_events == (f"non-increasing progress {value!r}",)
     # Increasing again is accepted.
     assert isinstance(
         only(pair.client.receive_data(progress_frame(request.id, 1.5))), ProgressReceived
@@ -1088,9 +1088,9 @@ def test_progress_for_unknown_or_finished_tokens_is_ignored() -> None:
     # Progress for a request not yet written is late, and recorded.
     queued = pair.client.send_request("tools/call", CALL, want_progress=True)
     ignored(pair.client.receive_data(progress_frame(queued.id, 1)), "late")
-    entry = pair.client.outbound_entry(queued.id)
+    entry = pair.client.record(Direction.OUTBOUND, queued.id)
     assert entry is not None
-    assert entry.late_events == ["progress in queued"]
+    assert entry.late_events == ("progress in queued",)
 
 
 @pytest.mark.spec("PG-01", "CN-10")

@@ -539,11 +539,11 @@ def test_server_ignores_a_cancel_naming_initialize() -> None:
     event = only(server.receive_data(cancel))
     assert isinstance(event, Ignored)
     assert event.reason == "not-cancellable"
-    entry = server.inbound_entry(1)
+    entry = server.record(Direction.INBOUND, 1)
     assert entry is not None
     assert entry.cancel_origin is None
     assert entry.state is RequestState.QUEUED
-    assert entry.late_events == ["peer cancel refused: initialize is not cancellable"]
+    assert entry.late_events == ("peer cancel refused: initialize is not cancellable",)
     # ... and the initialize is answered as usual.
     server.start_inbound(1)
     assert server.respond(1, {"protocolVersion": LATEST_VERSION}) is not None

@@ -265,14 +265,6 @@ class Connection:
         """The ids of the requests in flight in *direction*."""
         return self._book.in_flight(direction)
 
-    def outbound_entry(self, request_id: RequestId) -> RequestEntry | None:
-        """The mutable entry of one of our requests in flight."""
-        return self._book.outbound_entry(request_id)
-
-    def inbound_entry(self, request_id: RequestId) -> RequestEntry | None:
-        """The mutable entry of one of the peer's requests in flight."""
-        return self._book.inbound_entry(request_id)
-
     def statistics(self) -> ProtocolStatistics:
         """The counters of the requests and messages seen so far."""
         return self._book.statistics()
@@ -1031,13 +1023,13 @@ class Connection:
 
     def attach(self, request_id: RequestId, handle: RequestHandle) -> None:
         """Keep *handle* (the session's cancel scope) with an in-flight inbound request."""
-        entry = self.inbound_entry(request_id)
+        entry = self._book.inbound_entry(request_id)
         if entry is not None:
             entry.user_data = handle
 
     def handle(self, request_id: RequestId) -> RequestHandle | None:
         """The handle attached to an in-flight inbound request, or None."""
-        entry = self.inbound_entry(request_id)
+        entry = self._book.inbound_entry(request_id)
         if entry is None:
             return None
         handle: RequestHandle | None = entry.user_data
@@ -1052,9 +1044,9 @@ class Connection:
         Returns False when the request is not in flight (nothing is noted).
         """
         entry = (
-            self.inbound_entry(request_id)
+            self._book.inbound_entry(request_id)
             if direction is Direction.INBOUND
-            else self.outbound_entry(request_id)
+            else self._book.outbound_entry(request_id)
         )
         if entry is None:
             return False
@@ -1067,7 +1059,7 @@ class Connection:
 
     def note_worker_thread(self, request_id: RequestId) -> None:
         """Record that an in-flight inbound request's handler runs in a worker thread."""
-        entry = self.inbound_entry(request_id)
+        entry = self._book.inbound_entry(request_id)
         if entry is not None and not entry.in_worker_thread:
             entry.in_worker_thread = True
             if self.observing:
@@ -1075,12 +1067,12 @@ class Connection:
 
     def cancel_requested(self, request_id: RequestId) -> bool:
         """Whether anyone asked to cancel an inbound request (True once it has ended)."""
-        entry = self.inbound_entry(request_id)
+        entry = self._book.inbound_entry(request_id)
         return entry is None or entry.cancel_origin is not None
 
     def progress_token(self, request_id: RequestId) -> str | int | None:
         """The progress token of an in-flight inbound request, or None."""
-        entry = self.inbound_entry(request_id)
+        entry = self._book.inbound_entry(request_id)
         return None if entry is None else entry.progress_token
 
 
