@@ -342,7 +342,7 @@ def assert_v2_client_saw_paper_trail(events: dict[str, dict[str, Any]], server: 
     assert events["connected"]["protocol"] == "2025-11-25"
     assert events["connected"]["era"] == "legacy"
     assert events["called"] == {
-        "text": "PT-1042: shipped, carrier Parcelforce, ETA 2026-12-02",
+        "text": "PT-1042: shipped, carrier Parcelforce, ETA 2 Dec 2026",
         "isError": False,
     }
     # Its abort rejected the call on its side; then the session went on.
@@ -403,7 +403,7 @@ def paper_trail_lookalike(sleep_handler: SleepHandler) -> Server:
     @server.tool()
     async def order_status(order_id: str) -> str:
         """Status, carrier and ETA of an order."""
-        return f"{order_id}: shipped, carrier Parcelforce, ETA 2026-12-02"
+        return f"{order_id}: shipped, carrier Parcelforce, ETA 2 Dec 2026"
 
     @server.tool()
     async def sleep(seconds: float) -> str:

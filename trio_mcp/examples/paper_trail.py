@@ -28,9 +28,9 @@ import trio_mcp
 from trio_mcp import parse_http_option
 
 ORDERS = {
-    "PT-1042": ("shipped", "Parcelforce", "2026-12-02"),
-    "PT-2001": ("processing", None, "2026-12-05"),
-    "PT-3300": ("delivered", "DPD", "2026-11-28"),
+    "PT-1042": ("shipped", "Parcelforce", "2 Dec 2026"),
+    "PT-2001": ("processing", None, "5 Dec 2026"),
+    "PT-3300": ("delivered", "DPD", "28 Nov 2026"),
 }
 
 _ORDER_ID = re.compile(r"PT-\d{4}")
