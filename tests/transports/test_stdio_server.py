@@ -166,7 +166,15 @@ async def test_check_transport_over_a_real_subprocess(tmp_path: Path) -> None:
         finally:
             listener.close()
 
+    @asynccontextmanager
+    async def peer_first() -> AsyncIterator[tuple[Transport, Transport]]:
+        async with subprocess_pair() as (process, peer):
+            yield peer, process
+
     before = open_fds()
-    with trio.fail_after(60):
+    with trio.fail_after(120):
         await check_transport(subprocess_pair)
+        # The rules that concern one end (aclose waking a blocked receive) run
+        # on the first end of the pair: the process end in both roles.
+        await check_transport(peer_first)
     assert open_fds() == before

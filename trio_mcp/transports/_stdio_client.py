@@ -196,10 +196,10 @@ class StdioProcess(LineChannel):
     the shutdown, which :func:`open_stdio_process` completes).
 
     Cancellation:
-        As :class:`~trio_mcp.transports.LineChannel`, except that ``aclose``
-        leaves stdout open (the shutdown drains it so that the server can exit):
-        a task blocked in ``receive`` wakes when the server closes its stdout,
-        not when ``aclose`` returns. ``aclose`` is shielded.
+        As :class:`~trio_mcp.transports.LineChannel`. ``aclose`` is shielded
+        and leaves stdout open (the shutdown drains it so that the server can
+        exit); a task blocked in ``receive`` is woken all the same, with
+        :class:`trio.ClosedResourceError`, as the transport contract says.
     """
 
     def __init__(
@@ -225,6 +225,8 @@ class StdioProcess(LineChannel):
         self._stderr_done = trio.Event()
         self._stdin_closed = False
         self._exited_before_close = False
+        #: The scope of a receive in progress, so that aclose can wake it.
+        self._receiving: trio.CancelScope | None = None
 
     @property
     def returncode(self) -> int | None:
@@ -245,6 +247,16 @@ class StdioProcess(LineChannel):
         return text
 
     async def receive(self) -> bytes:
+        # aclose cancels this scope rather than closing stdout, which the
+        # shutdown still drains; a pipe read cancelled midway loses nothing.
+        with trio.CancelScope() as self._receiving:
+            try:
+                return await self._receive_frame()
+            finally:
+                self._receiving = None
+        raise trio.ClosedResourceError("the transport was closed while receiving")
+
+    async def _receive_frame(self) -> bytes:
         try:
             return await super().receive()
         except trio.EndOfChannel:
@@ -269,6 +281,8 @@ class StdioProcess(LineChannel):
         self._exited_before_close = self.process.returncode is not None
         self._stdin_closed = True
         self._closed = True
+        if self._receiving is not None:
+            self._receiving.cancel(reason="transport closed")
         assert self.send_stream is not None
         with trio.CancelScope(shield=True):
             await self.send_stream.aclose()
