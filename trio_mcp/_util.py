@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import NoReturn
 
 import trio
 
@@ -29,6 +30,17 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
+def reraise_unwrapped(group: BaseExceptionGroup[BaseException]) -> NoReturn:
+    """Raise :func:`unwrap_group` of *group* in place of the group.
+
+    The error keeps its own ``__cause__`` (a ``SessionClosed`` keeps the
+    transport failure behind it, a ``HandshakeRefused`` the server's error);
+    the group is not kept as its context.
+    """
+    error = unwrap_group(group)
+    raise error from error.__cause__
+
+
 @asynccontextmanager
 async def unwrapping() -> AsyncIterator[None]:
     """Re-raise the one real error of an exception group leaving the body.
@@ -39,7 +51,7 @@ async def unwrapping() -> AsyncIterator[None]:
     try:
         yield
     except BaseExceptionGroup as group:
-        raise unwrap_group(group) from None
+        reraise_unwrapped(group)
 
 
 def covers(parent: str, uri: str) -> bool:

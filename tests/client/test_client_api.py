@@ -13,9 +13,17 @@ import pytest
 import trio
 import trio.testing
 from client_fake_server import FakeServer, open_fake, text_result
-from helpers import open_client_with_raw_server, open_raw_client_transport
+from helpers import LATEST, open_client_with_raw_server, open_raw_client_transport
 
-from trio_mcp import Client, InvalidPeerResult, RPCError, SessionClosed, open_client
+from trio_mcp import (
+    Client,
+    HandshakeRefused,
+    InvalidPeerResult,
+    MCPError,
+    RPCError,
+    SessionClosed,
+    open_client,
+)
 from trio_mcp import types as t
 from trio_mcp._client._cache import ListChanged, PaginationError, ToolDefinitionChanged
 from trio_mcp._client._client import ToolCallError, run_client
@@ -71,6 +79,53 @@ async def test_refuses_a_version_it_does_not_speak() -> None:
         await peer.wait_eof()
         # Never sent notifications/initialized; closed the transport.
         assert [f.get("method") for f in peer.frames] == ["initialize"]
+
+
+async def _refuse_initialize(error: dict[str, Any]) -> BaseException:
+    """What open_client raises when the server answers initialize with *error*."""
+    async with open_raw_client_transport() as (peer, transport):
+
+        async def serve() -> None:
+            init = await peer.wait_method("initialize")
+            await peer.send({"jsonrpc": "2.0", "id": init["id"], "error": error})
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(serve)
+            with pytest.raises(MCPError) as refused:
+                async with open_client(transport):
+                    pytest.fail("the body must not run")
+        await peer.wait_eof()
+        assert [f.get("method") for f in peer.frames] == ["initialize"]
+    return refused.value
+
+
+async def test_a_server_of_another_era_refuses_the_handshake() -> None:
+    """-32022 naming the server's revisions (a 2026-07-28-only server) is a
+    refused handshake that says which revisions the server speaks, on any
+    transport; the server's error stays the cause."""
+    data = {"supported": ["2026-07-28"], "requested": LATEST}
+    error = await _refuse_initialize(
+        {"code": -32022, "message": "Unsupported protocol version", "data": data}
+    )
+    assert isinstance(error, HandshakeRefused)
+    assert error.supported == ("2026-07-28",)
+    assert str(error).endswith("this server speaks only 2026-07-28")
+    assert isinstance(error.__cause__, RPCError)
+    assert error.__cause__.code == -32022
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        {"code": -32022, "message": "Unsupported protocol version"},  # no data
+        {"code": -32022, "message": "Unsupported", "data": {"supported": "2026-07-28"}},
+        {"code": -32602, "message": "Bad params", "data": {"supported": ["2026-07-28"]}},
+    ],
+)
+async def test_other_initialize_errors_stay_the_servers_rpc_error(error: dict[str, Any]) -> None:
+    refused = await _refuse_initialize(error)
+    assert type(refused) is RPCError
+    assert refused.code == error["code"]
 
 
 # ------------------------------------------------------------------ discovery

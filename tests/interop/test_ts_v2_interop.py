@@ -317,7 +317,7 @@ async def test_our_client_against_a_v2_stdio_server_that_refuses_the_handshake()
     cache = await trio.to_thread.run_sync(ts_sdk_v2_dir)
     with (
         trio.fail_after(NOT_HUNG),
-        pytest.raises(trio_mcp.RPCError) as refused,
+        pytest.raises(trio_mcp.HandshakeRefused) as refused,
     ):
         async with open_stdio_client(
             "node",
@@ -326,9 +326,12 @@ async def test_our_client_against_a_v2_stdio_server_that_refuses_the_handshake()
             inherit_env=True,
         ):
             pass
-    # Reported as the server's refusal, with the revisions it offers.
-    assert refused.value.code == -32022
-    assert refused.value.data["supported"] == ["2026-07-28"]
+    # Reported as the server's refusal, with the revisions it offers; the
+    # server's -32022 is the cause.
+    assert refused.value.supported == ("2026-07-28",)
+    assert str(refused.value).endswith("this server speaks only 2026-07-28")
+    assert isinstance(refused.value.__cause__, trio_mcp.RPCError)
+    assert refused.value.__cause__.code == -32022
 
 
 def v2_client_events(stdout: list[str]) -> dict[str, dict[str, Any]]:

@@ -22,7 +22,7 @@ from typing import Any
 
 import trio
 
-from .._util import unwrap_group
+from .._util import reraise_unwrapped
 from ._errors import INTERRUPTED, USER_ERRORS, CommandError, describe, print_error
 
 #: Exit status for arguments the command cannot use (argparse's own).
@@ -140,7 +140,7 @@ def _run(async_fn: Callable[[], Awaitable[int]]) -> int:
         except BaseExceptionGroup as group:
             # A nursery wraps the one error of its body; several errors (or
             # none of the expected kinds) stay a group and show a traceback.
-            raise unwrap_group(group) from None
+            reraise_unwrapped(group)
     except CommandError as exc:
         print_error(sys.stderr, str(exc))
         return exc.status

@@ -27,11 +27,11 @@ from typing import Any, final
 import trio
 
 from .. import types as mcp_types
-from .._errors import InvalidPeerResult, MCPError
+from .._errors import HandshakeRefused, InvalidPeerResult, MCPError, RPCError
 from .._session._engine import DEFAULT, RequestContext, Session, open_session
 from .._transport import Transport
 from .._util import covers
-from ..protocol import Connection, NotificationReceived, Progress, Role
+from ..protocol import Connection, ErrorCode, NotificationReceived, Progress, Role
 from ._cache import LISTS, ClientEvent, ListCache
 from ._handlers import (
     ClientHandlers,
@@ -591,7 +591,12 @@ async def open_client(
     dispatcher = _ClientDispatcher(handlers)
     async with open_session(transport, protocol, dispatcher, **session_options) as session:
         message = protocol.initialize_request(protocol_version)
-        result: mcp_types.InitializeResult = await session._call(message, None, DEFAULT, DEFAULT)
+        try:
+            result: mcp_types.InitializeResult = await session._call(
+                message, None, DEFAULT, DEFAULT
+            )
+        except RPCError as error:
+            raise _refusal(error) from error
         note = protocol.complete_handshake(result)
         client = Client(session, result, handlers, log_handler=log_handler, max_pages=max_pages)
         dispatcher.client = client
@@ -604,6 +609,26 @@ async def open_client(
                 yield client
             finally:
                 nursery.cancel_scope.cancel(reason="client closed")
+
+
+def _refusal(error: RPCError) -> MCPError:
+    """What an error answer to ``initialize`` means to the caller: a server that
+    refuses the offered version and names its own (-32022 with ``supported``,
+    as a 2026-07-28-only server does) refused the handshake; any other error is
+    the server's :class:`RPCError` as it came."""
+    data = error.data
+    supported = data.get("supported") if isinstance(data, dict) else None
+    if (
+        error.code != ErrorCode.UNSUPPORTED_PROTOCOL_VERSION
+        or not isinstance(supported, list)
+        or not all(isinstance(version, str) for version in supported)
+    ):
+        return error
+    return HandshakeRefused(
+        f"the server refused the MCP handshake: initialize answered JSON-RPC error "
+        f"{error.code}: {error.message}: this server speaks only {', '.join(supported)}",
+        supported=supported,
+    )
 
 
 async def run_client(

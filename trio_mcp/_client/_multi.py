@@ -19,7 +19,7 @@ import trio
 
 from .. import types as mcp_types
 from .._transport import Transport
-from .._util import unwrap_group
+from .._util import reraise_unwrapped
 from ._client import Client, open_client
 
 #: How to reach one server: a transport, or a function returning an async
@@ -167,4 +167,4 @@ async def open_clients(
             finally:
                 stop.set()
     except BaseExceptionGroup as group:
-        raise unwrap_group(group) from None
+        reraise_unwrapped(group)

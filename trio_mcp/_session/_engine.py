@@ -75,7 +75,7 @@ import trio
 
 from .._errors import RequestTimeout, RPCError, SessionClosed
 from .._transport import Transport
-from .._util import unwrap_group
+from .._util import reraise_unwrapped
 from ..protocol import (
     CancelOrigin,
     CancelReceived,
@@ -829,4 +829,4 @@ async def open_session(
                 await session.aclose("session closed by its owner")
                 nursery.cancel_scope.cancel(reason="session closed")
     except BaseExceptionGroup as group:
-        raise unwrap_group(group) from None
+        reraise_unwrapped(group)

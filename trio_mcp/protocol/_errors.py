@@ -30,6 +30,9 @@ class ErrorCode(enum.IntEnum):
     RESOURCE_NOT_FOUND = -32002
     #: URL elicitation must complete first (2025-11-25 only).
     URL_ELICITATION_REQUIRED = -32042
+    #: The request's protocol version is not supported; ``data.supported`` lists
+    #: what is (2026-07-28). A modern-only server answers ``initialize`` with it.
+    UNSUPPORTED_PROTOCOL_VERSION = -32022
     # Implementation-defined band (-32000..-32019), documented in spec_notes/errors.md.
     #: The session is closing or closed; the request was not (or no longer) handled.
     SESSION_CLOSED = -32000

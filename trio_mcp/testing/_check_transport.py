@@ -17,7 +17,7 @@ import trio
 from trio.testing import assert_checkpoints, assert_no_checkpoints, wait_all_tasks_blocked
 
 from .._transport import Transport
-from .._util import unwrap_group
+from .._util import reraise_unwrapped
 
 #: Makes a connected pair (as an async context manager that cleans up after).
 PairFactory = Callable[[], AbstractAsyncContextManager[tuple[Transport, Transport]]]
@@ -134,7 +134,7 @@ async def _first_failure() -> AsyncIterator[None]:
     except BaseExceptionGroup as group:
         failures, _ = group.split(AssertionError)
         if failures is None:
-            raise unwrap_group(group) from None
+            reraise_unwrapped(group)
         first: BaseException = failures
         while isinstance(first, BaseExceptionGroup):
             first = first.exceptions[0]

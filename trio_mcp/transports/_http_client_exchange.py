@@ -40,7 +40,7 @@ import orjson
 import trio
 
 from .._errors import HandshakeRefused
-from ..protocol import RequestId
+from ..protocol import ErrorCode, RequestId
 from ._http_client_session import (
     EXPIRED,
     Push,
@@ -57,8 +57,6 @@ logger = logging.getLogger("trio_mcp.http.client")
 
 #: Error code of the errors this transport answers failed requests with.
 HTTP_ERROR = -32000
-#: The error code of a server that does not speak the offered revision.
-UNSUPPORTED_VERSION = -32022
 
 
 class Exchange:
@@ -263,7 +261,7 @@ class Exchange:
     def _refuses_version(self, response: httpx.Response, body: bytes) -> bool:
         """True (and the refusal kept) if *body* is -32022 listing the server's revisions."""
         error = rpc_error(body)
-        if error is None or error.get("code") != UNSUPPORTED_VERSION:
+        if error is None or error.get("code") != ErrorCode.UNSUPPORTED_PROTOCOL_VERSION:
             return False
         data = error.get("data")
         supported = data.get("supported") if isinstance(data, dict) else None
