@@ -14,7 +14,7 @@ from typing import Literal
 
 import attrs
 
-from ._base import Icon, JSONObject, Meta, PaginatedResult, Result
+from ._base import Icon, InputResponses, JSONObject, Meta, PaginatedResult, Result
 from .content import ContentBlock
 from .tasks import TaskAugmentedRequestParams
 
@@ -85,12 +85,21 @@ class ListToolsResult(PaginatedResult):
 
 @attrs.frozen(kw_only=True)
 class CallToolRequestParams(TaskAugmentedRequestParams):
-    """Params of ``tools/call``."""
+    """Params of ``tools/call``.
+
+    2026-07-28 drops ``task`` (tasks became an extension) and adds
+    ``InputResponseRequestParams`` (a retried call after an input-required round).
+    """
 
     #: Name of the tool.
     name: str
     #: Arguments, checked against the tool's input schema.
     arguments: JSONObject | None = None
+    #: ``inputResponses`` of a retried request (2026-07-28): the answers to the
+    #: previous round's ``inputRequests``, under the same keys.
+    input_responses: InputResponses | None = None
+    #: ``requestState`` (2026-07-28): the previous round's opaque state, echoed.
+    request_state: str | None = None
 
 
 @attrs.frozen(kw_only=True)
