@@ -197,6 +197,7 @@ from .tools import (
     CallToolRequestParams,
     CallToolResult,
     ListToolsResult,
+    ModernCallToolResult,
     Tool,
     ToolAnnotations,
     ToolExecution,
@@ -283,6 +284,7 @@ __all__ = [
     "ListToolsResult",
     "CallToolRequestParams",
     "CallToolResult",
+    "ModernCallToolResult",
     # resources
     "ResourceTemplate",
     "ListResourcesResult",

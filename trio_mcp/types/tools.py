@@ -2,7 +2,8 @@
 
 Mirrors the spec page ``server/tools`` and the schema.ts definitions ``Tool``,
 ``ToolAnnotations``, ``ToolExecution``, ``ListToolsResult``,
-``CallToolRequestParams`` and ``CallToolResult``. Input and output schemas are
+``CallToolRequestParams`` and ``CallToolResult``, and the 2026-07-28
+``CallToolResult`` (:class:`ModernCallToolResult`). Input and output schemas are
 kept as raw JSON Schema objects.
 
 ``tools/list`` takes :class:`~trio_mcp.types.PaginatedRequestParams`;
@@ -14,7 +15,7 @@ from typing import Literal
 
 import attrs
 
-from ._base import Icon, InputResponses, JSONObject, Meta, PaginatedResult, Result
+from ._base import Icon, InputResponses, JSONObject, JSONValue, Meta, PaginatedResult, Result
 from .content import ContentBlock
 from .tasks import TaskAugmentedRequestParams
 
@@ -25,6 +26,7 @@ __all__ = [
     "ListToolsResult",
     "CallToolRequestParams",
     "CallToolResult",
+    "ModernCallToolResult",
 ]
 
 
@@ -110,5 +112,24 @@ class CallToolResult(Result):
     content: list[ContentBlock]
     #: Structured result matching the output schema (2025-06-18).
     structured_content: JSONObject | None = None
+    #: The tool failed; ``content`` describes the error.
+    is_error: bool | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ModernCallToolResult(Result):
+    """Result of ``tools/call`` in 2026-07-28 (schema.ts ``CallToolResult``).
+
+    A separate class because the 2026-07-28 definition is incompatible with the
+    2025-11-25 one of the same name (:class:`CallToolResult`): its
+    ``structuredContent`` may be any JSON value (an array, a number...), not
+    only an object. A ``tools/call`` of 2026-07-28 may instead answer with an
+    :class:`~trio_mcp.types.InputRequiredResult`.
+    """
+
+    #: Unstructured result.
+    content: list[ContentBlock]
+    #: Structured result matching the output schema: any JSON value.
+    structured_content: JSONValue | None = None
     #: The tool failed; ``content`` describes the error.
     is_error: bool | None = None
