@@ -42,6 +42,45 @@ embedded = st.builds(
     | st.builds(t.BlobResourceContents.from_bytes, st.binary(max_size=10), uri=st.text()),
 )
 content_blocks = text | image | link | embedded
+versions = st.sampled_from(["2026-07-28", "2025-11-25"]) | st.text(max_size=10)
+cache_scopes = st.sampled_from(["public", "private"])
+implementations = st.builds(t.Implementation, name=st.text(max_size=8), version=st.text(max_size=8))
+client_capabilities = st.builds(
+    t.ClientCapabilities,
+    roots=maybe(st.builds(t.RootsCapability)),
+    elicitation=maybe(st.builds(t.ElicitationCapability, form=maybe(json_objects))),
+    extensions=maybe(st.dictionaries(st.text(max_size=8), json_objects, max_size=2)),
+)
+elicit_results = st.builds(
+    t.ElicitResult,
+    action=st.sampled_from(["accept", "decline", "cancel"]),
+    content=maybe(st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=2)),
+)
+roots_results = st.builds(
+    t.ListRootsResult, roots=st.lists(st.builds(t.Root, uri=st.text(max_size=8)), max_size=2)
+)
+input_responses = st.dictionaries(st.text(max_size=8), elicit_results | roots_results, max_size=3)
+input_requests = st.dictionaries(
+    st.text(max_size=8),
+    st.builds(t.ListRootsInputRequest)
+    | st.builds(
+        t.ElicitInputRequest,
+        params=st.builds(
+            t.ModernElicitRequestURLParams, message=st.text(max_size=8), url=st.text(max_size=8)
+        )
+        | st.builds(
+            t.ElicitRequestFormParams, message=st.text(max_size=8), requested_schema=json_objects
+        ),
+    ),
+    max_size=3,
+)
+filters = st.builds(
+    t.SubscriptionFilter,
+    tools_list_changed=maybe(st.booleans()),
+    prompts_list_changed=maybe(st.booleans()),
+    resources_list_changed=maybe(st.booleans()),
+    resource_subscriptions=maybe(st.lists(st.text(max_size=8), max_size=3)),
+)
 
 VALUES: dict[str, st.SearchStrategy[Any]] = {
     "CallToolRequestParams": st.builds(
@@ -50,6 +89,54 @@ VALUES: dict[str, st.SearchStrategy[Any]] = {
         arguments=maybe(json_objects),
         meta=maybe(json_objects),
         task=maybe(st.builds(t.TaskMetadata, ttl=maybe(st.integers(0, 2**53)))),
+        input_responses=maybe(input_responses),
+        request_state=maybe(st.text()),
+    ),
+    "ListToolsResult": st.builds(
+        t.ListToolsResult,
+        tools=st.just([]),
+        result_type=maybe(st.sampled_from(["complete", "future_kind"])),
+        next_cursor=maybe(st.text()),
+        ttl_ms=maybe(st.integers(0, 2**53)),
+        cache_scope=maybe(cache_scopes),
+    ),
+    "RequestMetaObject": st.builds(
+        t.RequestMetaObject,
+        protocol_version=versions,
+        client_capabilities=client_capabilities,
+        client_info=maybe(implementations),
+        log_level=maybe(st.sampled_from(t.LoggingLevel)),
+        progress_token=maybe(ids),
+    ),
+    "DiscoverResult": st.builds(
+        t.DiscoverResult,
+        result_type=st.just("complete"),
+        supported_versions=st.lists(versions, max_size=3),
+        capabilities=st.builds(
+            t.ServerCapabilities,
+            tools=maybe(st.builds(t.ToolsCapability, list_changed=maybe(st.booleans()))),
+            extensions=maybe(st.dictionaries(st.text(max_size=8), json_objects, max_size=2)),
+        ),
+        instructions=maybe(st.text()),
+        ttl_ms=st.integers(0, 2**53),
+        cache_scope=cache_scopes,
+    ),
+    "InputRequiredResult": st.builds(
+        t.InputRequiredResult, input_requests=input_requests, request_state=maybe(st.text())
+    )
+    | st.builds(t.InputRequiredResult, request_state=st.text()),
+    "SubscriptionsListenRequestParams": st.builds(
+        t.SubscriptionsListenRequestParams, notifications=filters, meta=maybe(json_objects)
+    ),
+    "SubscriptionsListenResult": st.builds(
+        t.SubscriptionsListenResult,
+        meta=st.builds(lambda i: {t.SUBSCRIPTION_ID_META_KEY: i}, ids),
+        result_type=maybe(st.just("complete")),
+    ),
+    "UnsupportedProtocolVersionErrorData": st.builds(
+        t.UnsupportedProtocolVersionErrorData,
+        supported=st.lists(versions, max_size=3),
+        requested=versions,
     ),
     "CallToolResult": st.builds(
         t.CallToolResult,

@@ -524,6 +524,8 @@ def test_every_params_and_result_class_of_these_chapters_has_an_example() -> Non
         )
     }
     # Bases, and union members covered through their union.
-    wanted -= {t.Result, t.PaginatedResult, t.ResourceRequestParams}
+    wanted -= {t.Result, t.PaginatedResult, t.CacheableResult, t.ResourceRequestParams}
+    # 2026-07-28 only: its examples are in test_types_spec_examples_2026.py.
+    wanted -= {t.ModernCallToolResult}
     missing = sorted(c.__name__ for c in wanted - covered)
     assert not missing

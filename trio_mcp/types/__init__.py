@@ -1,4 +1,4 @@
-"""All MCP data classes of the handshake-era revisions (2024-11-05 .. 2025-11-25).
+"""All MCP data classes: the handshake era (2024-11-05 .. 2025-11-25) and 2026-07-28.
 
 Frozen attrs classes named after the 2025-11-25 ``schema.ts`` interfaces, with
 snake_case fields; fields added after 2024-11-05 are optional. The wire format
@@ -13,16 +13,26 @@ Messages whose params carry only ``_meta`` use :class:`RequestParams` (``ping``,
 ``roots/list``) or :class:`NotificationParams` (``notifications/initialized``,
 ``notifications/*/list_changed``); paginated lists use
 :class:`PaginatedRequestParams`; results with no content use :class:`EmptyResult`.
+
+The modern era (2026-07-28) adds its own modules (``versioning``, ``discovery``,
+``input_required``, ``subscriptions``) and optional fields on the existing classes
+(``result_type``, the cache hints, ``input_responses``/``request_state``,
+``extensions``); a handshake-era object never sets them, so its wire form is
+unchanged.
 """
 
 from ._base import (
     PROGRESS_TOKEN_META_KEY,
     RELATED_TASK_META_KEY,
+    WIRE_NAME_METADATA_KEY,
     Annotations,
+    CacheableResult,
+    CacheScope,
     Cursor,
     EmptyResult,
     Icon,
     Implementation,
+    InputResponses,
     JSONObject,
     JSONValue,
     Meta,
@@ -33,6 +43,7 @@ from ._base import (
     RequestId,
     RequestParams,
     Result,
+    ResultType,
     Role,
 )
 from ._converter import (
@@ -68,6 +79,9 @@ from .content import (
     TextContent,
     TextResourceContents,
 )
+from .discovery import (
+    DiscoverResult,
+)
 from .elicitation import (
     ElicitAction,
     ElicitationCompleteNotificationParams,
@@ -76,7 +90,20 @@ from .elicitation import (
     ElicitRequestURLParams,
     ElicitResult,
     ElicitValue,
+    ModernElicitRequestParams,
+    ModernElicitRequestURLParams,
     URLElicitationRequiredErrorData,
+)
+from .input_required import (
+    RESULT_TYPE_COMPLETE,
+    RESULT_TYPE_INPUT_REQUIRED,
+    CreateMessageInputRequest,
+    ElicitInputRequest,
+    InputRequest,
+    InputRequests,
+    InputRequiredResult,
+    InputResponse,
+    ListRootsInputRequest,
 )
 from .lifecycle import (
     LATEST_PROTOCOL_VERSION,
@@ -143,6 +170,13 @@ from .sampling import (
     ToolResultContent,
     ToolUseContent,
 )
+from .subscriptions import (
+    SUBSCRIPTION_ID_META_KEY,
+    SubscriptionFilter,
+    SubscriptionsAcknowledgedNotificationParams,
+    SubscriptionsListenRequestParams,
+    SubscriptionsListenResult,
+)
 from .tasks import (
     CancelTaskRequestParams,
     CancelTaskResult,
@@ -163,9 +197,25 @@ from .tools import (
     CallToolRequestParams,
     CallToolResult,
     ListToolsResult,
+    ModernCallToolResult,
     Tool,
     ToolAnnotations,
     ToolExecution,
+)
+from .versioning import (
+    CLIENT_CAPABILITIES_META_KEY,
+    CLIENT_INFO_META_KEY,
+    HEADER_MISMATCH,
+    LOG_LEVEL_META_KEY,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    MODERN_PROTOCOL_VERSION,
+    PROTOCOL_VERSION_META_KEY,
+    SERVER_INFO_META_KEY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    MissingRequiredClientCapabilityErrorData,
+    RequestMetaObject,
+    ResultMetaObject,
+    UnsupportedProtocolVersionErrorData,
 )
 
 __all__ = [
@@ -179,12 +229,17 @@ __all__ = [
     "Role",
     "PROGRESS_TOKEN_META_KEY",
     "RELATED_TASK_META_KEY",
+    "WIRE_NAME_METADATA_KEY",
     "RequestParams",
     "NotificationParams",
     "PaginatedRequestParams",
     "Result",
     "EmptyResult",
     "PaginatedResult",
+    "ResultType",
+    "CacheScope",
+    "CacheableResult",
+    "InputResponses",
     "Icon",
     "Implementation",
     "Annotations",
@@ -229,6 +284,7 @@ __all__ = [
     "ListToolsResult",
     "CallToolRequestParams",
     "CallToolResult",
+    "ModernCallToolResult",
     # resources
     "ResourceTemplate",
     "ListResourcesResult",
@@ -281,6 +337,8 @@ __all__ = [
     "ElicitResult",
     "ElicitationCompleteNotificationParams",
     "URLElicitationRequiredErrorData",
+    "ModernElicitRequestURLParams",
+    "ModernElicitRequestParams",
     # roots
     "Root",
     "ListRootsResult",
@@ -299,6 +357,38 @@ __all__ = [
     "CancelTaskResult",
     "ListTasksResult",
     "TaskStatusNotificationParams",
+    # versioning (2026-07-28)
+    "MODERN_PROTOCOL_VERSION",
+    "PROTOCOL_VERSION_META_KEY",
+    "CLIENT_INFO_META_KEY",
+    "CLIENT_CAPABILITIES_META_KEY",
+    "LOG_LEVEL_META_KEY",
+    "SERVER_INFO_META_KEY",
+    "HEADER_MISMATCH",
+    "MISSING_REQUIRED_CLIENT_CAPABILITY",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "RequestMetaObject",
+    "ResultMetaObject",
+    "UnsupportedProtocolVersionErrorData",
+    "MissingRequiredClientCapabilityErrorData",
+    # discovery (2026-07-28)
+    "DiscoverResult",
+    # input_required (2026-07-28)
+    "RESULT_TYPE_COMPLETE",
+    "RESULT_TYPE_INPUT_REQUIRED",
+    "CreateMessageInputRequest",
+    "ListRootsInputRequest",
+    "ElicitInputRequest",
+    "InputRequest",
+    "InputRequests",
+    "InputResponse",
+    "InputRequiredResult",
+    # subscriptions (2026-07-28)
+    "SUBSCRIPTION_ID_META_KEY",
+    "SubscriptionFilter",
+    "SubscriptionsListenRequestParams",
+    "SubscriptionsAcknowledgedNotificationParams",
+    "SubscriptionsListenResult",
     # _converter
     "wire_name",
     "make_converter",

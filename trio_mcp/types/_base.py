@@ -2,8 +2,11 @@
 
 Mirrors the spec page ``basic/index`` (messages, ``_meta``) and the schema.ts
 definitions ``RequestParams``, ``NotificationParams``, ``Result``, ``EmptyResult``,
-``BaseMetadata``, ``Icon``, ``Implementation``, ``Annotations``, ``Role`` and the
-pagination bases of ``server/utilities/pagination``.
+``BaseMetadata``, ``Icon``, ``Implementation``, ``Annotations``, ``Role``, the
+pagination bases of ``server/utilities/pagination`` and, from 2026-07-28,
+``ResultType`` (``Result.resultType``), ``InputResponses`` (the map a retried
+request carries; its values are typed in :mod:`trio_mcp.types.input_required`)
+and ``CacheableResult`` of ``server/utilities/caching``.
 
 Every class is a frozen, slotted, keyword-only attrs class with snake_case names;
 the converter in :mod:`trio_mcp.types._converter` owns the camelCase wire format.
@@ -23,12 +26,17 @@ __all__ = [
     "Role",
     "PROGRESS_TOKEN_META_KEY",
     "RELATED_TASK_META_KEY",
+    "WIRE_NAME_METADATA_KEY",
     "RequestParams",
     "NotificationParams",
     "PaginatedRequestParams",
     "Result",
     "EmptyResult",
     "PaginatedResult",
+    "ResultType",
+    "CacheScope",
+    "CacheableResult",
+    "InputResponses",
     "Icon",
     "Implementation",
     "Annotations",
@@ -55,6 +63,18 @@ ProgressToken: TypeAlias = str | int
 Cursor: TypeAlias = str
 #: The sender or recipient of a message or piece of content.
 Role: TypeAlias = Literal["user", "assistant"]
+
+#: ``Result.resultType`` (2026-07-28): ``"complete"``, ``"input_required"`` or a
+#: value a later revision defines (schema.ts ``ResultType`` is open).
+ResultType: TypeAlias = str
+#: ``CacheableResult.cacheScope`` (2026-07-28), like HTTP ``Cache-Control``
+#: ``public`` / ``private``.
+CacheScope: TypeAlias = Literal["public", "private"]
+
+#: attrs field metadata key naming a field's wire key when the mechanical
+#: camelCase rule cannot (the reserved ``_meta`` keys such as
+#: ``io.modelcontextprotocol/protocolVersion``); read by the converter.
+WIRE_NAME_METADATA_KEY = "trio_mcp.wire_name"
 
 #: Key of the progress token inside a request's ``_meta``.
 PROGRESS_TOKEN_META_KEY = "progressToken"
@@ -106,10 +126,17 @@ class PaginatedRequestParams(RequestParams):
 
 @attrs.frozen(kw_only=True)
 class Result:
-    """Base of every result: only ``_meta``. Peers may add unknown keys."""
+    """Base of every result: ``_meta`` and ``resultType``. Peers may add unknown keys.
+
+    schema.ts 2026-07-28 makes ``resultType`` required; the handshake-era
+    revisions have no such key, so it is optional here (absent means
+    ``"complete"``, as the 2026-07-28 ``Result`` says a client must read it).
+    """
 
     #: ``_meta``: reserved metadata.
     meta: Meta | None = None
+    #: ``resultType`` (2026-07-28): how to read the result; see :data:`ResultType`.
+    result_type: ResultType | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -118,8 +145,41 @@ class EmptyResult(Result):
 
 
 @attrs.frozen(kw_only=True)
-class PaginatedResult(Result):
-    """Base of the results of paginated ``*/list`` requests."""
+class CacheableResult(Result):
+    """A result with the cache hints of 2026-07-28 (schema.ts ``CacheableResult``).
+
+    schema.ts 2026-07-28 makes both hints required on every result that extends
+    ``CacheableResult`` (the ``*/list`` results, ``resources/read``,
+    ``server/discover``). The handshake-era results that gained them have no
+    hints, so they are optional here; a modern-era server must set both.
+    :class:`~trio_mcp.types.DiscoverResult`, which exists only in 2026-07-28,
+    makes them required.
+    """
+
+    #: ``ttlMs``: how long (ms, >= 0) the client may cache the result; 0 = stale at once.
+    ttl_ms: int | None = None
+    #: ``cacheScope``: ``"public"`` (shareable across authorization contexts) or
+    #: ``"private"`` (only within the same one).
+    cache_scope: CacheScope | None = None
+
+
+#: ``inputResponses`` of a retried request (2026-07-28): the client's answer to
+#: each ``inputRequests`` entry of an ``InputRequiredResult``, under the same key.
+#: The values are :data:`~trio_mcp.types.InputResponse` results
+#: (``CreateMessageResult``, ``ListRootsResult``, ``ElicitResult``); the converter
+#: structures each by its shape. Typed with the :class:`Result` base so that the
+#: params classes of tools, prompts and resources need not import sampling,
+#: which imports tools.
+InputResponses: TypeAlias = dict[str, Result]
+
+
+@attrs.frozen(kw_only=True)
+class PaginatedResult(CacheableResult):
+    """Base of the results of paginated ``*/list`` requests.
+
+    Every paginated result of 2026-07-28 is also a ``CacheableResult``, hence
+    the base (the hints stay absent on handshake-era results).
+    """
 
     #: Cursor for the next page; absent on the last page.
     next_cursor: Cursor | None = None

@@ -1,7 +1,9 @@
 """The project-owned cattrs converter that owns the MCP wire format.
 
 * Python ``snake_case`` field names map mechanically to wire ``camelCase``; the
-  one special case is ``meta`` <-> ``_meta`` (:func:`wire_name`).
+  one special case is ``meta`` <-> ``_meta`` (:func:`wire_name`). A field whose
+  attrs metadata has :data:`~trio_mcp.types.WIRE_NAME_METADATA_KEY` uses that
+  key instead (the reserved ``io.modelcontextprotocol/...`` ``_meta`` keys).
 * Optional fields (default ``None``) are omitted when ``None``; fields without a
   default (e.g. ``Task.ttl``, ``LoggingMessageNotificationParams.data``) are sent
   as ``null``; tag fields (``type: Literal["text"] = "text"``) are always sent.
@@ -30,8 +32,9 @@ from cattrs.cols import list_structure_factory
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.preconf.json import make_converter as _make_json_converter
 
-from ._base import JSONObject, JSONValue, RequestId
+from ._base import WIRE_NAME_METADATA_KEY, InputResponses, JSONObject, JSONValue, RequestId
 from .elicitation import ElicitValue
+from .input_required import InputResponse
 from .sampling import SamplingContent, SamplingMessageContentBlock
 from .tasks import GetTaskPayloadResult
 
@@ -56,6 +59,11 @@ def wire_name(name: str) -> str:
         return "_meta"
     head, *rest = name.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _field_wire_name(field: "attrs.Attribute[Any]") -> str:
+    explicit: str | None = field.metadata.get(WIRE_NAME_METADATA_KEY)
+    return explicit if explicit is not None else wire_name(field.name)
 
 
 def _type_name(t: Any) -> str:
@@ -170,7 +178,7 @@ def make_converter(*, strict: bool = False) -> cattrs.Converter:
     conv = _make_json_converter(detailed_validation=True, forbid_extra_keys=strict)
 
     def structure_attrs(cls: type[Any]) -> Callable[[Any, Any], Any]:
-        renames = {a.name: override(rename=wire_name(a.name)) for a in attrs.fields(cls)}
+        renames = {a.name: override(rename=_field_wire_name(a)) for a in attrs.fields(cls)}
         return make_dict_structure_fn(
             cls,
             conv,
@@ -181,7 +189,7 @@ def make_converter(*, strict: bool = False) -> cattrs.Converter:
 
     def unstructure_attrs(cls: type[Any]) -> Callable[[Any], dict[str, Any]]:
         renames = {
-            a.name: override(rename=wire_name(a.name), omit_if_default=a.default is None)
+            a.name: override(rename=_field_wire_name(a), omit_if_default=a.default is None)
             for a in attrs.fields(cls)
         }
         return make_dict_unstructure_fn(
@@ -233,6 +241,24 @@ def make_converter(*, strict: bool = False) -> cattrs.Converter:
         if isinstance(value, Mapping):
             return GetTaskPayloadResult(payload=dict(value))
         raise _fail("a JSON object", value)
+
+    response: Any = InputResponse
+
+    def structure_input_responses(value: object, _: object) -> InputResponses:
+        if isinstance(value, dict):
+            return {
+                _structure_str(key, str): conv.structure(item, response)
+                for key, item in value.items()
+            }
+        raise _fail("a JSON object", value)
+
+    def unstructure_input_responses(value: InputResponses) -> dict[str, object]:
+        # By each value's own class: the declared ``Result`` would drop its fields.
+        return {key: conv.unstructure(item) for key, item in value.items()}
+
+    is_responses: Callable[[Any], bool] = lambda t: t == InputResponses  # noqa: E731
+    conv.register_structure_hook_func(is_responses, structure_input_responses)
+    conv.register_unstructure_hook_func(is_responses, unstructure_input_responses)
 
     is_payload: Callable[[Any], bool] = lambda t: t is GetTaskPayloadResult  # noqa: E731
     conv.register_structure_hook_func(is_payload, structure_payload)

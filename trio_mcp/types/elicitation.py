@@ -3,7 +3,9 @@
 Mirrors the spec page ``client/elicitation`` (2025-06-18+) and the schema.ts
 definitions ``ElicitRequestFormParams``, ``ElicitRequestURLParams``,
 ``ElicitRequestParams``, ``ElicitResult``, ``ElicitationCompleteNotification``
-and ``URLElicitationRequiredError``.
+and ``URLElicitationRequiredError``, and the 2026-07-28 ``ElicitRequestURLParams``
+(:class:`ModernElicitRequestURLParams`) and ``ElicitRequestParams``
+(:data:`ModernElicitRequestParams`).
 
 ``requested_schema`` is kept as a raw JSON Schema object (like a tool's input
 schema); the spec restricts it to flat primitive properties.
@@ -25,6 +27,8 @@ __all__ = [
     "ElicitResult",
     "ElicitationCompleteNotificationParams",
     "URLElicitationRequiredErrorData",
+    "ModernElicitRequestURLParams",
+    "ModernElicitRequestParams",
 ]
 
 
@@ -85,3 +89,27 @@ class URLElicitationRequiredErrorData:
     """``error.data`` of a -32042 URL-elicitation-required error (2025-11-25)."""
 
     elicitations: list[ElicitRequestURLParams]
+
+
+@attrs.frozen(kw_only=True)
+class ModernElicitRequestURLParams:
+    """Params of a URL-mode elicitation in 2026-07-28 (schema.ts ``ElicitRequestURLParams``).
+
+    A separate class because the 2026-07-28 definition is incompatible with the
+    2025-11-25 one of the same name (:class:`ElicitRequestURLParams`): it has no
+    ``elicitationId`` (``notifications/elicitation/complete`` and the -32042
+    error are gone; the answer arrives in the retried request), no ``task`` and
+    no ``_meta``. It only travels inside an ``InputRequiredResult``.
+    """
+
+    mode: Literal["url"] = "url"
+    #: Why the user should open the URL.
+    message: str
+    #: URL the user should open.
+    url: str
+
+
+#: Params of ``elicitation/create`` as an input request of 2026-07-28 (schema.ts
+#: ``ElicitRequestParams``). The form mode is unchanged but for ``task`` and
+#: ``_meta``, which stay optional in :class:`ElicitRequestFormParams`.
+ModernElicitRequestParams: TypeAlias = ElicitRequestFormParams | ModernElicitRequestURLParams

@@ -108,7 +108,12 @@ class ClientTasksCapability:
 
 @attrs.frozen(kw_only=True)
 class ClientCapabilities:
-    """Capabilities a client announces in ``initialize``."""
+    """Capabilities a client announces in ``initialize``.
+
+    In 2026-07-28 the same object travels in every request's ``_meta`` (see
+    :class:`~trio_mcp.types.RequestMetaObject`); that revision drops ``tasks``
+    and ``roots.listChanged`` and adds ``extensions``.
+    """
 
     #: Non-standard capabilities.
     experimental: dict[str, JSONObject] | None = None
@@ -118,6 +123,8 @@ class ClientCapabilities:
     elicitation: ElicitationCapability | None = None
     #: (2025-11-25)
     tasks: ClientTasksCapability | None = None
+    #: Supported MCP extensions, keyed by extension id (2026-07-28).
+    extensions: dict[str, JSONObject] | None = None
 
 
 # --- server side ---------------------------------------------------------
@@ -178,7 +185,12 @@ class ServerTasksCapability:
 
 @attrs.frozen(kw_only=True)
 class ServerCapabilities:
-    """Capabilities a server announces in its ``initialize`` result."""
+    """Capabilities a server announces in its ``initialize`` result.
+
+    In 2026-07-28 they are the ``capabilities`` of ``server/discover``; that
+    revision drops ``tasks`` (now the ``io.modelcontextprotocol/tasks``
+    extension) and adds ``extensions``.
+    """
 
     #: Non-standard capabilities.
     experimental: dict[str, JSONObject] | None = None
@@ -191,6 +203,9 @@ class ServerCapabilities:
     tools: ToolsCapability | None = None
     #: (2025-11-25)
     tasks: ServerTasksCapability | None = None
+    #: Supported MCP extensions, keyed by extension id, e.g.
+    #: ``io.modelcontextprotocol/tasks`` (2026-07-28).
+    extensions: dict[str, JSONObject] | None = None
 
 
 # --- messages ------------------------------------------------------------

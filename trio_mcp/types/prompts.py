@@ -11,7 +11,7 @@ Mirrors the spec page ``server/prompts`` and the schema.ts definitions
 
 import attrs
 
-from ._base import Icon, Meta, PaginatedResult, RequestParams, Result, Role
+from ._base import Icon, InputResponses, Meta, PaginatedResult, RequestParams, Result, Role
 from .content import ContentBlock
 
 __all__ = [
@@ -73,12 +73,21 @@ class ListPromptsResult(PaginatedResult):
 
 @attrs.frozen(kw_only=True)
 class GetPromptRequestParams(RequestParams):
-    """Params of ``prompts/get``."""
+    """Params of ``prompts/get``.
+
+    2026-07-28 adds ``InputResponseRequestParams`` (a retried get after an
+    input-required round).
+    """
 
     #: Name of the prompt.
     name: str
     #: Template arguments (string values only).
     arguments: dict[str, str] | None = None
+    #: ``inputResponses`` of a retried request (2026-07-28): the answers to the
+    #: previous round's ``inputRequests``, under the same keys.
+    input_responses: InputResponses | None = None
+    #: ``requestState`` (2026-07-28): the previous round's opaque state, echoed.
+    request_state: str | None = None
 
 
 @attrs.frozen(kw_only=True)

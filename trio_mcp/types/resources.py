@@ -17,12 +17,13 @@ import attrs
 
 from ._base import (
     Annotations,
+    CacheableResult,
     Icon,
+    InputResponses,
     Meta,
     NotificationParams,
     PaginatedResult,
     RequestParams,
-    Result,
 )
 from .content import BlobResourceContents, Resource, ResourceContents, TextResourceContents
 
@@ -89,12 +90,22 @@ class ResourceRequestParams(RequestParams):
 
 @attrs.frozen(kw_only=True)
 class ReadResourceRequestParams(ResourceRequestParams):
-    """Params of ``resources/read``."""
+    """Params of ``resources/read``.
+
+    2026-07-28 adds ``InputResponseRequestParams`` (a retried read after an
+    input-required round).
+    """
+
+    #: ``inputResponses`` of a retried request (2026-07-28): the answers to the
+    #: previous round's ``inputRequests``, under the same keys.
+    input_responses: InputResponses | None = None
+    #: ``requestState`` (2026-07-28): the previous round's opaque state, echoed.
+    request_state: str | None = None
 
 
 @attrs.frozen(kw_only=True)
-class ReadResourceResult(Result):
-    """Result of ``resources/read``."""
+class ReadResourceResult(CacheableResult):
+    """Result of ``resources/read`` (a ``CacheableResult`` in 2026-07-28)."""
 
     contents: list[TextResourceContents | BlobResourceContents]
 

@@ -2,7 +2,8 @@
 
 Mirrors the spec page ``server/tools`` and the schema.ts definitions ``Tool``,
 ``ToolAnnotations``, ``ToolExecution``, ``ListToolsResult``,
-``CallToolRequestParams`` and ``CallToolResult``. Input and output schemas are
+``CallToolRequestParams`` and ``CallToolResult``, and the 2026-07-28
+``CallToolResult`` (:class:`ModernCallToolResult`). Input and output schemas are
 kept as raw JSON Schema objects.
 
 ``tools/list`` takes :class:`~trio_mcp.types.PaginatedRequestParams`;
@@ -14,7 +15,7 @@ from typing import Literal
 
 import attrs
 
-from ._base import Icon, JSONObject, Meta, PaginatedResult, Result
+from ._base import Icon, InputResponses, JSONObject, JSONValue, Meta, PaginatedResult, Result
 from .content import ContentBlock
 from .tasks import TaskAugmentedRequestParams
 
@@ -25,6 +26,7 @@ __all__ = [
     "ListToolsResult",
     "CallToolRequestParams",
     "CallToolResult",
+    "ModernCallToolResult",
 ]
 
 
@@ -85,12 +87,21 @@ class ListToolsResult(PaginatedResult):
 
 @attrs.frozen(kw_only=True)
 class CallToolRequestParams(TaskAugmentedRequestParams):
-    """Params of ``tools/call``."""
+    """Params of ``tools/call``.
+
+    2026-07-28 drops ``task`` (tasks became an extension) and adds
+    ``InputResponseRequestParams`` (a retried call after an input-required round).
+    """
 
     #: Name of the tool.
     name: str
     #: Arguments, checked against the tool's input schema.
     arguments: JSONObject | None = None
+    #: ``inputResponses`` of a retried request (2026-07-28): the answers to the
+    #: previous round's ``inputRequests``, under the same keys.
+    input_responses: InputResponses | None = None
+    #: ``requestState`` (2026-07-28): the previous round's opaque state, echoed.
+    request_state: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -101,5 +112,24 @@ class CallToolResult(Result):
     content: list[ContentBlock]
     #: Structured result matching the output schema (2025-06-18).
     structured_content: JSONObject | None = None
+    #: The tool failed; ``content`` describes the error.
+    is_error: bool | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ModernCallToolResult(Result):
+    """Result of ``tools/call`` in 2026-07-28 (schema.ts ``CallToolResult``).
+
+    A separate class because the 2026-07-28 definition is incompatible with the
+    2025-11-25 one of the same name (:class:`CallToolResult`): its
+    ``structuredContent`` may be any JSON value (an array, a number...), not
+    only an object. A ``tools/call`` of 2026-07-28 may instead answer with an
+    :class:`~trio_mcp.types.InputRequiredResult`.
+    """
+
+    #: Unstructured result.
+    content: list[ContentBlock]
+    #: Structured result matching the output schema: any JSON value.
+    structured_content: JSONValue | None = None
     #: The tool failed; ``content`` describes the error.
     is_error: bool | None = None
