@@ -25,6 +25,7 @@ import trio_mcp.lowlevel
 from trio_mcp.protocol import Connection, Role
 from trio_mcp.testing import memory_transport_pair, open_memory_client
 from trio_mcp.transports import HttpServerTransport, MemoryEventStore
+from trio_mcp.transports._http_session import Stream
 
 #: The public namespaces; ``trio_mcp.lowlevel`` is walked once it exists.
 NAMESPACES = (
@@ -313,3 +314,9 @@ async def test_the_http_server_transport_closing_calls_are_checkpoints() -> None
             await transport.aclose()
     with trio.testing.assert_checkpoints():
         await transport.wait_closed()
+
+
+async def test_priming_without_an_event_store_is_a_checkpoint() -> None:
+    transport = HttpServerTransport(None)
+    with trio.testing.assert_checkpoints():
+        assert await transport.prime(Stream("s1")) is None

@@ -512,9 +512,11 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
     async def prime(self, stream: Stream) -> str | None:
         """Store a priming event for *stream* (HT-10); returns its id.
 
-        Cancellation: as :meth:`EventStore.store_event`.
+        Cancellation: as :meth:`EventStore.store_event`; with nothing to store,
+        a plain checkpoint.
         """
         if self.event_store is None or self.session_id is None:
+            await trio.lowlevel.checkpoint()
             return None
         return await self.event_store.store_event(self.session_id, stream.stream_id, None)
 
