@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from ..lowlevel import Session, open_session
+from .._session import Session, open_session
 from ..protocol import DEFAULT_MAX_MESSAGE_SIZE
 from ..transports._bounds import (
     CLOSE_TIMEOUT,
