@@ -70,7 +70,11 @@ class HeadScan:
 
 
 class _Unsure(Exception):
-    pass
+    """The head is malformed (or holds something that is no id)."""
+
+
+class _End(Exception):
+    """The head ended before the value (or key) being read did."""
 
 
 def scan_head(
@@ -97,7 +101,7 @@ def scan_head(
     complete = whole and (size is None or size == len(head))
     try:
         return _scan(head, complete)
-    except (_Unsure, IndexError, ValueError, RecursionError):
+    except (_Unsure, _End, ValueError):
         return None
 
 
@@ -114,7 +118,7 @@ def _string_end(head: bytes, i: int) -> int:
     i += 1
     while True:
         if i >= n:
-            raise _Unsure
+            raise _End
         c = head[i]
         if c == 0x22:  # "
             return i + 1
@@ -155,13 +159,15 @@ def _value_end(head: bytes, i: int) -> int:
                 if depth == 0:
                     return i + 1
             i += 1
-        raise _Unsure
+        raise _End
     # A number or a literal: up to the next delimiter, which must be in the head.
     n = len(head)
     start = i
     while i < n and head[i] not in _DELIM:
         i += 1
-    if i >= n or i == start:
+    if i >= n:
+        raise _End
+    if i == start:
         raise _Unsure
     return i
 
@@ -180,91 +186,79 @@ def _parse_id(token: bytes) -> RequestId:
     return value
 
 
+def _at(head: bytes, i: int) -> int:
+    if i >= len(head):
+        raise _End
+    return head[i]
+
+
 def _scan(head: bytes, complete: bool) -> HeadScan | None:
     i = _skip_ws(head, 0)
-    if head[i] != 0x7B:  # {
+    if _at(head, i) != 0x7B:  # {
         return None
     i += 1
-    request_id: RequestId | None = None
-    found_id = False
-    has_method = False
-    has_answer = False  # "result" or "error"
+    state = _State()
     first = True
-    n = len(head)
-    while True:
-        i = _skip_ws(head, i)
-        if i >= n:
-            break  # the head ends here
-        c = head[i]
-        if c == 0x7D and first:  # } of an empty object
-            i += 1
-            return _finish(head, i, complete, request_id, found_id, has_method, has_answer, True)
-        if c != 0x22:
-            raise _Unsure
-        end = _string_end(head, i)
-        key = _decode_string(head[i:end])
-        i = _skip_ws(head, end)
-        if head[i] != 0x3A:  # :
-            raise _Unsure
-        i = _skip_ws(head, i + 1)
-        if i >= n:
-            break
-        if key == "id":
-            if found_id:
-                return None  # a duplicate top-level "id" (J-12): routing is ambiguous
-            end = _value_end(head, i)
-            token = head[i:end]
-            if token[:1] in (b"{", b"["):
+    try:
+        while True:
+            i = _skip_ws(head, i)
+            c = _at(head, i)
+            if c == 0x7D and first:  # } of an empty object
+                return state.finish(head, i + 1, complete, closed=True)
+            if c != 0x22:
                 raise _Unsure
-            request_id = _parse_id(token)
-            found_id = True
-            i = end
-        else:
+            end = _string_end(head, i)
+            key = _decode_string(head[i:end])
+            i = _skip_ws(head, end)
+            if _at(head, i) != 0x3A:  # :
+                raise _Unsure
+            i = _skip_ws(head, i + 1)
             if key == "method":
-                has_method = True
+                state.has_method = True  # known from the key, even if its value is cut
             elif key in ("result", "error"):
-                has_answer = True
-            try:
-                i = _value_end(head, i)
-            except _Unsure:
-                if complete:
-                    raise
-                break  # the head ends inside this value
-        first = False
-        i = _skip_ws(head, i)
-        if i >= n:
-            break
-        c = head[i]
-        if c == 0x2C:  # ,
-            i += 1
-            continue
-        if c == 0x7D:  # }
-            i += 1
-            return _finish(head, i, complete, request_id, found_id, has_method, has_answer, True)
-        raise _Unsure
-    return _finish(head, i, complete, request_id, found_id, has_method, has_answer, False)
+                state.has_answer = True
+            _at(head, i)
+            end = _value_end(head, i)
+            if key == "id":
+                if state.found_id:
+                    return None  # a duplicate top-level "id" (J-12): routing is ambiguous
+                token = head[i:end]
+                if token[:1] in (b"{", b"["):
+                    raise _Unsure
+                state.request_id = _parse_id(token)
+                state.found_id = True
+            i = _skip_ws(head, end)
+            first = False
+            c = _at(head, i)
+            if c == 0x2C:  # ,
+                i += 1
+                continue
+            if c == 0x7D:  # }
+                return state.finish(head, i + 1, complete, closed=True)
+            raise _Unsure
+    except _End:
+        if complete:
+            return None  # the whole frame was read and the object never closed
+        return state.finish(head, i, complete, closed=False)
 
 
-def _finish(
-    head: bytes,
-    i: int,
-    complete: bool,
-    request_id: RequestId | None,
-    found_id: bool,
-    has_method: bool,
-    has_answer: bool,
-    closed: bool,
-) -> HeadScan | None:
-    if request_id is None or not found_id or not is_valid_request_id(request_id):
-        return None
-    if closed:
-        if complete and _skip_ws(head, i) != len(head):
-            return None  # something after the object: not one JSON value
-        return HeadScan(request_id, has_method)
-    if complete:
-        return None  # the whole frame was read and the object never closed
-    if has_method:
-        return HeadScan(request_id, True)
-    if has_answer:
-        return HeadScan(request_id, False)
-    return None  # the kind is decided beyond the head
+@attrs.define(slots=True)
+class _State:
+    request_id: RequestId | None = None
+    found_id: bool = False
+    has_method: bool = False
+    has_answer: bool = False
+
+    def finish(self, head: bytes, i: int, complete: bool, *, closed: bool) -> HeadScan | None:
+        request_id = self.request_id
+        if request_id is None or not self.found_id or not is_valid_request_id(request_id):
+            return None
+        if closed:
+            if not complete or _skip_ws(head, i) != len(head):
+                return None  # something after the object: not one JSON value
+            return HeadScan(request_id, self.has_method)
+        if self.has_method:
+            return HeadScan(request_id, True)
+        if self.has_answer:
+            return HeadScan(request_id, False)
+        return None  # the kind is decided beyond the head
