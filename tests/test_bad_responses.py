@@ -101,7 +101,7 @@ async def test_a_frame_over_the_size_bound_ends_a_clients_session_at_once(
             text = "x" * DEFAULT_MAX_MESSAGE_SIZE
             # The id comes after the bulk, beyond the head a scan reads: the call
             # it answers cannot be told (with the id first, that call alone fails:
-            # tests/test_frame_bounds.py).
+            # tests/transports/test_frame_bounds.py).
             await peer.send({"jsonrpc": "2.0", "result": {"t": text}, "id": request["id"]})
 
         async with trio.open_nursery() as nursery:

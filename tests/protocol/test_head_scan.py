@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trio_mcp.protocol._codec import decode
+from trio_mcp.protocol._codec import FrameError, decode
 from trio_mcp.protocol._head import HEAD_SCAN_SIZE, HeadScan, OversizeFrame, scan_head
 from trio_mcp.protocol._messages import is_valid_request_id
 
@@ -92,6 +92,7 @@ ROWS: list[Any] = [
 ]
 
 
+@pytest.mark.spec("BP-28")
 @pytest.mark.parametrize(("frame", "limit", "expected"), ROWS)
 def test_scan_head_table(frame: bytes, limit: int, expected: HeadScan | None) -> None:
     assert scan_head(frame, limit) == expected
@@ -115,8 +116,10 @@ def test_an_oversize_frame_marker_is_never_taken_for_a_whole_frame() -> None:
     # that is its head's end only if the frame is no longer (it is: 30 bytes).
     assert scan_head(OversizeFrame(whole, 30, 20), size=30) is None
     [error] = decode(OversizeFrame(b'{"id":5,"method":"m","params":{"x":"', 5000, 100))
-    assert error.reply is not None and error.reply.id == 5  # type: ignore[union-attr]
-    assert "5000 bytes exceeds the limit of 100 bytes" in error.detail  # type: ignore[union-attr]
+    assert isinstance(error, FrameError)
+    assert error.reply is not None
+    assert error.reply.id == 5
+    assert "5000 bytes exceeds the limit of 100 bytes" in error.detail
 
 
 # ---------------------------------------------------------------- properties
@@ -183,6 +186,7 @@ def frame_has_duplicate_id(frame: bytes) -> bool:
     return [k for k, _ in pairs[0]].count("id") > 1
 
 
+@pytest.mark.spec("BP-28")
 @settings(max_examples=400)
 @given(frames())
 def test_a_whole_frame_in_the_head_agrees_with_a_full_parse(frame: bytes) -> None:
@@ -191,6 +195,7 @@ def test_a_whole_frame_in_the_head_agrees_with_a_full_parse(frame: bytes) -> Non
     assert (None if scan is None else (scan.id, scan.is_request)) == expected
 
 
+@pytest.mark.spec("BP-28")
 @settings(max_examples=400)
 @given(frames(), st.integers(min_value=1, max_value=200))
 def test_a_cut_head_never_claims_an_id_a_full_parse_would_not_find(
@@ -200,7 +205,9 @@ def test_a_cut_head_never_claims_an_id_a_full_parse_would_not_find(
     if scan is None or frame_has_duplicate_id(frame):
         return  # a repeated top-level "id" is refused by the codec (J-12) anyway
     obj = orjson.loads(frame)
-    assert "id" in obj and obj["id"] == scan.id and type(obj["id"]) is type(scan.id)
+    assert "id" in obj
+    assert obj["id"] == scan.id
+    assert type(obj["id"]) is type(scan.id)
     if scan.is_request:
         assert "method" in obj
     elif len(frame) <= limit:  # read whole: exact

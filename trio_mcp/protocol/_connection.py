@@ -140,7 +140,9 @@ class Connection:
         supported_versions: revisions we speak, newest first (each one of
             :data:`~trio_mcp.protocol.REVISIONS`).
         clock: where timestamps come from (the session passes Trio's clock).
-        max_message_size: bound on one inbound frame, in bytes.
+        max_message_size: bound on one inbound frame, in bytes (16 MiB by
+            default). A frame over it is refused unparsed, with the id a bounded
+            scan of its head reads (see :func:`~trio_mcp.protocol.decode`).
         history: how many finished records :meth:`requests` keeps.
         remember_ids: how many finished inbound ids are remembered to refuse reuse.
         observer: sees every request transition.

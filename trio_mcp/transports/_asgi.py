@@ -141,7 +141,7 @@ async def refuse_too_large(send: Send, limit: int, head: bytes) -> None:
     """413 for a body over *limit* bytes; its JSON-RPC error names the request's
     id when a bounded scan of the body's *head* finds one (never a full parse),
     so the caller fails at once instead of at its timeout."""
-    scan = scan_head(head)
+    scan = scan_head(head, size=len(head) + 1)  # the body goes on past its head
     request_id = scan.id if scan is not None and scan.is_request else None
     body = error_body(-32600, f"Request body larger than {limit} bytes", request_id)
     await respond(send, 413, body, content_type=JSON)
