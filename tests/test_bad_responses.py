@@ -6,8 +6,9 @@ an integer ``code``, a result that is not an object) was dropped, and its
 caller waited for its own timeout (60 s by default); a client answered a
 server's stray non-JSON line with a -32700 frame. Now the caller gets
 :class:`InvalidPeerResult` at once and the session goes on; a frame over the
-size bound (never parsed, so the call it answered cannot be told) ends a
-client's session at once with the reason; noise lines are counted, not answered.
+size bound whose id its head does not show (never parsed, so the call it
+answered cannot be told) ends a client's session at once with the reason; noise
+lines are counted, not answered.
 """
 
 from __future__ import annotations

@@ -12,9 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from trio_mcp.protocol import Direction, ErrorReceived, InvalidMessage, RequestState
 from trio_mcp.protocol._codec import FrameError, decode
 from trio_mcp.protocol._head import HEAD_SCAN_SIZE, HeadScan, OversizeFrame, scan_head
 from trio_mcp.protocol._messages import is_valid_request_id
+from trio_mcp.testing import ProtocolPair
 
 # ---------------------------------------------------------------- the table
 
@@ -159,31 +161,28 @@ def frames(draw: st.DrawFn) -> bytes:
     return ("{" + body + "}").encode()
 
 
-def full_parse(frame: bytes) -> tuple[Any, bool] | None:
-    """The (id, has method) a full parse reads, None if it reads no single valid id."""
+def top_level_keys(frame: bytes) -> list[str]:
+    """The outermost object's keys, repeats kept (a full parse, by the stdlib)."""
     pairs: list[list[tuple[str, Any]]] = []
 
     def keep(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        pairs[:] = [items]
+        pairs[:] = [items]  # the outermost object is built last
         return dict(items)
 
-    obj = orjson.loads(frame)
     json.loads(frame, object_pairs_hook=keep)
-    top = [k for k, _ in pairs[0]]
-    if top.count("id") != 1 or not is_valid_request_id(obj["id"]):
+    return [key for key, _ in pairs[0]]
+
+
+def full_parse(frame: bytes) -> tuple[Any, bool] | None:
+    """The (id, has method) a full parse reads, None if it reads no single valid id."""
+    obj = orjson.loads(frame)
+    if top_level_keys(frame).count("id") != 1 or not is_valid_request_id(obj["id"]):
         return None
     return obj["id"], "method" in obj
 
 
 def frame_has_duplicate_id(frame: bytes) -> bool:
-    pairs: list[list[tuple[str, Any]]] = []
-
-    def keep(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        pairs[:] = [items]
-        return dict(items)
-
-    json.loads(frame, object_pairs_hook=keep)
-    return [k for k, _ in pairs[0]].count("id") > 1
+    return top_level_keys(frame).count("id") > 1
 
 
 @pytest.mark.spec("BP-28")
@@ -235,3 +234,60 @@ def test_an_id_wholly_in_the_head_is_found(frame: bytes, limit: int) -> None:
 @given(st.binary(max_size=64), st.integers(min_value=0, max_value=80))
 def test_never_raises(data: bytes, limit: int) -> None:
     scan_head(data, limit)
+
+
+# ---------------------------------------------------------------- both roles
+
+
+def _operating() -> ProtocolPair:
+    pair = ProtocolPair()
+    pair.handshake()
+    return pair
+
+
+def _big(**fields: Any) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", **fields})
+
+
+@pytest.mark.spec("BP-28")
+@pytest.mark.parametrize("role", ["client", "server"])
+def test_an_oversize_response_fails_only_its_call(role: str) -> None:
+    pair = _operating()
+    side = pair.client if role == "client" else pair.server
+    request = side.send_request("ping")
+    side.encode(request)
+    side.max_message_size = 100
+    [event] = side.receive_data(_big(id=request.id, result={"pad": "x" * 200}))
+    assert isinstance(event, ErrorReceived)
+    assert (event.request_id, event.remote, event.too_large) == (request.id, False, True)
+    assert "Oversize response for ping" in event.error.message
+    record = side.record(Direction.OUTBOUND, request.id)
+    assert record is not None
+    assert record.state is RequestState.FAILED
+    # For no call of ours: dropped, counted, nothing owed, and the session goes on.
+    [event] = side.receive_data(_big(id=4242, result={"pad": "x" * 200}))
+    assert isinstance(event, InvalidMessage)
+    assert (event.reply, event.fatal) == (None, False)
+
+
+@pytest.mark.spec("BP-28")
+def test_a_client_answers_an_oversize_server_request_with_its_id() -> None:
+    pair = _operating()
+    pair.client.max_message_size = 100
+    [event] = pair.client.receive_data(
+        _big(id="s1", method="sampling/createMessage", params={"pad": "x" * 200})
+    )
+    assert isinstance(event, InvalidMessage)
+    assert not event.fatal
+    assert event.reply is not None
+    assert (event.reply.id, event.reply.error.code) == ("s1", -32600)
+
+
+@pytest.mark.spec("BP-28")
+def test_a_client_ends_its_session_on_an_oversize_frame_with_no_readable_id() -> None:
+    pair = _operating()
+    pair.client.max_message_size = 100
+    # The id comes after the head (4 KiB, whatever the bound).
+    [event] = pair.client.receive_data(_big(result={"pad": "x" * HEAD_SCAN_SIZE}, id=1))
+    assert isinstance(event, InvalidMessage)
+    assert event.fatal  # R-03: the call it answers cannot be told
