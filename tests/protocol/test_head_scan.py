@@ -66,6 +66,7 @@ ROWS: list[Any] = [
     ),
     pytest.param(b'{"\\u0069d":3,"method":"m"}', 4096, HeadScan(3, True), id="escaped-key"),
     pytest.param(b'{"id":1,"id":2,"method":"m"}', 4096, None, id="duplicate-id"),
+    pytest.param(b'{"id":"\\ud800","method":"m"}', 4096, None, id="lone-surrogate-id"),
     pytest.param(b'{"id":true,"method":"m"}', 4096, None, id="bool-id"),
     pytest.param(b'{"id":1.0,"method":"m"}', 4096, None, id="float-id"),
     pytest.param(b'{"id":1e3,"method":"m"}', 4096, None, id="exponent-id"),

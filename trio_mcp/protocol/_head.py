@@ -174,7 +174,9 @@ def _value_end(head: bytes, i: int) -> int:
 
 def _parse_id(token: bytes) -> RequestId:
     if token[:1] == b'"':
-        return _decode_string(token)
+        text = _decode_string(token)
+        text.encode("utf-8")  # a lone surrogate (from an escape) is no JSON string: ValueError
+        return text
     text = token.decode("ascii")
     # A JSON integer: optional minus, then 0 or a non-zero digit run.
     digits = text[1:] if text.startswith("-") else text
