@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -21,7 +20,15 @@ import pytest
 import trio
 import trio.testing
 from helpers import open_client_with_raw_server
-from http_helpers import init_body, make_server, open_raw_session, post_headers, raw_client, running
+from http_helpers import (
+    init_body,
+    legacy_sse_stream,
+    make_server,
+    open_raw_session,
+    post_headers,
+    raw_client,
+    running,
+)
 
 import trio_mcp
 from trio_mcp import ResponseTooLarge, RPCError, open_client, serve_stdio
@@ -252,24 +259,15 @@ async def test_an_oversize_post_whose_id_is_beyond_the_head_gets_413_with_id_nul
 @pytest.mark.spec("BP-28")
 async def test_an_oversize_legacy_post_gets_413_with_its_id() -> None:
     json_type = {"content-type": "application/json"}
-    async with running(make_server(), max_body_size=BOUND) as (url, _), raw_client(url) as http:
-        host, port = url.removeprefix("http://").rsplit(":", 1)
-        stream = await trio.open_tcp_stream(host, int(port))
-        async with stream:
-            await stream.send_all(
-                f"GET /sse HTTP/1.1\r\nHost: {host}:{port}\r\n"
-                "Accept: text/event-stream\r\n\r\n".encode()
-            )
-            seen = b""
-            endpoint_event = re.compile(rb"event: endpoint\r?\ndata: (\S+)\r?\n")
-            with trio.fail_after(10):
-                while (found := endpoint_event.search(seen)) is None:
-                    seen += await stream.receive_some()
-            endpoint = found.group(1).decode()
-            answer = await http.post(endpoint, content=init_body(), headers=json_type)
-            assert answer.status_code == 202
-            response = await http.post(endpoint, content=_big_call(11), headers=json_type)
-            assert response.status_code == 413
-            assert response.headers["content-type"] == "application/json"
-            assert response.json()["id"] == 11
-            assert response.json()["error"]["code"] == -32600
+    async with (
+        running(make_server(), max_body_size=BOUND) as (url, _),
+        raw_client(url) as http,
+        legacy_sse_stream(url) as (_, endpoint, _),
+    ):
+        answer = await http.post(endpoint, content=init_body(), headers=json_type)
+        assert answer.status_code == 202
+        response = await http.post(endpoint, content=_big_call(11), headers=json_type)
+        assert response.status_code == 413
+        assert response.headers["content-type"] == "application/json"
+        assert response.json()["id"] == 11
+        assert response.json()["error"]["code"] == -32600
