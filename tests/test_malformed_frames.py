@@ -64,7 +64,18 @@ ROWS: list[Any] = [  # (name, frame, the reply owed as (id, code), or None)
         (None, -32700),
     ),
     row("deep-nesting", nested(2000), (None, -32700)),
-    row("oversize", frame(id=1, method="ping", params={"pad": "x" * MAX_SIZE}), (None, -32600)),
+    # over the bound: answered with the id a scan of the head reads (issue 17 §1)
+    row("oversize", frame(id=1, method="ping", params={"pad": "x" * MAX_SIZE}), (1, -32600)),
+    row(
+        "oversize-id-beyond-the-head",
+        frame(method="ping", params={"pad": "x" * MAX_SIZE}, id=1),
+        (None, -32600),
+    ),
+    row(
+        "oversize-response",  # to nothing of ours: counted, never answered
+        frame(id=77, result={"pad": "x" * MAX_SIZE}),
+        None,
+    ),
     # the envelope
     row("number", b"42", (None, -32600)),
     row("string", b'"ping"', (None, -32600)),

@@ -54,6 +54,7 @@ _LAZY = {
     "MCPError": ".protocol._errors",
     "HandshakeRefused": "._errors",
     "InvalidPeerResult": "._errors",
+    "ResponseTooLarge": "._errors",
     "RequestTimeout": "._errors",
     "RPCError": "._errors",
     "SessionClosed": "._errors",
@@ -75,6 +76,7 @@ if TYPE_CHECKING:
         HandshakeRefused,
         InvalidPeerResult,
         RequestTimeout,
+        ResponseTooLarge,
         RPCError,
         SessionClosed,
         URLElicitationRequired,
@@ -147,5 +149,6 @@ __all__ = [
     "SessionClosed",
     "RequestTimeout",
     "InvalidPeerResult",
+    "ResponseTooLarge",
     "HandshakeRefused",
 ]

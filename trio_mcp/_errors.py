@@ -85,6 +85,17 @@ class InvalidPeerResult(MCPError):
         self.errors = errors
 
 
+class ResponseTooLarge(InvalidPeerResult):
+    """The peer's response to this call was over the frame bound (the session's
+    ``max_message_size``), so it was dropped unread.
+
+    Its id was read from the frame's head (a bounded scan, never a full parse), so
+    this call fails at once instead of at its timeout; the session goes on (the
+    frame was dropped whole, and stdio framing resumes at the next line). Raise the
+    bound (``max_message_size``) if such results are expected.
+    """
+
+
 class SessionClosed(MCPError):
     """The session is closed (or closed while the call waited).
 

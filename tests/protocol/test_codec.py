@@ -478,8 +478,8 @@ def test_nested_batch_element_is_not_an_object() -> None:
 # --- size and depth bounds --------------------------------------------------------
 
 
-def test_default_max_size_is_four_mebibytes() -> None:
-    assert DEFAULT_MAX_MESSAGE_SIZE == 4 * 1024 * 1024
+def test_default_max_size_is_sixteen_mebibytes() -> None:
+    assert DEFAULT_MAX_MESSAGE_SIZE == 16 * 1024 * 1024
 
 
 @pytest.mark.parametrize("allow_batch", [False, True])
@@ -490,9 +490,10 @@ def test_oversize_frame_refused_before_parsing_with_a_clear_message(allow_batch:
     assert decode(frame, max_size=len(frame), allow_batch=allow_batch) == [
         Request(1, "ping", {"x": "a" * 100})
     ]
-    for data in (frame, frame[:-1] + b"!!"):
+    # The intact frame's id is read from its head (issue 17); the broken one's is not.
+    for data, request_id in ((frame, 1), (frame[:-1] + b"!!", None)):
         error = refused(data, max_size=len(frame) - 1, allow_batch=allow_batch)
-        assert_reply(error, ErrorCode.INVALID_REQUEST, None)
+        assert_reply(error, ErrorCode.INVALID_REQUEST, request_id)
         assert f"{len(data)} bytes" in error.detail
         assert f"limit of {len(frame) - 1} bytes" in error.detail
 

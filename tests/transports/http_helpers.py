@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -155,3 +156,23 @@ def http_transport_of(client: Client) -> HttpClientTransport:
     transport = client.session.transport
     assert isinstance(transport, HttpClientTransport), transport
     return transport
+
+
+@asynccontextmanager
+async def legacy_sse_stream(url: str) -> AsyncIterator[tuple[trio.SocketStream, str, bytes]]:
+    """A legacy ``GET /sse`` read from a plain socket (leaving an httpx stream early
+    would leave its generators to the garbage collector): yield the stream, the
+    POST endpoint its ``endpoint`` event names, and the bytes read so far."""
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    stream = await trio.open_tcp_stream(host, int(port))
+    async with stream:
+        await stream.send_all(
+            f"GET /sse HTTP/1.1\r\nHost: {host}:{port}\r\n"
+            "Accept: text/event-stream\r\n\r\n".encode()
+        )
+        seen = b""
+        endpoint_event = re.compile(rb"event: endpoint\r?\ndata: (\S+)\r?\n")
+        with trio.fail_after(10):
+            while (found := endpoint_event.search(seen)) is None:
+                seen += await stream.receive_some()
+        yield stream, found.group(1).decode(), seen

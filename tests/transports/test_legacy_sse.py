@@ -8,7 +8,6 @@ refused; the session ends with its SSE stream.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -17,7 +16,7 @@ import httpx
 import orjson
 import pytest
 import trio
-from http_helpers import LATEST, init_body, make_server, raw_client, running
+from http_helpers import LATEST, init_body, legacy_sse_stream, make_server, raw_client, running
 
 import trio_mcp
 from trio_mcp import http_app, open_http_client
@@ -73,23 +72,9 @@ async def test_legacy_sse_passes_check_transport(client_first: bool) -> None:
 async def test_ended_unknown_and_missing_legacy_sessions_are_refused() -> None:
     json_type = {"content-type": "application/json"}
     async with running(make_server()) as (url, app), raw_client(url) as http:
-        # The stream is read from a plain socket: leaving an httpx stream early
-        # would leave its generators to the garbage collector.
-        host, port = url.removeprefix("http://").rsplit(":", 1)
-        stream = await trio.open_tcp_stream(host, int(port))
-        async with stream:
-            await stream.send_all(
-                f"GET /sse HTTP/1.1\r\nHost: {host}:{port}\r\n"
-                "Accept: text/event-stream\r\n\r\n".encode()
-            )
-            seen = b""
-            endpoint_event = re.compile(rb"event: endpoint\r?\ndata: (\S+)\r?\n")
-            with trio.fail_after(10):
-                while (found := endpoint_event.search(seen)) is None:
-                    seen += await stream.receive_some()
+        async with legacy_sse_stream(url) as (stream, endpoint, seen):
             assert seen.startswith(b"HTTP/1.1 200")
             assert b"content-type: text/event-stream" in seen.lower()
-            endpoint = found.group(1).decode()
             assert endpoint.startswith("/messages/?session_id=")
             (server_end,) = app.sessions().values()
             # The session works: initialize is answered on the stream.

@@ -100,8 +100,8 @@ async def test_oversize_and_garbage_lines_get_errors_and_the_session_goes_on() -
         garbage = json.loads(await client.receive())
         await client.send(b'{"jsonrpc":"2.0","id":3,"method":"ping"}')
         pong = json.loads(await client.receive())
-    assert oversize["id"] is None
-    assert oversize["error"]["code"] in (-32600, -32700)
+    assert oversize["id"] == 2  # read from the line's head (issue 17 §1)
+    assert oversize["error"]["code"] == -32600
     assert garbage["id"] is None
     assert garbage["error"]["code"] == -32700
     assert pong == {"jsonrpc": "2.0", "id": 3, "result": {}}

@@ -210,14 +210,14 @@ def ping_text(text: str) -> str:
 
 @pytest.mark.spec("TR-03")
 async def test_message_over_the_limit_is_closed_with_1009() -> None:
-    """W-03: one byte over the default limit (4 MiB + 1 KiB) closes with 1009;
-    the server stops reading there (the frame declared 5 MiB)."""
-    assert MAX_MESSAGE_SIZE == 4 * 1024 * 1024 + 1024
+    """W-03: one byte over the default limit (16 MiB + 1 KiB) closes with 1009;
+    the server stops reading there (the frame declared 17 MiB)."""
+    assert MAX_MESSAGE_SIZE == 16 * 1024 * 1024 + 1024
     async with ws_server() as port, raw_connection(port) as client:
         await client.handshake(f"127.0.0.1:{port}")
         await client.initialize()
         payload = b'"' + b"a" * MAX_MESSAGE_SIZE  # MAX_MESSAGE_SIZE + 1 bytes
-        await client.stream.send_all(frame(0x1, payload, declared=5 * 1024 * 1024))
+        await client.stream.send_all(frame(0x1, payload, declared=17 * 1024 * 1024))
         with trio.fail_after(10):
             assert await client.close_code_then_eof() == 1009
         await still_serving(port)

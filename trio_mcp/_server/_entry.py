@@ -67,7 +67,10 @@ async def serve_stdio(
         server: the :class:`~trio_mcp.Server` to run.
         stdin_fd, stdout_fd: the descriptors to serve (default 0 and 1), see
             :func:`~trio_mcp.transports.open_stdio_server_transport`.
-        max_message_size: longest line accepted, in bytes.
+        max_message_size: longest line accepted, in bytes (16 MiB by default;
+            a line is buffered up to this size, so it is the memory one frame may
+            take). A longer line is answered -32600 with the id its first 4 KiB
+            show, and the session goes on.
         handle_signals: catch SIGTERM and SIGINT (needs the main thread).
         task_status: receives the :class:`~trio_mcp.lowlevel.Session` (``nursery.start``).
         session_options: passed to :func:`~trio_mcp.lowlevel.open_session`.

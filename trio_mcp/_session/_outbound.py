@@ -32,7 +32,13 @@ from typing import Any
 import trio
 from outcome import Error, Outcome, Value
 
-from .._errors import InvalidPeerResult, RequestTimeout, RPCError, SessionClosed
+from .._errors import (
+    InvalidPeerResult,
+    RequestTimeout,
+    ResponseTooLarge,
+    RPCError,
+    SessionClosed,
+)
 from ..protocol import (
     CancelOrigin,
     Connection,
@@ -212,6 +218,8 @@ class OutboundCalls:
             error: Exception
             if event.remote:
                 error = RPCError.from_error(event.error)
+            elif event.too_large:
+                error = ResponseTooLarge(event.error.message, list(event.error.data["errors"]))
             else:
                 error = InvalidPeerResult(event.error.message, list(event.error.data["errors"]))
             pending.finish(Error(error))

@@ -24,6 +24,7 @@ import attrs
 import orjson
 
 from ._errors import ErrorCode, NotJSON
+from ._head import OversizeFrame, scan_head
 from ._messages import (
     ErrorObject,
     ErrorResponse,
@@ -35,8 +36,10 @@ from ._messages import (
     is_valid_request_id,
 )
 
-#: Default bound on one inbound message (4 MiB); transports may set their own.
-DEFAULT_MAX_MESSAGE_SIZE = 4 * 1024 * 1024
+#: Default bound on one inbound message (16 MiB), on every transport; each session
+#: may set its own. It is also the memory one frame may take while it is read: a
+#: stdio line, an HTTP body or a WebSocket message is buffered up to this size.
+DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024
 
 
 @attrs.frozen(slots=True)
@@ -46,7 +49,9 @@ class FrameError:
     ``reply`` is the error response owed to the peer (None when nothing may be sent
     back, e.g. for a malformed response). ``response_id`` is the readable id of a
     malformed *response* (its caller can be failed at once, J-07/J-08);
-    ``too_large`` marks a frame over the size bound (never parsed).
+    ``too_large`` marks a frame over the size bound (never parsed): its id, when a
+    bounded scan of its head reads one (:func:`~trio_mcp.protocol._head.scan_head`),
+    is the reply's id for a request and ``response_id`` for a response.
     """
 
     reply: ErrorResponse | None
@@ -71,12 +76,12 @@ def decode(
     2025-03-26) a JSON array of messages; an array otherwise is -32600.
     Never raises for bad input: every problem is a :class:`FrameError`.
     """
+    if type(data) is OversizeFrame:  # only the head of a frame a transport dropped
+        return [too_large(data, data.size, data.limit)]
     # The bound is on bytes: str input is measured as UTF-8.
     size = len(data.encode()) if isinstance(data, str) else len(data)
     if size > max_size:
-        detail = f"Message of {size} bytes exceeds the limit of {max_size} bytes"
-        reply = ErrorResponse(None, ErrorObject(int(ErrorCode.INVALID_REQUEST), detail))
-        return [FrameError(reply, detail, too_large=True)]
+        return [too_large(data, size, max_size)]
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -97,6 +102,23 @@ def decode(
             return [_bad(ErrorCode.INVALID_REQUEST, "Empty JSON-RPC batch")]
         return [decode_object(item) for item in obj]
     return [decode_object(obj)]
+
+
+def too_large(data: bytes | bytearray | memoryview | str, size: int, max_size: int) -> FrameError:
+    """The refusal of a frame of *size* bytes over *max_size*, never parsed.
+
+    Only its head is read (:data:`~trio_mcp.protocol._head.HEAD_SCAN_SIZE` bytes):
+    a request's id becomes the reply's id, so its caller is answered at once; a
+    response's id is ``response_id`` (the call it answers can fail at once) and
+    nothing is sent back. Otherwise the reply has id null, as before.
+    """
+    detail = f"Message of {size} bytes exceeds the limit of {max_size} bytes"
+    head = scan_head(data, size=size)
+    if head is not None and not head.is_request:
+        return FrameError(None, detail, response_id=head.id, too_large=True)
+    request_id = None if head is None else head.id
+    reply = ErrorResponse(request_id, ErrorObject(int(ErrorCode.INVALID_REQUEST), detail))
+    return FrameError(reply, detail, too_large=True)
 
 
 def _duplicate_routing_key(data: bytes | bytearray | memoryview | str) -> str | None:

@@ -140,7 +140,9 @@ class Connection:
         supported_versions: revisions we speak, newest first (each one of
             :data:`~trio_mcp.protocol.REVISIONS`).
         clock: where timestamps come from (the session passes Trio's clock).
-        max_message_size: bound on one inbound frame, in bytes.
+        max_message_size: bound on one inbound frame, in bytes (16 MiB by
+            default). A frame over it is refused unparsed, with the id a bounded
+            scan of its head reads (see :func:`~trio_mcp.protocol.decode`).
         history: how many finished records :meth:`requests` keeps.
         remember_ids: how many finished inbound ids are remembered to refuse reuse.
         observer: sees every request transition.
@@ -479,11 +481,19 @@ class Connection:
 
     def _receive_frame_error(self, item: FrameError) -> Event:
         if item.response_id is not None:
-            failed = self._fail_call(item.response_id, item.detail)
+            failed = self._fail_call(item.response_id, item.detail, too_large=item.too_large)
             if failed is not None:
                 return failed
         if self.role is Role.CLIENT:
-            if item.too_large:
+            if (
+                item.too_large
+                and item.response_id is None
+                and (item.reply is None or item.reply.id is None)
+            ):
+                # Over the bound with no id the head could tell: the call it may
+                # answer cannot be known, so the session ends (R-03). With an id, a
+                # response fails its call above and a request is answered below;
+                # either way the frame was dropped whole and the session goes on.
                 self._book.count_invalid()
                 return InvalidMessage(None, item.detail, fatal=True)
             if item.reply is not None and item.reply.error.code == ErrorCode.PARSE_ERROR:
@@ -497,21 +507,25 @@ class Connection:
             reply = ErrorResponse(None, reply.error)
         return self._invalid_message(reply, item.detail)
 
-    def _fail_call(self, request_id: RequestId, detail: str) -> ErrorReceived | None:
+    def _fail_call(
+        self, request_id: RequestId, detail: str, *, too_large: bool = False
+    ) -> ErrorReceived | None:
         """A malformed response for one of our requests in flight: fail it now
-        (J-07, J-08), rather than leave its caller to its timeout."""
+        (J-07, J-08), rather than leave its caller to its timeout. *too_large*:
+        the response was over the frame bound (its id read from its head)."""
         book = self._book
         entry = book.outbound_entry(request_id)
         if entry is None or entry.state is not RequestState.RUNNING:
             return None
         book.count_invalid()
+        what = "Oversize" if too_large else "Malformed"
         error = ErrorObject(
             int(ErrorCode.INVALID_PARAMS),
-            f"Malformed response for {entry.method} from the peer",
+            f"{what} response for {entry.method} from the peer",
             {"errors": [detail]},
         )
         book.finish(entry, RequestEvent.FAIL, error=error)
-        return ErrorReceived(entry.id, error, remote=False)
+        return ErrorReceived(entry.id, error, remote=False, too_large=too_large)
 
     def _invalid_message(self, reply: ErrorResponse | None, detail: str) -> InvalidMessage:
         self._book.count_invalid()

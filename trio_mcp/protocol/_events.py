@@ -60,6 +60,8 @@ class ErrorReceived:
     request_id: RequestId
     error: ErrorObject
     remote: bool = True
+    #: The (local) error is a response over the frame bound, dropped unparsed.
+    too_large: bool = False
 
 
 @attrs.frozen(slots=True)
@@ -83,8 +85,10 @@ class InvalidMessage:
     """A frame we refuse; ``reply`` (if not None) is the error response owed.
 
     ``fatal``: the session cannot go on. A client got a frame over the size
-    bound: it was never parsed, so the call it may have answered cannot be
-    told, and would otherwise wait for its timeout (R-03, X-08).
+    bound whose head names no id: it was never parsed, so the call it may have
+    answered cannot be told, and would otherwise wait for its timeout (R-03,
+    X-08). When the head names the id, that call fails instead
+    (:class:`ErrorReceived` with ``too_large``) and the session goes on.
     """
 
     reply: ErrorResponse | None

@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 import trio
 
+from ..protocol._head import HEAD_SCAN_SIZE, scan_head
 from ._http_common import Headers, Sniffed, error_body, is_json_content_type, sniff
 from ._http_session import END, Connection, HttpServerTransport, Stream, event_seq
 from ._sse import format_comment, format_event
@@ -27,8 +28,19 @@ JSON = b"application/json"
 SSE = b"text/event-stream"
 
 
+#: Seconds a POST whose declared ``Content-Length`` is over the bound may take to
+#: send its first :data:`~trio_mcp.protocol._head.HEAD_SCAN_SIZE` bytes (read only to
+#: find its request id for the 413; the rest is never read).
+HEAD_READ_TIMEOUT = 1.0
+
+
 class BodyTooLarge(Exception):
-    pass
+    """A body over the bound; ``head`` is its first bytes (at most
+    :data:`~trio_mcp.protocol._head.HEAD_SCAN_SIZE`), all that is kept of it."""
+
+    def __init__(self, head: bytes = b"") -> None:
+        super().__init__()
+        self.head = head
 
 
 class BodyTimeout(Exception):
@@ -76,7 +88,7 @@ async def read_body(
     Cancellation: cancelling the caller abandons the body (the response is unsent).
     """
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise BodyTooLarge
+        raise BodyTooLarge(await _read_head(receive, time_limit))
     chunks: list[bytes] = []
     size = 0
     with trio.move_on_after(float("inf") if time_limit is None else time_limit) as deadline:
@@ -87,12 +99,52 @@ async def read_body(
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
-                raise BodyTooLarge
+                chunks.append(chunk)
+                raise BodyTooLarge(_head_of(chunks))
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
     assert deadline.cancelled_caught
     raise BodyTimeout
+
+
+def _head_of(chunks: list[bytes]) -> bytes:
+    head = bytearray()
+    for chunk in chunks:
+        head += chunk[: HEAD_SCAN_SIZE - len(head)]
+        if len(head) >= HEAD_SCAN_SIZE:
+            break
+    return bytes(head)
+
+
+async def _read_head(receive: Receive, time_limit: float | None) -> bytes:
+    """Up to :data:`HEAD_SCAN_SIZE` bytes of a body refused by its declared
+    length, within :data:`HEAD_READ_TIMEOUT` (less if *time_limit* is less); what
+    arrived by then, b"" if the client left."""
+    chunks: list[bytes] = []
+    size = 0
+    timeout = HEAD_READ_TIMEOUT if time_limit is None else min(time_limit, HEAD_READ_TIMEOUT)
+    with trio.move_on_after(timeout):
+        while size < HEAD_SCAN_SIZE:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                break
+            chunk = message.get("body", b"")[: HEAD_SCAN_SIZE - size]
+            chunks.append(chunk)
+            size += len(chunk)
+            if not message.get("more_body", False):
+                break
+    return b"".join(chunks)
+
+
+async def refuse_too_large(send: Send, limit: int, head: bytes) -> None:
+    """413 for a body over *limit* bytes; its JSON-RPC error names the request's
+    id when a bounded scan of the body's *head* finds one (never a full parse),
+    so the caller fails at once instead of at its timeout."""
+    scan = scan_head(head, size=len(head) + 1)  # the body goes on past its head
+    request_id = scan.id if scan is not None and scan.is_request else None
+    body = error_body(-32600, f"Request body larger than {limit} bytes", request_id)
+    await respond(send, 413, body, content_type=JSON)
 
 
 async def refuse_slow_body(send: Send, time_limit: float | None) -> None:
@@ -156,8 +208,8 @@ class JsonPostReader:
         it was refused (the refusal is sent) or the client left."""
         try:
             body = await read_body(receive, self.max_body_size, declared, self.body_timeout)
-        except BodyTooLarge:
-            await refuse(send, 413, f"Request body larger than {self.max_body_size} bytes")
+        except BodyTooLarge as exc:
+            await refuse_too_large(send, self.max_body_size, exc.head)
             return None
         except BodyTimeout:
             await refuse_slow_body(send, self.body_timeout)

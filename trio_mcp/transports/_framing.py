@@ -9,10 +9,14 @@ transport over a reliable byte stream (TR-04).
 Reading is lenient where the spec allows: a ``\\r`` before the ``\\n`` is
 dropped (CRLF peers), empty and whitespace-only lines are skipped, and a partial
 line at end of input is discarded. A line longer than ``max_message_size`` is
-never buffered whole: the first ``max_message_size + 1`` bytes are kept and the
-rest is skipped up to the next newline, and that over-limit prefix is handed to
-the session, whose codec refuses it by size (an error reply with id ``null``),
-so the session goes on (memory stays bounded by the limit).
+never buffered whole nor joined: once it is over the limit, only its head (the
+first ``min(max_message_size + 1, HEAD_SCAN_SIZE)`` bytes, 4 KiB at most) is kept
+and handed to the session as an :class:`~trio_mcp.protocol._head.OversizeFrame`,
+the rest is skipped up to the next newline, and the framing resumes there. The
+codec refuses the frame by size without parsing it, and names its id when a
+bounded scan of the head reads one: a request is answered -32600 with its id, a
+response fails the call it answers, and the session goes on either way. Memory
+stays bounded by the limit (what was read of the line before it went over).
 
 Writing is strict: a frame containing a newline is a bug in the caller and raises
 ``ValueError`` before anything is written.
@@ -29,6 +33,7 @@ import attrs
 import trio
 
 from ..protocol._codec import DEFAULT_MAX_MESSAGE_SIZE
+from ..protocol._head import HEAD_SCAN_SIZE, OversizeFrame
 
 #: Bytes asked of the stream per read (a Linux pipe holds 64 KiB).
 READ_SIZE = 1 << 16
@@ -48,7 +53,7 @@ class LineStatistics:
     frames_out: int
     bytes_in: int
     bytes_out: int
-    #: Lines longer than the limit (each was cut to the limit plus one byte).
+    #: Lines longer than the limit (each was dropped but for its head).
     oversize_lines: int
     #: Empty or whitespace-only lines skipped.
     blank_lines: int
@@ -62,7 +67,9 @@ class LineChannel(trio.abc.Channel[bytes]):
     Args:
         send_stream: where frames are written (``None``: receive only).
         receive_stream: where frames are read from.
-        max_message_size: longest line accepted whole, in bytes.
+        max_message_size: longest line accepted whole, in bytes (16 MiB by
+            default). It bounds memory too: a line is buffered up to this size
+            before it is framed or, once over it, dropped but for its 4 KiB head.
 
     ``send`` is not safe to call from two tasks at once (a session has one
     writer), nor is ``receive`` (one reader); ``aclose`` closes both streams
@@ -235,6 +242,10 @@ class LineChannel(trio.abc.Channel[bytes]):
                     self._partial.clear()
                     self._partial_len = 0
                     continue
+                if self._partial_len + end - start > limit:
+                    # Over the limit: only its head goes on (never joined whole).
+                    self._partial.append(data[start:end])
+                    return self._oversize_frame(self._partial_len + end - start)
                 if self._partial:
                     pieces = self._partial
                     pieces.append(data[start:end])
@@ -243,10 +254,7 @@ class LineChannel(trio.abc.Channel[bytes]):
                     self._partial_len = 0
                 else:
                     frame = data[start:end]
-                if len(frame) > limit:
-                    self._oversize += 1
-                    frame = frame[: limit + 1]
-                elif frame.endswith(b"\r"):
+                if frame.endswith(b"\r"):
                     frame = frame[:-1]
                 if not frame or (frame[0] in _WHITESPACE_BYTES and not frame.strip(_WHITESPACE)):
                     self._blank += 1
@@ -261,16 +269,27 @@ class LineChannel(trio.abc.Channel[bytes]):
             self._data = b""
             self._pos = self._scan = 0
             if not self._skipping and self._partial_len > limit:
-                # Hand over the over-limit prefix (the codec refuses it by
-                # size) and skip the rest of the line as it arrives.
-                frame = b"".join(self._partial)[: limit + 1]
-                self._partial.clear()
-                self._partial_len = 0
+                # Hand over the head (the codec refuses the frame by size) and
+                # skip the rest of the line as it arrives.
                 self._skipping = True
-                self._oversize += 1
-                self._frames_in += 1
-                return frame
+                return self._oversize_frame(self._partial_len)
             return None
+
+    def _oversize_frame(self, seen: int) -> OversizeFrame:
+        """The head of the line in ``_partial`` (*seen* bytes so far, over the
+        limit), which is dropped; the marker the codec refuses by size."""
+        limit = self.max_message_size
+        keep = min(limit + 1, HEAD_SCAN_SIZE)
+        head = bytearray()
+        for piece in self._partial:
+            head += piece[: keep - len(head)]
+            if len(head) >= keep:
+                break
+        self._partial.clear()
+        self._partial_len = 0
+        self._oversize += 1
+        self._frames_in += 1
+        return OversizeFrame(bytes(head), seen, limit)
 
     async def aclose(self) -> None:
         if self._closed:

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import trio
 
+from ..protocol import DEFAULT_MAX_MESSAGE_SIZE
 from ._asgi import JsonPostReader, Receive, Scope, Send, refuse
 from ._bounds import HEADER_TIMEOUT
 from ._event_store import EventStore
@@ -117,7 +118,10 @@ class StreamableHTTPApp:
         max_sessions: live sessions at most; more ``initialize`` get 503.
         session_idle_timeout: seconds without any request or open stream after
             which a session ends (None: never).
-        max_body_size: bytes per POST body (413 beyond).
+        max_body_size: bytes per POST body, 16 MiB by default (413 beyond, its
+            JSON-RPC error naming the request's id when the body's first 4 KiB
+            show it). A body is buffered whole before it is dispatched, so each
+            POST in flight may hold this much memory.
         body_timeout: seconds to receive a whole POST body, counted from when
             its head was read; a slower body is answered 408 and its connection
             closed (reliability D-02: a trickling or stalled body would hold a
@@ -149,7 +153,7 @@ class StreamableHTTPApp:
         principal_of: PrincipalOf | None = None,
         max_sessions: int = 10_000,
         session_idle_timeout: float | None = 1800.0,
-        max_body_size: int = 4 * 1024 * 1024,
+        max_body_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         body_timeout: float | None = 30.0,
         allow_delete: bool = True,
         enable_get: bool = True,

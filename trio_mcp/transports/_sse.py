@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import attrs
 
-#: Largest event the parser buffers (data of all its lines), in bytes.
-DEFAULT_MAX_EVENT_SIZE = 8 * 1024 * 1024
+from ..protocol._codec import DEFAULT_MAX_MESSAGE_SIZE
+
+#: Largest event the parser buffers (data of all its lines), in bytes: one
+#: message at the default frame bound (16 MiB), plus room for the event's fields.
+DEFAULT_MAX_EVENT_SIZE = DEFAULT_MAX_MESSAGE_SIZE + 64 * 1024
 
 
 class SSEError(Exception):

@@ -389,7 +389,12 @@ async def open_stdio_process(
         stderr: where the server's stderr lines go: ``"forward"`` (our stderr,
             labelled with the command and pid), a callable taking each line, or
             None (dropped). The last *stderr_tail* lines are kept either way.
-        max_message_size: longest line accepted from the server, in bytes.
+        max_message_size: longest line accepted from the server, in bytes (16 MiB
+            by default; a line is buffered up to this size, so it is the memory
+            one frame may take). A longer response fails the call whose id its
+            first 4 KiB show with :class:`~trio_mcp.ResponseTooLarge`, and the
+            session goes on (the framing resumes at the next line); with no
+            readable id the session ends (R-03).
         close_grace: seconds to wait for an exit after closing stdin.
         terminate_grace: seconds to wait after SIGTERM before SIGKILL.
         exit_wait: seconds ``receive`` waits, after stdout ends, for the exit status.

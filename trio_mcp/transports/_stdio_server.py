@@ -70,7 +70,10 @@ async def open_stdio_server_transport(
 
     Args:
         stdin_fd, stdout_fd: the descriptors to serve (default 0 and 1).
-        max_message_size: longest line accepted, in bytes.
+        max_message_size: longest line accepted, in bytes (16 MiB by default;
+            a line is buffered up to this size, so it is the memory one frame may
+            take). A longer line is answered -32600 with the id its first 4 KiB
+            show, and the session goes on.
 
     Cancellation:
         No thread ever blocks on stdin, so a cancelled ``receive`` returns at

@@ -9,7 +9,10 @@ The contract (also in ``spec_notes/transports-websocket.md``):
   browser applies no CORS to WebSockets);
 * framing: one JSON-RPC message per *text* frame, UTF-8 (TR-01); a binary frame
   closes the connection with 1003, invalid UTF-8 with 1007, a message over
-  ``max_message_size`` with 1009;
+  ``max_message_size`` (16 MiB + 1 KiB of room over the codec's bound by
+  default; a message is buffered whole up to it, so it is the memory one frame
+  may take) with 1009: trio-websocket refuses it before the session sees it, so
+  no id can be read from it;
 * lifecycle and cancellation: as on stdio: the handshake-era lifecycle, and a
   request is cancelled with ``notifications/cancelled``; closing the socket ends
   the session (in-flight requests fail with "connection closed").
