@@ -22,6 +22,7 @@ import cattrs
 import pytest
 
 from trio_mcp import types as t
+from trio_mcp.protocol import ErrorCode
 
 EX = "schema/2026-07-28/examples/"
 PG = "docs/specification/2026-07-28/"
@@ -1320,5 +1321,9 @@ def test_malformed_2026_example_is_refused(cls: Any, data: Any) -> None:
 
 
 def test_error_codes_are_the_2026_allocation() -> None:
-    assert (t.HEADER_MISMATCH, t.MISSING_REQUIRED_CLIENT_CAPABILITY) == (-32020, -32021)
-    assert t.UNSUPPORTED_PROTOCOL_VERSION == -32022
+    codes = [
+        ErrorCode.HEADER_MISMATCH,
+        ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY,
+        ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
+    ]
+    assert [int(code) for code in codes] == [-32020, -32021, -32022]

@@ -30,8 +30,13 @@ class ErrorCode(enum.IntEnum):
     RESOURCE_NOT_FOUND = -32002
     #: URL elicitation must complete first (2025-11-25 only).
     URL_ELICITATION_REQUIRED = -32042
+    # 2026-07-28 allocations (``data`` shapes: trio_mcp.types.versioning).
+    #: HTTP headers missing, malformed or disagreeing with the body (HTTP 400).
+    HEADER_MISMATCH = -32020
+    #: The request needs a client capability its ``_meta`` did not declare.
+    MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
     #: The request's protocol version is not supported; ``data.supported`` lists
-    #: what is (2026-07-28). A modern-only server answers ``initialize`` with it.
+    #: what is. A modern-only server answers ``initialize`` with it.
     UNSUPPORTED_PROTOCOL_VERSION = -32022
     # Implementation-defined band (-32000..-32019), documented in spec_notes/errors.md.
     #: The session is closing or closed; the request was not (or no longer) handled.

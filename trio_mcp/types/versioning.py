@@ -2,9 +2,9 @@
 
 Mirrors the spec pages ``basic/versioning`` and ``basic/index`` (``_meta``, error
 codes) of 2026-07-28 and the schema.ts definitions ``RequestMetaObject``,
-``ResultMetaObject``, ``HEADER_MISMATCH``, ``MISSING_REQUIRED_CLIENT_CAPABILITY``,
-``UNSUPPORTED_PROTOCOL_VERSION``, ``HeaderMismatchError``,
-``MissingRequiredClientCapabilityError`` and ``UnsupportedProtocolVersionError``.
+``ResultMetaObject`` and the ``data`` of ``MissingRequiredClientCapabilityError`` and
+``UnsupportedProtocolVersionError``. The error codes themselves (-32020, -32021,
+-32022) are wire codes: :class:`trio_mcp.protocol.ErrorCode`.
 
 In the modern era there is no ``initialize``: every request names its revision,
 its client capabilities and (should) its client in ``params._meta``. The params
@@ -31,9 +31,6 @@ __all__ = [
     "CLIENT_CAPABILITIES_META_KEY",
     "LOG_LEVEL_META_KEY",
     "SERVER_INFO_META_KEY",
-    "HEADER_MISMATCH",
-    "MISSING_REQUIRED_CLIENT_CAPABILITY",
-    "UNSUPPORTED_PROTOCOL_VERSION",
     "RequestMetaObject",
     "ResultMetaObject",
     "UnsupportedProtocolVersionErrorData",
@@ -56,13 +53,6 @@ CLIENT_CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities"
 LOG_LEVEL_META_KEY = "io.modelcontextprotocol/logLevel"
 #: ``_meta`` key of a result: the server's :class:`~trio_mcp.types.Implementation`.
 SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
-
-#: HTTP headers missing, malformed or disagreeing with the body (HTTP 400).
-HEADER_MISMATCH = -32020
-#: The request needs a client capability its ``_meta`` did not declare.
-MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
-#: The request's ``protocolVersion`` is not one the server supports.
-UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 
 def _meta_key(key: str) -> dict[str, str]:
