@@ -12,7 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trio_mcp.protocol import Direction, ErrorReceived, InvalidMessage, RequestState
+from trio_mcp.protocol import (
+    Direction,
+    ErrorReceived,
+    InvalidMessage,
+    RequestReceived,
+    RequestState,
+)
 from trio_mcp.protocol._codec import FrameError, decode
 from trio_mcp.protocol._head import HEAD_SCAN_SIZE, HeadScan, OversizeFrame, scan_head
 from trio_mcp.protocol._messages import is_valid_request_id
@@ -282,6 +288,27 @@ def test_a_client_answers_an_oversize_server_request_with_its_id() -> None:
     assert not event.fatal
     assert event.reply is not None
     assert (event.reply.id, event.reply.error.code) == ("s1", -32600)
+
+
+@pytest.mark.spec("BP-28")
+@pytest.mark.spec("BP-04")
+def test_an_oversize_request_reusing_an_id_in_flight_is_answered_with_a_null_id() -> None:
+    """The id read from the head is an id in flight: answering with it would read
+    as the response to the original request, so the refusal's id is null, as for
+    any duplicate, and the original is untouched."""
+    pair = _operating()
+    pair.server.max_message_size = 100
+    [first] = pair.server.receive_data(_big(id=7, method="ping"))
+    assert isinstance(first, RequestReceived)
+    [event] = pair.server.receive_data(_big(id=7, method="ping", params={"pad": "x" * 200}))
+    assert isinstance(event, InvalidMessage)
+    assert event.reply is not None
+    assert (event.reply.id, event.reply.error.code) == (None, -32600)
+    record = pair.server.record(Direction.INBOUND, 7)
+    assert record is not None
+    assert record.state is RequestState.QUEUED
+    assert pair.server.start_inbound(7)
+    assert pair.server.respond(7, {}) is not None
 
 
 @pytest.mark.spec("BP-28")
