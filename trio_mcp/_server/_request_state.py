@@ -1,0 +1,354 @@
+"""Sealed ``requestState`` for multi round-trip requests (2026-07-28).
+
+Theory of operation. A server answering ``tools/call``, ``resources/read`` or
+``prompts/get`` with an ``InputRequiredResult`` hands the client a
+``requestState`` string; the client retries with a new id, the original params,
+``inputResponses`` and that string, untouched. Whatever the server needs to go on
+(the answers gathered so far, the handler's own ``saved`` JSON) travels in it, so
+any worker can serve the retry and no worker keeps anything between rounds.
+
+The client is not trusted with it (PT-08): :class:`RequestStateSealer` signs the
+state with HMAC-SHA256 and, on the retry, refuses anything it did not issue, for
+this request, recently. The wire form is
+``v1.<base64url(payload JSON)>.<base64url(HMAC-SHA256(key, "v1." + payload part))>``
+(no padding). The payload binds the state (PT-09) to:
+
+* the method, and a SHA-256 digest of the salient params: the params without
+  ``_meta``, ``inputResponses`` and ``requestState``, which the retry adds or
+  changes, in canonical JSON (sorted keys, compact separators, UTF-8), so a state
+  issued for one tool call, or for other arguments, is refused for another;
+* the principal, when the server has one (only its digest is carried);
+* an expiry, ``ttl`` seconds after sealing.
+
+With ``single_use`` each state is accepted once: its random nonce is consumed in
+a :class:`NonceStore` (PT-10; integrity and expiry alone do not prevent replay).
+
+What it does not do: the state is signed, NOT encrypted. The client can read all
+of it, so never put secrets in ``saved``. Every worker of a scaled-out server must
+be built with the same explicit ``key``; the default key is random per process,
+so a retry reaching another process (or a restarted one) is refused as tampered.
+Expiry uses the wall clock, which workers share, so their clocks must agree.
+
+Cancellation: everything here is synchronous and never checkpoints, so it cannot
+be interrupted half way; a consumed nonce stays consumed.
+
+Spec: PT-08, PT-09, PT-10.
+"""
+
+from __future__ import annotations
+
+import base64
+import enum
+import hashlib
+import heapq
+import hmac
+import json
+import math
+import secrets
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+import attrs
+
+from .._errors import RPCError
+from ..protocol import ErrorCode
+
+_VERSION = "v1"
+_MAC_CHARS = 43  # base64url of a 32-byte SHA-256 MAC, unpadded
+#: Params keys the retry adds or changes, left out of the digest.
+_UNBOUND_KEYS = frozenset({"_meta", "inputResponses", "requestState"})
+#: v version, m method, d params digest, p principal digest, r round, i previous id,
+#: a answers, s saved, n nonce, e expires_at.
+_PAYLOAD_KEYS = frozenset({"v", "m", "d", "p", "r", "i", "a", "s", "n", "e"})
+
+
+class StateRejection(enum.StrEnum):
+    """Why a ``requestState`` was refused."""
+
+    #: Not a token of ours: wrong size, shape, version or encoding.
+    MALFORMED = "malformed"
+    #: The MAC does not verify: changed, or sealed with another key.
+    TAMPERED = "tampered"
+    #: Issued more than ``ttl`` seconds ago.
+    EXPIRED = "expired"
+    #: Issued for another method, other arguments or another principal.
+    FOREIGN = "foreign"
+    #: Already used once, with ``single_use`` on.
+    REPLAYED = "replayed"
+
+
+_MESSAGES = {
+    StateRejection.MALFORMED: "it is not a request state issued by this server",
+    StateRejection.TAMPERED: "it failed integrity verification",
+    StateRejection.EXPIRED: "it has expired; start the request again",
+    StateRejection.FOREIGN: "it was issued for another request (method, arguments or principal)",
+    StateRejection.REPLAYED: "it has already been used",
+}
+
+
+class RequestStateError(RPCError):
+    """A ``requestState`` was refused: -32602, ``reason`` says why (PT-08).
+
+    The message never echoes the token.
+    """
+
+    def __init__(self, reason: StateRejection) -> None:
+        super().__init__(
+            int(ErrorCode.INVALID_PARAMS), f"Invalid requestState: {_MESSAGES[reason]}"
+        )
+        self.reason = reason
+
+
+@attrs.frozen
+class RoundState:
+    """A verified, decoded request state: what the server carries between rounds."""
+
+    #: The method it was issued for.
+    method: str
+    #: 1 for the state issued by the first round, then 2, ...
+    round: int
+    #: JSON-RPC id of the request whose answer issued this state.
+    previous_request_id: str | int | None
+    #: Input responses gathered in earlier rounds (raw JSON), by input key.
+    answers: dict[str, Any]
+    #: The handler's own JSON state (``ctx.saved``), so a retry does not redo side effects.
+    saved: dict[str, Any]
+    #: Random, unique per state; the single-use key.
+    nonce: str
+    #: Wall-clock time (seconds since the epoch) from which it is refused.
+    expires_at: float
+
+
+class NonceStore(Protocol):
+    """Single-use enforcement backend (PT-10): shared by every worker that opens states.
+
+    ``consume`` is called synchronously on the event loop thread, so it must be fast.
+    """
+
+    def consume(self, nonce: str, expires_at: float, now: float) -> bool:
+        """True the first time *nonce* is consumed, False ever after (until it expires)."""
+        ...
+
+
+class MemoryNonceStore:
+    """An in-process :class:`NonceStore` holding at most *max_entries* nonces.
+
+    Expired nonces are dropped first (their states are refused as expired anyway).
+    When it is full of unexpired nonces it evicts the soonest-expiring one, which
+    could then be replayed until it expires: size *max_entries* above the number of
+    single-use states issued per ``ttl``. Each call costs O(log n) (a heap by expiry).
+    Only for a single-process server: workers do not see each other's nonces.
+    """
+
+    def __init__(self, max_entries: int = 10_000) -> None:
+        if max_entries < 1:
+            raise ValueError("max_entries must be at least 1")
+        self.max_entries = max_entries
+        self._expiry: dict[str, float] = {}
+        self._heap: list[tuple[float, str]] = []
+
+    def __len__(self) -> int:
+        return len(self._expiry)
+
+    def __contains__(self, nonce: object) -> bool:
+        return nonce in self._expiry
+
+    def consume(self, nonce: str, expires_at: float, now: float) -> bool:
+        while self._heap and self._heap[0][0] <= now:
+            del self._expiry[heapq.heappop(self._heap)[1]]
+        if nonce in self._expiry:
+            return False
+        if len(self._expiry) >= self.max_entries:
+            del self._expiry[heapq.heappop(self._heap)[1]]
+        self._expiry[nonce] = expires_at
+        heapq.heappush(self._heap, (expires_at, nonce))
+        return True
+
+
+def _b64encode(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _b64decode(text: str) -> bytes:
+    """Strict unpadded base64url; ValueError for anything we would not have written."""
+    data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    # Re-encoding refuses what decoding tolerates: "+", "/", "=", stray characters,
+    # and non-zero trailing bits (another spelling of the same bytes).
+    if _b64encode(data) != text:
+        raise ValueError("not canonical base64url")
+    return data
+
+
+def params_digest(params: Mapping[str, Any] | None) -> str:
+    """SHA-256 (hex) of the canonical JSON of *params* without the keys a retry adds (PT-09)."""
+    salient = {k: v for k, v in (params or {}).items() if k not in _UNBOUND_KEYS}
+    text = json.dumps(salient, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    # surrogatepass: a lone surrogate still digests (deterministically) instead of raising.
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _principal_digest(principal: str | None) -> str | None:
+    # Only a digest is carried: the payload is readable by the client.
+    if principal is None:
+        return None
+    return hashlib.sha256(principal.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _well_formed(p: object) -> bool:
+    if not isinstance(p, dict) or p.keys() != _PAYLOAD_KEYS:
+        return False
+    i, e = p["i"], p["e"]
+    return (
+        p["v"] == 1
+        and all(isinstance(p[k], str) for k in "mdn")
+        and (p["p"] is None or isinstance(p["p"], str))
+        and _is_int(p["r"])
+        and p["r"] >= 1
+        and (i is None or isinstance(i, str) or _is_int(i))
+        and isinstance(p["a"], dict)
+        and isinstance(p["s"], dict)
+        and (_is_int(e) or isinstance(e, float))
+        and math.isfinite(e)
+    )
+
+
+class RequestStateSealer:
+    """Seals and opens ``requestState`` tokens (PT-08, PT-09, PT-10).
+
+    *key* signs every state; None draws a random 32-byte key for this process only
+    (every worker of a scaled-out server must be given the same explicit key). A key
+    under 16 bytes is a ValueError. States expire *ttl* seconds after sealing, by
+    *clock* (wall-clock seconds). With *single_use*, :meth:`open` accepts each state
+    once, consuming its nonce in *nonce_store* (an in-process
+    :class:`MemoryNonceStore` by default). Tokens over *max_size* characters are
+    neither issued nor read.
+    """
+
+    def __init__(
+        self,
+        key: bytes | None = None,
+        *,
+        ttl: float = 300.0,
+        single_use: bool = False,
+        nonce_store: NonceStore | None = None,
+        clock: Callable[[], float] = time.time,
+        max_size: int = 64 * 1024,
+    ) -> None:
+        if key is None:
+            key = secrets.token_bytes(32)
+        elif len(key) < 16:
+            raise ValueError("the requestState key must be at least 16 bytes")
+        if not ttl > 0:
+            raise ValueError("ttl must be positive")
+        if nonce_store is not None and not single_use:
+            raise ValueError("a nonce_store is only used with single_use=True")
+        self._key = key
+        self.ttl = ttl
+        self.single_use = single_use
+        if single_use and nonce_store is None:  # not `or`: an empty store is falsy
+            nonce_store = MemoryNonceStore()
+        self.nonce_store = nonce_store
+        self._clock = clock
+        self.max_size = max_size
+
+    def _mac(self, payload_b64: str) -> bytes:
+        return hmac.new(self._key, f"{_VERSION}.{payload_b64}".encode("ascii"), "sha256").digest()
+
+    def seal(
+        self,
+        method: str,
+        *,
+        round: int,
+        previous_request_id: str | int | None,
+        answers: Mapping[str, Any],
+        saved: Mapping[str, Any],
+        params: Mapping[str, Any] | None,
+        principal: str | None = None,
+    ) -> str:
+        """The ``requestState`` for the next round of *method* called with *params*.
+
+        Raises:
+            ValueError: *round* is under 1; *answers* or *saved* are not plain
+                JSON (or hold a NaN or an infinity); or the token would exceed
+                ``max_size`` (a handler saving too much; the server answers -32603).
+        """
+        if round < 1:
+            raise ValueError("round counts from 1")
+        payload = {
+            "v": 1,
+            "m": method,
+            "d": params_digest(params),
+            "p": _principal_digest(principal),
+            "r": round,
+            "i": previous_request_id,
+            "a": dict(answers),
+            "s": dict(saved),
+            "n": secrets.token_urlsafe(16),
+            "e": self._clock() + self.ttl,
+        }
+        try:
+            # ensure_ascii: any string, even a lone surrogate, survives the round trip.
+            text = json.dumps(payload, separators=(",", ":"), allow_nan=False)
+        except TypeError as exc:
+            raise ValueError(f"requestState content is not JSON: {exc}") from exc
+        payload_b64 = _b64encode(text.encode("ascii"))
+        token = f"{_VERSION}.{payload_b64}.{_b64encode(self._mac(payload_b64))}"
+        if len(token) > self.max_size:
+            raise ValueError(
+                f"requestState would be {len(token)} characters, over the {self.max_size} bound"
+            )
+        return token
+
+    def open(
+        self,
+        token: object,
+        *,
+        method: str,
+        params: Mapping[str, Any] | None,
+        principal: str | None = None,
+    ) -> RoundState:
+        """Verify *token* (whatever the client sent as ``requestState``) for this request.
+
+        Checks, in order: size and format, MAC, payload shape, binding to *method*,
+        *params* and *principal*, expiry, then (with ``single_use``) the nonce, so a
+        state is consumed only once it passed every other check.
+
+        Raises:
+            RequestStateError: -32602, with the :class:`StateRejection` as ``reason``.
+        """
+        if not isinstance(token, str) or len(token) > self.max_size:
+            raise RequestStateError(StateRejection.MALFORMED)
+        parts = token.split(".")
+        if len(parts) != 3 or parts[0] != _VERSION or len(parts[2]) != _MAC_CHARS:
+            raise RequestStateError(StateRejection.MALFORMED)
+        payload_b64, mac_b64 = parts[1], parts[2]
+        try:
+            raw = _b64decode(payload_b64)
+            mac = _b64decode(mac_b64)
+        except ValueError:  # binascii.Error is a ValueError
+            raise RequestStateError(StateRejection.MALFORMED) from None
+        if not hmac.compare_digest(self._mac(payload_b64), mac):
+            raise RequestStateError(StateRejection.TAMPERED)
+        try:
+            p = json.loads(raw)
+        except ValueError:
+            p = None
+        if not _well_formed(p):
+            raise RequestStateError(StateRejection.MALFORMED)
+        if (
+            p["m"] != method
+            or p["d"] != params_digest(params)
+            or p["p"] != _principal_digest(principal)
+        ):
+            raise RequestStateError(StateRejection.FOREIGN)
+        now = self._clock()
+        if now >= p["e"]:
+            raise RequestStateError(StateRejection.EXPIRED)
+        if self.nonce_store is not None and not self.nonce_store.consume(p["n"], p["e"], now):
+            raise RequestStateError(StateRejection.REPLAYED)
+        return RoundState(p["m"], p["r"], p["i"], p["a"], p["s"], p["n"], float(p["e"]))
