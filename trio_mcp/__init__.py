@@ -27,6 +27,9 @@ _LAZY = {
     "Context": "._server._context",
     "Server": "._server._registry",
     "ToolError": "._server._tools",
+    "RequestStateSealer": "._server._request_state",
+    "RequestStateError": "._server._request_state",
+    "MemoryNonceStore": "._server._request_state",
     "serve_session": "._server._serve",
     "serve_stdio": "._server._entry",
     "run_stdio": "._server._entry",
@@ -92,6 +95,7 @@ if TYPE_CHECKING:
         serve_websocket,
     )
     from ._server._registry import Server
+    from ._server._request_state import MemoryNonceStore, RequestStateError, RequestStateSealer
     from ._server._serve import serve_session
     from ._server._tools import ToolError
     from .protocol._errors import MCPError
@@ -116,6 +120,9 @@ __all__ = [
     "Server",
     "Context",
     "ToolError",
+    "RequestStateSealer",
+    "RequestStateError",
+    "MemoryNonceStore",
     "serve_session",
     "serve_stdio",
     "run_stdio",

@@ -618,7 +618,7 @@ def test_cancel_inbound_replies_only_for_local_origins(origin: CancelOrigin, rep
     if not replies:
         assert reply is None
         return
-    assert reply is not None
+    assert isinstance(reply, ErrorResponse)
     assert reply.id == request.id
     assert reply.error.code == ErrorCode.REQUEST_CANCELLED_LOCALLY
     assert origin.value in reply.error.message

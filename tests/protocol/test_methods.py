@@ -1,7 +1,8 @@
 """The METHODS table is consistent with itself, with the types, and with the spec.
 
 The expected rows below are copied from spec-requirements §26.2 (the legacy
-schema's method table), so a drift between the table and the spec fails here.
+schema's method table) and §26.1 (2026-07-28's), so a drift between the table
+and the spec fails here.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ from trio_mcp.protocol import (
 )
 
 ALL = frozenset(SUPPORTED_VERSIONS)
+MODERN = frozenset({"2026-07-28"})
+# In both eras (§26.1 lists them for 2026-07-28 too).
+EVERY = ALL | MODERN
 SINCE_2025_06 = frozenset({"2025-06-18", "2025-11-25"})
 ONLY_2025_11 = frozenset({"2025-11-25"})
 REQ, NOTE = Kind.REQUEST, Kind.NOTIFICATION
@@ -39,11 +43,11 @@ SPEC_TABLE: dict[str, tuple[Kind, Sender, Any, tuple[str, ...], frozenset[str]]]
     "initialize": (REQ, C, None, (), ALL),
     "notifications/initialized": (NOTE, C, None, (), ALL),
     "ping": (REQ, B, None, (), ALL),
-    "notifications/cancelled": (NOTE, B, None, (), ALL),
-    "notifications/progress": (NOTE, B, None, (), ALL),
-    "resources/list": (REQ, C, Role.SERVER, ("resources",), ALL),
-    "resources/templates/list": (REQ, C, Role.SERVER, ("resources",), ALL),
-    "resources/read": (REQ, C, Role.SERVER, ("resources",), ALL),
+    "notifications/cancelled": (NOTE, B, None, (), EVERY),
+    "notifications/progress": (NOTE, B, None, (), EVERY),
+    "resources/list": (REQ, C, Role.SERVER, ("resources",), EVERY),
+    "resources/templates/list": (REQ, C, Role.SERVER, ("resources",), EVERY),
+    "resources/read": (REQ, C, Role.SERVER, ("resources",), EVERY),
     "resources/subscribe": (REQ, C, Role.SERVER, ("resources", "subscribe"), ALL),
     "resources/unsubscribe": (REQ, C, Role.SERVER, ("resources", "subscribe"), ALL),
     "notifications/resources/list_changed": (
@@ -51,18 +55,22 @@ SPEC_TABLE: dict[str, tuple[Kind, Sender, Any, tuple[str, ...], frozenset[str]]]
         S,
         Role.SERVER,
         ("resources", "listChanged"),
-        ALL,
+        EVERY,
     ),
-    "notifications/resources/updated": (NOTE, S, Role.SERVER, ("resources", "subscribe"), ALL),
-    "prompts/list": (REQ, C, Role.SERVER, ("prompts",), ALL),
-    "prompts/get": (REQ, C, Role.SERVER, ("prompts",), ALL),
-    "notifications/prompts/list_changed": (NOTE, S, Role.SERVER, ("prompts", "listChanged"), ALL),
-    "tools/list": (REQ, C, Role.SERVER, ("tools",), ALL),
-    "tools/call": (REQ, C, Role.SERVER, ("tools",), ALL),
-    "notifications/tools/list_changed": (NOTE, S, Role.SERVER, ("tools", "listChanged"), ALL),
+    "notifications/resources/updated": (NOTE, S, Role.SERVER, ("resources", "subscribe"), EVERY),
+    # §26.1: 2026-07-28 only.
+    "server/discover": (REQ, C, None, (), MODERN),
+    "subscriptions/listen": (REQ, C, None, (), MODERN),
+    "notifications/subscriptions/acknowledged": (NOTE, S, None, (), MODERN),
+    "prompts/list": (REQ, C, Role.SERVER, ("prompts",), EVERY),
+    "prompts/get": (REQ, C, Role.SERVER, ("prompts",), EVERY),
+    "notifications/prompts/list_changed": (NOTE, S, Role.SERVER, ("prompts", "listChanged"), EVERY),
+    "tools/list": (REQ, C, Role.SERVER, ("tools",), EVERY),
+    "tools/call": (REQ, C, Role.SERVER, ("tools",), EVERY),
+    "notifications/tools/list_changed": (NOTE, S, Role.SERVER, ("tools", "listChanged"), EVERY),
     "logging/setLevel": (REQ, C, Role.SERVER, ("logging",), ALL),
-    "notifications/message": (NOTE, S, Role.SERVER, ("logging",), ALL),
-    "completion/complete": (REQ, C, Role.SERVER, ("completions",), ALL),
+    "notifications/message": (NOTE, S, Role.SERVER, ("logging",), EVERY),
+    "completion/complete": (REQ, C, Role.SERVER, ("completions",), EVERY),
     "sampling/createMessage": (REQ, S, Role.CLIENT, ("sampling",), ALL),
     "roots/list": (REQ, S, Role.CLIENT, ("roots",), ALL),
     "notifications/roots/list_changed": (NOTE, C, Role.CLIENT, ("roots", "listChanged"), ALL),
@@ -178,7 +186,7 @@ def test_sender_allows() -> None:
 
 # --- revisions ----------------------------------------------------------------------
 
-BASE_24 = {name for name, row in SPEC_TABLE.items() if row[4] == ALL}
+BASE_24 = {name for name, row in SPEC_TABLE.items() if row[4] in (ALL, EVERY)}
 
 
 @pytest.mark.spec("LC-11")
@@ -217,8 +225,47 @@ def test_methods_in_each_revision(revision: str, expected: set[str]) -> None:
 def test_method_counts() -> None:
     assert len(BASE_24) == 24
     assert [len(methods_in(v)) for v in reversed(SUPPORTED_VERSIONS)] == [24, 24, 25, 31]
-    assert methods_in("2026-07-28") == []
+    # §26.1: ten requests and eight notifications.
+    assert {row.name for row in methods_in("2026-07-28")} == {
+        "server/discover",
+        "completion/complete",
+        "prompts/get",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "subscriptions/listen",
+        "tools/call",
+        "tools/list",
+        "notifications/cancelled",
+        "notifications/progress",
+        "notifications/message",
+        "notifications/resources/updated",
+        "notifications/resources/list_changed",
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/subscriptions/acknowledged",
+    }
     assert methods_in("1999-01-01") == []
+
+
+def test_modern_row_flags() -> None:
+    """PT-04: only three requests may answer input-required; CA-01: which
+    results carry cache hints; SB-10: the listen stream is long-lived."""
+    assert {r.name for r in ROWS if r.input_required} == {
+        "tools/call",
+        "resources/read",
+        "prompts/get",
+    }
+    assert {r.name for r in ROWS if r.cacheable} == {
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+    }
+    assert {r.name for r in ROWS if r.long_lived} == {"subscriptions/listen"}
 
 
 @pytest.mark.parametrize("spec", ROWS, ids=lambda s: s.name)
@@ -233,7 +280,9 @@ def test_completions_gate_only_from_2025_03_26() -> None:
     assert spec.gate("2024-11-05") is None
     for revision in ("2025-03-26", "2025-06-18", "2025-11-25"):
         assert spec.gate(revision) == Capability(
-            Role.SERVER, ("completions",), frozenset(SUPPORTED_VERSIONS) - {"2024-11-05"}
+            Role.SERVER,
+            ("completions",),
+            frozenset(SUPPORTED_VERSIONS) - {"2024-11-05"} | {"2026-07-28"},
         )
     assert spec.gate(None) is spec.capability
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 import pytest
 
 from trio_mcp.protocol import (
+    ALL_VERSIONS,
     LATEST,
     LATEST_VERSION,
+    MODERN_VERSIONS,
     REVISIONS,
     SUPPORTED_VERSIONS,
+    V2026_07_28,
     Connection,
     Era,
     Revision,
@@ -49,10 +52,45 @@ def test_each_revision_record(version: str) -> None:
 
 
 def test_versions_newest_first_and_derived_from_the_table() -> None:
-    assert SUPPORTED_VERSIONS == tuple(REVISIONS) == tuple(sorted(FEATURES, reverse=True))
+    assert tuple(sorted(FEATURES, reverse=True)) == SUPPORTED_VERSIONS
+    assert ALL_VERSIONS == tuple(REVISIONS) == ("2026-07-28", *SUPPORTED_VERSIONS)
+    assert MODERN_VERSIONS == ("2026-07-28",)
     assert LATEST is REVISIONS[SUPPORTED_VERSIONS[0]]
     assert LATEST_VERSION == LATEST.version == "2025-11-25"
     assert DEFAULT_HTTP_VERSION == "2025-03-26"  # HT-36
+
+
+@pytest.mark.spec("VR-01", "PT-01", "PT-03", "CA-01", "LG-06", "SB-01", "A-22")
+def test_the_modern_record() -> None:
+    """2026-07-28 is 2025-11-25's features without the session's: no server
+    requests, no ping, no -32042; with resultType, input-required results,
+    cache hints, request-scoped logging, listen streams and -32602 for an
+    unknown resource."""
+    modern = REVISIONS["2026-07-28"]
+    assert modern is V2026_07_28
+    assert modern.era is Era.MODERN
+    assert (modern.structured_output, modern.display_metadata, modern.progress_message) == (
+        True,
+        True,
+        True,
+    )
+    assert [modern.batches, modern.url_elicitation, modern.sse_priming] == [False] * 3
+    assert [modern.server_requests, modern.ping] == [False, False]
+    assert [modern.result_type, modern.input_required, modern.cache_hints] == [True] * 3
+    assert [modern.request_scoped_logging, modern.listen_subscriptions] == [True, True]
+    assert modern.resource_not_found_code == -32602
+    for version in SUPPORTED_VERSIONS:
+        old = REVISIONS[version]
+        assert [old.server_requests, old.ping, old.result_type] == [True, True, False]
+        assert old.resource_not_found_code == -32002
+
+
+def test_initialize_is_never_answered_with_a_modern_version() -> None:
+    from trio_mcp.protocol import negotiate_version
+
+    assert negotiate_version("2026-07-28", ALL_VERSIONS) == LATEST_VERSION
+    with pytest.raises(ValueError, match="no handshake-era version"):
+        negotiate_version("2025-11-25", MODERN_VERSIONS)
 
 
 @pytest.mark.spec("BP-18")

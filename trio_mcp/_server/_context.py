@@ -9,9 +9,13 @@ Spec: LG-01..LG-03, PG-03..PG-10, HT-11.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import types as mcp_types
+from .._errors import RPCError
+from ..protocol import ErrorCode
+from ._input import InputRound
 
 if TYPE_CHECKING:
     from .._session._engine import RequestContext, Session
@@ -38,6 +42,7 @@ class ContextServer(Protocol):
         data: Any,
         *,
         logger: str | None = None,
+        request: RequestContext | None = None,
     ) -> None: ...
 
 
@@ -103,8 +108,31 @@ class Context:
 
     @property
     def revision(self) -> str | None:
-        """The negotiated protocol revision of the session."""
-        return self.request.session.protocol.protocol_version
+        """The protocol revision of this request: its own ``_meta`` version in
+        2026-07-28, the session's negotiated one in the handshake era."""
+        revision = self.request.revision
+        return None if revision is None else revision.version
+
+    @property
+    def client_capabilities(self) -> JSONObject:
+        """The client capabilities declared for this request (2026-07-28: in
+        its own ``_meta``, ME-09; the handshake era: at ``initialize``)."""
+        return self.request.client_capabilities
+
+    @property
+    def saved(self) -> dict[str, Any]:
+        """The handler's own JSON state, carried from one round of a
+        2026-07-28 multi round-trip call to the next in the signed
+        ``requestState`` (see :mod:`trio_mcp._server._input`): put what must
+        not be done twice here. Signed, not encrypted: never a secret. In the
+        handshake era (one run per call) it is a plain dict for this run."""
+        return self._round().saved
+
+    @property
+    def round(self) -> int:
+        """Which run of the handler this is for one logical call (1, then 2...
+        as a 2026-07-28 client retries with the inputs asked for)."""
+        return self._round().round
 
     @property
     def record(self) -> RequestRecord:
@@ -147,7 +175,9 @@ class Context:
 
         Spec: LG-01, LG-02, LG-03.
         """
-        await self._server.send_log(self.request.session, level, data, logger=logger)
+        await self._server.send_log(
+            self.request.session, level, data, logger=logger, request=self.request
+        )
 
     async def debug(self, data: Any, *, logger: str | None = None) -> None:
         """``log("debug", ...)``. Cancellation: as :meth:`log`."""
@@ -167,18 +197,63 @@ class Context:
 
     # -- asking the client (the client side of these is the client's own feature)
 
+    def _round(self) -> InputRound:
+        round_ = self.request.user_data
+        if not isinstance(round_, InputRound):
+            revision = self.request.revision
+            if revision is not None and not revision.server_requests:
+                raise RPCError(
+                    int(ErrorCode.INTERNAL_ERROR),
+                    f"Internal error: {self.method} cannot ask the client for input (PT-04)",
+                )
+            # The handshake era: inputs are requests; nothing to seal.
+            round_ = self.request.user_data = InputRound(self.request, _NO_SEALER)
+        return round_
+
+    async def request_inputs(self, inputs: Mapping[str, tuple[str, Any]]) -> dict[str, Any]:
+        """Ask the client for several inputs at once; return their results by key.
+
+        *inputs* maps a key of your choosing to ``(method, params)``, method
+        one of ``elicitation/create``, ``sampling/createMessage`` and
+        ``roots/list``. In the handshake era they are sent as concurrent
+        requests; in 2026-07-28 they go out together in one input-required
+        round (PT-05) and the handler runs again with the answers (see
+        :attr:`saved` for keeping side effects safe).
+
+        Raises:
+            RPCError: -32021 for an input whose capability the client did not
+                declare for this request (PT-07); -32602 for an answer that
+                does not fit (PT-16); as :meth:`Session.request` in the
+                handshake era.
+
+        Cancellation: as :meth:`create_message`.
+        """
+        return await self._round().ask(inputs)
+
+    async def _ask_one(self, method: str, params: Any) -> Any:
+        round_ = self._round()
+        key = round_.next_key(method)
+        return (await round_.ask({key: (method, params)}))[key]
+
     async def create_message(
         self, params: mcp_types.CreateMessageRequestParams | JSONObject
     ) -> mcp_types.CreateMessageResult:
-        """``sampling/createMessage`` to the client; returns ``CreateMessageResult``.
+        """Ask the client's model (``sampling/createMessage``); returns ``CreateMessageResult``.
+
+        The handshake era sends the request; 2026-07-28 asks through an
+        input-required round (PT-03).
 
         Raises:
-            LocalProtocolError: the client did not declare ``sampling``.
-            RPCError, RequestTimeout, SessionClosed: as :meth:`Session.request`.
+            LocalProtocolError: the client did not declare ``sampling`` (handshake era).
+            RPCError: -32021 when this request did not declare ``sampling``
+                (2026-07-28), or as :meth:`Session.request`.
+            RequestTimeout, SessionClosed: as :meth:`Session.request`.
 
-        Cancellation: as :meth:`Session.request` (the client is told).
+        Cancellation: as :meth:`Session.request` (the client is told); in
+        2026-07-28 an unanswered input ends the request (``Cancelled``
+        unwinds the handler; it runs again on the client's retry).
         """
-        result: mcp_types.CreateMessageResult = await self.request.session.request(
+        result: mcp_types.CreateMessageResult = await self._ask_one(
             "sampling/createMessage", params
         )
         return result
@@ -186,19 +261,29 @@ class Context:
     async def elicit(
         self, params: mcp_types.ElicitRequestParams | JSONObject
     ) -> mcp_types.ElicitResult:
-        """``elicitation/create`` to the client (2025-06-18+); returns ``ElicitResult``.
+        """Ask the user through the client (``elicitation/create``, 2025-06-18+);
+        returns ``ElicitResult``.
 
-        Raises / Cancellation: as :meth:`create_message` (needs ``elicitation``).
+        Raises / Cancellation: as :meth:`create_message` (needs ``elicitation``,
+        in the mode asked for).
         """
-        result: mcp_types.ElicitResult = await self.request.session.request(
-            "elicitation/create", params
-        )
+        result: mcp_types.ElicitResult = await self._ask_one("elicitation/create", params)
         return result
 
     async def list_roots(self) -> mcp_types.ListRootsResult:
-        """``roots/list`` to the client; returns ``ListRootsResult``.
+        """The client's roots (``roots/list``); returns ``ListRootsResult``.
 
         Raises / Cancellation: as :meth:`create_message` (needs ``roots``).
         """
-        result: mcp_types.ListRootsResult = await self.request.session.request("roots/list")
+        result: mcp_types.ListRootsResult = await self._ask_one("roots/list", None)
         return result
+
+
+class _NoSealer:
+    """The sealer of a handshake-era round: it never has a state to seal."""
+
+    def seal(self, *args: Any, **kwargs: Any) -> str:
+        raise AssertionError("a handshake-era round never seals")  # pragma: no cover
+
+
+_NO_SEALER: Any = _NoSealer()

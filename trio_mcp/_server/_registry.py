@@ -20,14 +20,25 @@ so a slow client never blocks the code that changed the registry. Repeated
 changes before delivery are
 coalesced into one notification.
 
-Spec: TL-01, TL-02, RS-01, RS-05, RS-06, PR-01, PR-03, LG-01, CP-01.
+Both eras are served by one ``Server`` (VR-08, VR-10): each connection's
+opening decides its era (see ``trio_mcp.protocol._lifecycle``), and handlers
+read what differs from the request's revision (``ctx.revision``). In
+2026-07-28 the change notices go to the connections' ``subscriptions/listen``
+streams (``trio_mcp._server._subscriptions``) instead of the sessions, inputs
+are asked for through input-required rounds (``trio_mcp._server._input``) whose
+``requestState`` the server seals (``trio_mcp._server._request_state``), and
+every result carries ``resultType``, ``serverInfo`` and, where cacheable, the
+cache hints this server declares.
+
+Spec: TL-01, TL-02, RS-01, RS-05, RS-06, PR-01, PR-03, LG-01, CP-01, VR-08,
+VR-09, VR-10, DS-01..DS-03, CA-01, ME-11, LG-06, LG-07.
 """
 
 from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, TypeVar, Unpack, overload
 
 import trio
@@ -36,18 +47,22 @@ from .. import types as mcp_types
 from .._errors import RPCError
 from .._session._engine import RequestContext, Session
 from ..protocol import (
+    ALL_VERSIONS,
     Connection,
     ErrorCode,
     LocalProtocolError,
     NotificationReceived,
     NotJSON,
     Role,
+    SessionState,
 )
 from ._completion import Completer, answer_complete
 from ._context import Context
+from ._input import open_round
 from ._logging import coerce_level, log_params
 from ._pagination import paginate
 from ._prompts import PromptOptions, RegisteredPrompt, unknown_prompt
+from ._request_state import RequestStateSealer
 from ._resources import (
     RegisteredResource,
     RegisteredTemplate,
@@ -56,6 +71,7 @@ from ._resources import (
     resource_not_found,
 )
 from ._serve import Peer, serve_session, subscribed
+from ._subscriptions import Listeners, listen
 from ._tools import (
     RegisteredTool,
     ToolError,
@@ -108,6 +124,23 @@ class Server:
         logging: declare ``logging`` (log messages from :class:`Context`).
         features: declare these features even when nothing is registered yet
             (any of ``"tools"``, ``"resources"``, ``"prompts"``, ``"completions"``).
+        protocol_versions: the revisions served, newest first: both eras by
+            default (a dual-era server). Leave out 2026-07-28 for a
+            handshake-only server, or every handshake version for a
+            2026-07-28-only one (``initialize`` is then refused with -32022
+            naming what it speaks, VR-13).
+        cache_hints: 2026-07-28 cache hints ``(ttlMs, cacheScope)`` by method
+            (``tools/list``, ``prompts/list``, ``resources/list``,
+            ``resources/templates/list``, ``resources/read``,
+            ``server/discover``) for complete results that set none; a method
+            not listed gets ``(0, "private")``: stale at once and never shared
+            across authorization contexts, the safe default (CA-01, CA-05).
+        server_info_in_results: 2026-07-28: put ``serverInfo`` in every
+            result's ``_meta`` (ME-11).
+        request_state: seals the ``requestState`` of input-required rounds
+            (PT-08..PT-10). The default signs with a random key of this process
+            and a 300 s expiry; give every worker of a scaled-out server the
+            same :class:`~trio_mcp.RequestStateSealer` key.
     """
 
     def __init__(
@@ -122,6 +155,10 @@ class Server:
         subscribe: bool = True,
         logging: bool = True,
         features: Collection[str] = (),
+        protocol_versions: Sequence[str] = ALL_VERSIONS,
+        cache_hints: Mapping[str, tuple[int, mcp_types.CacheScope]] | None = None,
+        server_info_in_results: bool = True,
+        request_state: RequestStateSealer | None = None,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -134,6 +171,14 @@ class Server:
         self.subscribe = subscribe
         self.logging = logging
         self.features = frozenset(features)
+        self.protocol_versions = tuple(protocol_versions)
+        self.cache_hints = dict(cache_hints or {})
+        for method, (ttl, scope) in self.cache_hints.items():
+            if not (isinstance(ttl, int) and ttl >= 0) or scope not in ("public", "private"):
+                raise ValueError(f"cache hint for {method!r} must be (ttlMs >= 0, public|private)")
+        self.server_info_in_results = server_info_in_results
+        self.request_state = request_state or RequestStateSealer()
+        self._listeners = Listeners()
         self._tools: dict[str, RegisteredTool] = {}
         self._resources: dict[str, RegisteredResource] = {}
         self._templates: dict[str, RegisteredTemplate] = {}
@@ -152,6 +197,7 @@ class Server:
             "prompts/get": self._get_prompt,
             "completion/complete": self._complete,
             "logging/setLevel": self._set_level,
+            "subscriptions/listen": self._listen,
         }
 
     # ----------------------------------------------------------- tools
@@ -282,7 +328,9 @@ class Server:
 
     def resource_updated(self, uri: str) -> None:
         """Queue ``notifications/resources/updated`` for every session subscribed
-        to *uri* or to a parent of it (RS-06). Not a checkpoint; never blocks."""
+        to *uri* or to a parent of it (RS-06), and for every 2026-07-28 listen
+        stream that asked for it (SB-01). Not a checkpoint; never blocks."""
+        self._listeners.resource_updated(uri)
         for peer in list(self._peers.values()):
             if subscribed(peer.subscriptions, uri):
                 peer.push(_RESOURCE_UPDATED, uri)
@@ -382,12 +430,16 @@ class Server:
         info: dict[str, Any] = {"name": self.name, "version": self.version}
         if self.title is not None:
             info["title"] = self.title
-        return Connection(
+        protocol = Connection(
             Role.SERVER,
             capabilities=self.capabilities(),
             info=info,
             instructions=self.instructions,
+            supported_versions=self.protocol_versions,
         )
+        protocol.cache_hints = dict(self.cache_hints)
+        protocol.result_server_info = self.server_info_in_results
+        return protocol
 
     def run_stdio(self, **options: Any) -> None:
         """Serve this server over stdin/stdout in a fresh Trio run (for scripts).
@@ -426,8 +478,11 @@ class Server:
     def _changed(self, method: str) -> None:
         if not self.list_changed:
             return
+        self._listeners.changed(method)
         for session, peer in list(self._peers.items()):
-            if not session.closed:
+            # A modern connection hears of changes only through its listen
+            # streams (SB-01).
+            if not session.closed and session.state is not SessionState.MODERN:
                 peer.push(method)
 
     # ---------------------------------------------------------- dispatch
@@ -441,6 +496,10 @@ class Server:
         handler = self._handlers.get(ctx.method)
         if handler is None:
             raise RPCError(int(ErrorCode.METHOD_NOT_FOUND), f"Method not found: {ctx.method}")
+        revision = ctx.revision
+        if revision is not None and revision.input_required and ctx.method in _MAY_ASK:
+            # A retry's requestState is verified before any user code runs.
+            ctx.user_data = open_round(ctx, self.request_state)
         return await handler(ctx)
 
     async def handle_notification(self, session: Session, event: NotificationReceived) -> None:
@@ -457,9 +516,13 @@ class Server:
         data: Any,
         *,
         logger: str | None = None,
+        request: RequestContext | None = None,
     ) -> None:
         """Send ``notifications/message`` to *session* if logging is declared and
-        the session's level (``logging/setLevel``) lets *level* through.
+        the level set for it lets *level* through: the session's
+        (``logging/setLevel``) in the handshake era; in 2026-07-28 only for a
+        *request* that asked with ``io.modelcontextprotocol/logLevel``, at or
+        above that level, while it runs (LG-06, LG-07; never on a listen stream).
 
         Raises:
             NotJSON: *data* is not JSON (NaN, a lone surrogate, an object JSON
@@ -470,10 +533,18 @@ class Server:
         Spec: LG-01, LG-02, LG-03, LG-04.
         """
         wanted = coerce_level(level)
-        threshold = self.peer_of(session).log_level
-        if not self.logging or (threshold is not None and wanted < threshold):
-            await trio.lowlevel.checkpoint()
-            return
+        request_meta = request.request_meta if request is not None else None
+        revision = session.protocol.revision
+        if request_meta is not None or (revision is not None and revision.request_scoped_logging):
+            asked = request_meta.log_level if request_meta is not None else None
+            if not self.logging or asked is None or wanted < coerce_level(asked):
+                await trio.lowlevel.checkpoint()
+                return
+        else:
+            threshold = self.peer_of(session).log_level
+            if not self.logging or (threshold is not None and wanted < threshold):
+                await trio.lowlevel.checkpoint()
+                return
         try:
             await session.notify("notifications/message", log_params(wanted, data, logger))
         except NotJSON:
@@ -485,7 +556,7 @@ class Server:
     # -- tools
 
     async def _list_tools(self, ctx: RequestContext) -> mcp_types.ListToolsResult:
-        revision = ctx.session.protocol.revision
+        revision = ctx.revision
         modern = revision is not None and revision.structured_output
         tools = [t.definition if modern else t.legacy_definition for t in self._tools.values()]
         page, cursor = paginate("tools", tools, _cursor(ctx.params), self.page_size)
@@ -520,7 +591,10 @@ class Server:
             variables = template.template.match(uri)
             if variables is not None:
                 return await template.read(uri, variables, ctx, self)
-        raise resource_not_found(uri)
+        revision = ctx.revision
+        raise resource_not_found(
+            uri, revision.resource_not_found_code if revision is not None else None
+        )
 
     async def _subscribe(self, ctx: RequestContext) -> mcp_types.EmptyResult:
         self.peer_of(ctx.session).subscriptions.add(ctx.params.uri)
@@ -533,7 +607,7 @@ class Server:
     # -- prompts
 
     async def _list_prompts(self, ctx: RequestContext) -> mcp_types.ListPromptsResult:
-        revision = ctx.session.protocol.revision
+        revision = ctx.revision
         modern = revision is not None and revision.display_metadata
         items = [p.definition if modern else p.legacy_definition for p in self._prompts.values()]
         page, cursor = paginate("prompts", items, _cursor(ctx.params), self.page_size)
@@ -554,9 +628,16 @@ class Server:
             ctx, self, self._prompts, self._templates, self._completers, declared=declared
         )
 
+    async def _listen(self, ctx: RequestContext) -> mcp_types.SubscriptionsListenResult:
+        return await listen(ctx, self._listeners)
+
     async def _set_level(self, ctx: RequestContext) -> mcp_types.EmptyResult:
         self.peer_of(ctx.session).log_level = ctx.params.level
         return mcp_types.EmptyResult()
+
+
+#: The requests that may ask for input in 2026-07-28 (PT-04).
+_MAY_ASK = frozenset({"tools/call", "resources/read", "prompts/get"})
 
 
 def _cursor(params: Any) -> str | None:

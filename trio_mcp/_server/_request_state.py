@@ -88,14 +88,17 @@ _MESSAGES = {
 
 
 class RequestStateError(RPCError):
-    """A ``requestState`` was refused: -32602, ``reason`` says why (PT-08).
+    """A ``requestState`` was refused: -32602, ``reason`` says why (PT-08);
+    on the wire ``data.reason`` carries it too.
 
     The message never echoes the token.
     """
 
     def __init__(self, reason: StateRejection) -> None:
         super().__init__(
-            int(ErrorCode.INVALID_PARAMS), f"Invalid requestState: {_MESSAGES[reason]}"
+            int(ErrorCode.INVALID_PARAMS),
+            f"Invalid requestState: {_MESSAGES[reason]}",
+            {"reason": reason.value},
         )
         self.reason = reason
 

@@ -249,7 +249,7 @@ class RegisteredTool:
             # exactly what unstructuring the CallToolResult would give, without
             # building two attrs objects and running cattrs over them.
             return {"content": [{"type": "text", "text": value}]}
-        revision = request.session.protocol.revision
+        revision = request.revision
         return self.to_result(value, revision is not None and revision.structured_output)
 
     def to_result(self, value: Any, structured: bool) -> mcp_types.CallToolResult:

@@ -67,7 +67,7 @@ import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar, cast, final
+from typing import Any, NoReturn, TypeVar, cast, final
 from typing import Protocol as TypingProtocol
 
 import attrs
@@ -77,6 +77,8 @@ from .._errors import RequestTimeout, RPCError, SessionClosed
 from .._transport import Transport
 from .._util import reraise_unwrapped
 from ..protocol import (
+    METHODS,
+    REVISIONS,
     CancelOrigin,
     CancelReceived,
     Connection,
@@ -96,11 +98,13 @@ from ..protocol import (
     ProgressReceived,
     Request,
     RequestId,
+    RequestMeta,
     RequestObserver,
     RequestReceived,
     RequestRecord,
     RequestState,
     ResponseReceived,
+    Revision,
     SessionState,
 )
 from ._inbound import InboundRequests
@@ -149,7 +153,17 @@ class RequestContext:
     after the last checkpoint that its result will not be sent.
     """
 
-    __slots__ = ("_protocol", "_queue", "meta", "method", "params", "request_id", "session")
+    __slots__ = (
+        "_protocol",
+        "_queue",
+        "final_result",
+        "meta",
+        "method",
+        "params",
+        "request_id",
+        "session",
+        "user_data",
+    )
 
     def __init__(
         self,
@@ -171,6 +185,59 @@ class RequestContext:
         self.params = params
         #: The request's raw ``_meta`` object, if it had one.
         self.meta = meta
+        #: Set by :meth:`finish_with`: the result the request ends with once its
+        #: scope has unwound the handler.
+        self.final_result: Any = None
+        #: Free for the layer above (the server keeps the request's input round here).
+        self.user_data: Any = None
+
+    @property
+    def revision(self) -> Revision | None:
+        """The revision this request is served in: its own ``_meta`` version in
+        the modern era (ST-01), the session's negotiated one in the handshake era."""
+        request_meta = self._protocol.request_meta(self.request_id)
+        if request_meta is not None:
+            return REVISIONS[request_meta.protocol_version]
+        return self._protocol.revision
+
+    @property
+    def request_meta(self) -> RequestMeta | None:
+        """What a 2026-07-28 request declared in its ``_meta`` (None in the handshake era)."""
+        return self._protocol.request_meta(self.request_id)
+
+    @property
+    def client_capabilities(self) -> JSONObject:
+        """The capabilities the peer declared *for this request*: its own
+        ``_meta`` in the modern era (never an earlier request's: ME-09), the
+        handshake's in the handshake era."""
+        request_meta = self._protocol.request_meta(self.request_id)
+        if request_meta is not None:
+            return request_meta.client_capabilities
+        return self._protocol.peer_capabilities
+
+    def note_follows(self, previous: RequestId) -> None:
+        """Record that this request retries round *previous* of a multi
+        round-trip call (the record's ``follows``)."""
+        self._protocol.note_follows(self.request_id, previous)
+
+    async def finish_with(self, result: Any) -> NoReturn:
+        """End the request now with *result*, unwinding the handler by its own
+        scope's cancellation (so its ``finally`` blocks and shields run, and an
+        ``except Exception`` cannot swallow it). The record ends COMPLETED with
+        *result*; a cancel someone asked for first (the peer, a deadline,
+        shutdown) still wins and no result is sent.
+
+        This is how a 2026-07-28 handler ends its round with an
+        ``InputRequiredResult`` from deep inside the code that needs the input.
+
+        Cancellation: never returns; raises :class:`trio.Cancelled`.
+        """
+        self.final_result = result
+        handle = self._protocol.handle(self.request_id)
+        if handle is not None:
+            handle.cancel(reason="the request ended with a result (input required)")
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")  # pragma: no cover
 
     @property
     def record(self) -> RequestRecord:
@@ -307,6 +374,7 @@ class Session:
             outgoing_buffer,
         )
         self._accepting = True
+        self._stopping = trio.Event()
         self._closed = trio.Event()
         self._writer_finished = False
         # Made only while shutdown waits for the writer to finish.
@@ -334,6 +402,7 @@ class Session:
         on_progress: Callable[[Progress], None] | None = None,
         progress_idle_timeout: float | None = DEFAULT,
         max_duration: float | None = DEFAULT,
+        follows: RequestId | None = None,
     ) -> Any:
         """Send a request and wait for its result (typed by the method's result type).
 
@@ -347,6 +416,11 @@ class Session:
                 disables it. Default: the session's.
             max_duration: hard cap in seconds, whatever progress says (TO-05).
                 None disables it. Default: the session's.
+            follows: the request this one retries (a 2026-07-28 multi
+                round-trip call); noted on the record.
+
+        A long-lived request (``subscriptions/listen``) has no default
+        timeouts: it lasts until one side ends it (A-11).
 
         Raises:
             RPCError: the peer answered with an error.
@@ -367,17 +441,16 @@ class Session:
         """
         if not self._accepting or self._closed.is_set():
             raise self._closed_error()
-        message = self.protocol.send_request(method, params, want_progress=on_progress is not None)
+        message = self.protocol.send_request(
+            method, params, want_progress=on_progress is not None, follows=follows
+        )
+        if progress_idle_timeout is DEFAULT:
+            progress_idle_timeout = None if _long_lived(method) else self.progress_idle_timeout
+        if max_duration is DEFAULT:
+            max_duration = None if _long_lived(method) else self.max_duration
         # Straight to the calls (not via _call): one coroutine frame less,
         # resumed on every wake-up.
-        return await self._outbound.call(
-            message,
-            on_progress,
-            self.progress_idle_timeout
-            if progress_idle_timeout is DEFAULT
-            else progress_idle_timeout,
-            self.max_duration if max_duration is DEFAULT else max_duration,
-        )
+        return await self._outbound.call(message, on_progress, progress_idle_timeout, max_duration)
 
     async def notify(self, method: str, params: Any = None) -> None:
         """Send a notification.
@@ -425,6 +498,15 @@ class Session:
         Cancellation: a plain wait; nothing changes if it is cancelled.
         """
         await self._inbound.wait_settled()
+
+    async def wait_stopping(self) -> None:
+        """Block until the session stops accepting requests (shutdown began, or
+        the transport was lost): a long-lived handler such as a subscription
+        ends itself then, gracefully, within the shutdown grace.
+
+        Cancellation: a plain wait.
+        """
+        await self._stopping.wait()
 
     async def wait_closed(self) -> None:
         """Block until the session is closed (by either side, or transport loss).
@@ -539,6 +621,7 @@ class Session:
         """New inbound requests are refused from now on, and new calls raise."""
         self._accepting = False
         self._inbound.stop_accepting()
+        self._stopping.set()
 
     # ----------------------------------------------------------------- tasks
 
@@ -686,6 +769,12 @@ class Session:
             await trio.sleep(interval)
             if self.closed:
                 return
+            revision = self.protocol.revision
+            if revision is not None and not revision.ping:
+                # 2026-07-28 has no ping: a connection is not a session, and a
+                # dead stdio peer shows as EOF or a broken pipe (SI-11, SI-13).
+                logger.debug("keepalive: %s has no ping; stopped", revision.version)
+                return
             try:
                 # request() raises SessionClosed, sending nothing, once the session stops accepting.
                 await self.request(
@@ -726,6 +815,11 @@ class Session:
         self._transport_lost(reason)
         with trio.CancelScope(shield=True), trio.move_on_after(self.cancel_notify_grace):
             await self.transport.aclose()
+
+
+def _long_lived(method: str) -> bool:
+    spec = METHODS.get(method)
+    return spec is not None and spec.long_lived
 
 
 @asynccontextmanager

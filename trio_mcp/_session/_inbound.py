@@ -82,6 +82,10 @@ class NamesRequest(Protocol):
     @property
     def method(self) -> str: ...
 
+    #: The result a handler ended its request with by unwinding (see
+    #: ``RequestContext.finish_with``), or None.
+    final_result: Any
+
 
 ContextT = TypeVar("ContextT", bound=NamesRequest)
 
@@ -163,10 +167,12 @@ class InboundRequests(Generic[ContextT]):
                 "the peer reused request id %r (accepted: its first use was answered)",
                 request.id,
             )
-        if method == "ping" or method == "initialize":
+        if method == "ping" or method == "initialize" or method == "server/discover":
             protocol.start_inbound(request.id)
             if method == "ping":
                 return protocol.respond(request.id, {})
+            if method == "server/discover":
+                return protocol.respond(request.id, protocol.discover_result())
             return protocol.respond(request.id, protocol.accept_initialize(event.params))
         if not self._accepting:
             return protocol.respond_error(request.id, _CLOSING)
@@ -287,11 +293,18 @@ class InboundRequest(Generic[ContextT]):
                             request_id, CancelOrigin.SHUTDOWN, "the session was cancelled"
                         )
                 if scope.cancelled_caught:
-                    # The first asker, if any, stays the origin; else the
-                    # scope's own deadline fired.
-                    reply = protocol.cancel_inbound(
-                        request_id, CancelOrigin.DEADLINE, "handler deadline"
-                    )
+                    final = self.ctx.final_result
+                    if final is not None and not protocol.cancel_requested(request_id):
+                        # The handler ended its request with a result by
+                        # unwinding (an input-required round); nobody else asked
+                        # to cancel, so that result is the answer.
+                        reply = protocol.respond(request_id, final)
+                    else:
+                        # The first asker, if any, stays the origin; else the
+                        # scope's own deadline fired.
+                        reply = protocol.cancel_inbound(
+                            request_id, CancelOrigin.DEADLINE, "handler deadline"
+                        )
                 if reply is not None:
                     # A handler that finishes after shutdown closed the outgoing
                     # queue (it shielded itself past the grace) has its reply

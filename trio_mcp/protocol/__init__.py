@@ -60,16 +60,24 @@ from ._requests import (
     Direction,
     Progress,
     RequestEvent,
+    RequestMeta,
     RequestRecord,
     RequestState,
 )
 from ._revisions import (
+    ALL_VERSIONS,
+    HANDSHAKE_VERSIONS,
     LATEST,
+    LATEST_MODERN,
     LATEST_VERSION,
+    MODERN_VERSIONS,
     REVISIONS,
     SUPPORTED_VERSIONS,
+    V2026_07_28,
     Era,
     Revision,
+    handshake_versions,
+    modern_versions,
     negotiate_version,
 )
 
@@ -118,8 +126,15 @@ __all__ = [
     "Era",
     "REVISIONS",
     "SUPPORTED_VERSIONS",
+    "HANDSHAKE_VERSIONS",
+    "MODERN_VERSIONS",
+    "ALL_VERSIONS",
     "LATEST",
     "LATEST_VERSION",
+    "LATEST_MODERN",
+    "V2026_07_28",
+    "handshake_versions",
+    "modern_versions",
     "negotiate_version",
     # requests
     "RequestState",
@@ -129,6 +144,7 @@ __all__ = [
     "CancelOrigin",
     "Progress",
     "RequestRecord",
+    "RequestMeta",
     # events
     "Event",
     "RequestReceived",

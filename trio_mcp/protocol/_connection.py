@@ -93,10 +93,19 @@ from ._requests import (
     Progress,
     RequestEntry,
     RequestEvent,
+    RequestMeta,
     RequestRecord,
     RequestState,
 )
-from ._revisions import REVISIONS, SUPPORTED_VERSIONS, V2025_11_25, Revision, negotiate_version
+from ._revisions import (
+    ALL_VERSIONS,
+    REVISIONS,
+    V2025_11_25,
+    Revision,
+    handshake_versions,
+    modern_versions,
+    negotiate_version,
+)
 
 #: Inbound requests (method, state, version, batched, our role) that passed the
 #: method and lifecycle checks of ``_receive_request``. Those checks read nothing
@@ -107,6 +116,19 @@ _INBOUND_OK: dict[tuple[str, SessionState, str | None, bool, Role], MethodSpec] 
 
 _BAD_TOKEN: Any = object()
 
+# The reserved _meta keys of a 2026-07-28 request (types.versioning names them
+# too; here they are wire strings the connection reads on every request).
+_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+_CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+_LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+_SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+_SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
+_LOG_LEVELS = frozenset(
+    ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+)
+_RESULT_TYPES = frozenset(("complete", "input_required"))
+
 
 def _progress_token(params: JSONObject | None) -> Any:
     if not params:
@@ -116,6 +138,26 @@ def _progress_token(params: JSONObject | None) -> Any:
         return None
     token = meta["progressToken"]
     return token if is_valid_request_id(token) else _BAD_TOKEN
+
+
+#: Methods that exist only in the modern era: they open it even without _meta
+#: (and are then refused for the missing fields, ME-07).
+_MODERN_ONLY = frozenset(
+    name
+    for name, spec in METHODS.items()
+    if not spec.revisions & set(handshake_versions(ALL_VERSIONS))
+)
+
+
+def _opens_modern(method: str, params: JSONObject | None) -> bool:
+    """Whether a request on a new server connection takes the modern path (VR-09):
+    it names a version in ``_meta``, or its method exists only in 2026-07-28."""
+    if method == "initialize":
+        return False
+    if method in _MODERN_ONLY:
+        return True
+    meta = params.get("_meta") if params is not None else None
+    return isinstance(meta, dict) and _VERSION_KEY in meta
 
 
 def _is_number(value: Any) -> bool:
@@ -138,7 +180,12 @@ class Connection:
         info: this side's ``Implementation`` object (``clientInfo``/``serverInfo``).
         instructions: server only, sent in the initialize result.
         supported_versions: revisions we speak, newest first (each one of
-            :data:`~trio_mcp.protocol.REVISIONS`).
+            :data:`~trio_mcp.protocol.REVISIONS`): the handshake-era ones are
+            negotiated by ``initialize``, the modern ones named per request.
+            Both eras by default (a dual-era server, VR-08); without a modern
+            version a server treats every request as the handshake era's;
+            without a handshake version it answers ``initialize`` with -32022
+            naming what it speaks (VR-13).
         clock: where timestamps come from (the session passes Trio's clock).
         max_message_size: bound on one inbound frame, in bytes (16 MiB by
             default). A frame over it is refused unparsed, with the id a bounded
@@ -156,9 +203,15 @@ class Connection:
     # make an instance dict of ~1 KiB.
     __slots__ = (
         "_book",
+        "_handshake_versions",
         "_lifecycle",
+        "_modern_ok",
+        "_modern_versions",
         "_next_id",
         "_outbound_ok",
+        "_request_meta",
+        "_supported_versions",
+        "cache_hints",
         "close_reason",
         "converter",
         "instructions",
@@ -170,9 +223,9 @@ class Connection:
         "peer_instructions",
         "progress_interval",
         "protocol_version",
+        "result_server_info",
         "revision",
         "role",
-        "supported_versions",
     )
 
     def __init__(
@@ -182,7 +235,7 @@ class Connection:
         capabilities: JSONObject | None = None,
         info: JSONObject | None = None,
         instructions: str | None = None,
-        supported_versions: tuple[str, ...] = SUPPORTED_VERSIONS,
+        supported_versions: tuple[str, ...] = ALL_VERSIONS,
         clock: Callable[[], float] = time.monotonic,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         history: int = 1000,
@@ -202,6 +255,16 @@ class Connection:
         self.local_info: JSONObject = dict(info or {"name": "trio_mcp", "version": "0"})
         self.instructions = instructions
         self.supported_versions = supported_versions
+        # Modern requests that passed the method checks, by (method, version).
+        self._modern_ok: dict[tuple[str, str], MethodSpec] = {}
+        # Client, modern era: the _meta every request carries (ME-06, ME-08).
+        self._request_meta: JSONObject | None = None
+        #: Server, modern era: ``(ttlMs, cacheScope)`` of each cacheable method's
+        #: complete results that do not set their own (CA-01); methods not
+        #: listed get ``(0, "private")``: stale at once, never shared.
+        self.cache_hints: dict[str, tuple[int, str]] = {}
+        #: Server, modern era: put ``serverInfo`` in every result's ``_meta`` (ME-11).
+        self.result_server_info = True
         self.max_message_size = max_message_size
         self.converter = converter or mcp_types.converter
 
@@ -220,6 +283,20 @@ class Connection:
         self._next_id = 1
         # Outbound requests (method, state, version) that passed _check_outbound.
         self._outbound_ok: dict[tuple[str, SessionState, str | None], MethodSpec] = {}
+
+    @property
+    def supported_versions(self) -> tuple[str, ...]:
+        """The revisions we speak, newest first (both eras)."""
+        return self._supported_versions
+
+    @supported_versions.setter
+    def supported_versions(self, versions: tuple[str, ...]) -> None:
+        unknown = [version for version in versions if version not in REVISIONS]
+        if unknown:
+            raise ValueError(f"unknown protocol revisions {unknown!r}")
+        self._supported_versions = tuple(versions)
+        self._handshake_versions = handshake_versions(self._supported_versions)
+        self._modern_versions = modern_versions(self._supported_versions)
 
     # ------------------------------------------------------------ observation
 
@@ -274,14 +351,23 @@ class Connection:
     # -------------------------------------------------------------------- send
 
     def send_request(
-        self, method: str, params: Any = None, *, want_progress: bool = False
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        want_progress: bool = False,
+        follows: RequestId | None = None,
     ) -> Request:
         """Make an outbound request and its QUEUED record.
 
         ``params`` is an attrs instance of the method's params type, a JSON
         object, or None. With *want_progress* the request carries
         ``_meta.progressToken`` (equal to its id, so unique among active requests,
-        PG-02).
+        PG-02). A client in the modern era adds the protocol version, its
+        capabilities and its ``clientInfo`` to every request's ``_meta``
+        (ME-06, ME-08); keys the caller put in ``_meta`` are kept. *follows*
+        names the round this request retries (a multi round-trip call, PT-14):
+        it goes on the record only.
 
         Raises:
             LocalProtocolError: the method is unknown, goes the wrong way, does
@@ -300,9 +386,14 @@ class Connection:
             lifecycle.check_send_request(method)
         request_id = self._next_id
         raw = self._unstructure(params)
-        if want_progress:
+        request_meta = self._request_meta
+        if want_progress or request_meta is not None:
             raw = dict(raw or {})
-            raw["_meta"] = {**raw.get("_meta", {}), "progressToken": request_id}
+            meta = dict(request_meta or ())
+            meta.update(raw.get("_meta") or ())
+            if want_progress:
+                meta["progressToken"] = request_id
+            raw["_meta"] = meta
         request = Request(request_id, method, raw)
         # Serialized now, not by the writer: params that are not JSON fail the
         # caller here, before an id or a record is spent, and can never take
@@ -318,6 +409,7 @@ class Connection:
             request_id if want_progress else None,
         )
         entry.encoded = data
+        entry.follows = follows
         book.add_outbound(entry)
         return request
 
@@ -371,7 +463,7 @@ class Connection:
         if (
             gate is not None
             and gate.held_by(self.role.peer, receiving=kind is Kind.REQUEST)
-            and state is SessionState.OPERATING
+            and (state is SessionState.OPERATING or state is SessionState.MODERN)
             and not gate.declared_in(self.peer_capabilities)
         ):
             raise LocalProtocolError(f"{method!r} needs the {gate}, which the peer did not declare")
@@ -565,6 +657,16 @@ class Connection:
         # deployed clients do this (some use id 1 for everything), and refusing
         # with a null id would leave their call unanswered.
         reused = book.remembers(request_id)
+        if self.role is Role.SERVER:
+            # The era of a server connection: its opening decides (VR-09).
+            state = self._lifecycle.state
+            if self._modern_versions and (
+                state is SessionState.MODERN
+                or (state is SessionState.NEW and _opens_modern(method, request.params))
+            ):
+                return self._receive_modern_request(request, reused)
+            if method == "initialize" and not self._handshake_versions:
+                return self._refuse_handshake(request)
         # The method and lifecycle checks read only the method, the state, the
         # revision and our role: a pass is cached per (method, state, revision,
         # batched) and role, in a cache all sessions share. The capability gate
@@ -580,6 +682,9 @@ class Connection:
                 spec is None
                 or spec.kind is not Kind.REQUEST
                 or not spec.exists_in(version)
+                # Before the handshake: a method of no handshake-era revision
+                # (server/discover to a handshake-only server) is unknown here.
+                or (version is None and method in _MODERN_ONLY)
                 or not spec.sender.allows(self.role.peer)
             ):
                 return self._refuse(
@@ -617,6 +722,135 @@ class Connection:
         entry = RequestEntry(request_id, method, Direction.INBOUND, book.clock(), token)
         book.add_inbound(entry, reused=reused)
         return RequestReceived(request, spec, params_or_error, reused)
+
+    def _receive_modern_request(self, request: Request, reused: bool) -> Event:
+        """A 2026-07-28 request: everything is read from its own ``_meta``.
+
+        Checked in this order, each refusal with the request's id: the
+        required ``_meta`` fields (-32602, ME-07); the version (-32022 with
+        ``supported`` and ``requested``, VR-02); the method (-32601); the
+        optional ``clientInfo`` and ``logLevel`` (-32602, LG-08); our own
+        capability gate (-32601); the params (-32602); the progress token
+        (-32602). ``initialize`` on a connection already in the modern era is
+        -32600 (VR-09). The first request other than ``server/discover`` moves
+        the connection to MODERN.
+
+        Spec: ME-06, ME-07, ME-09, VR-01, VR-02, VR-09, ST-01, LG-08.
+        """
+        method = request.method
+        params = request.params
+        if method == "initialize":
+            return self._refuse(
+                request,
+                ErrorCode.INVALID_REQUEST,
+                "This connection already speaks 2026-07-28 (every request carries its "
+                "version in _meta); initialize is not accepted on it",
+            )
+        meta = params.get("_meta") if params is not None else None
+        if not isinstance(meta, dict):
+            meta = {}
+        version = meta.get(_VERSION_KEY)
+        capabilities = meta.get(_CAPABILITIES_KEY)
+        missing = [
+            key
+            for key, present in (
+                (_VERSION_KEY, isinstance(version, str)),
+                (_CAPABILITIES_KEY, isinstance(capabilities, dict)),
+            )
+            if not present
+        ]
+        if missing:
+            return self._refuse(
+                request,
+                ErrorCode.INVALID_PARAMS,
+                f"Missing or invalid _meta field(s) {', '.join(missing)}: every 2026-07-28 "
+                "request names its protocol version and client capabilities",
+                {"missing": missing},
+            )
+        assert isinstance(version, str)
+        assert isinstance(capabilities, dict)
+        if version not in self._modern_versions:
+            return self._refuse(
+                request,
+                ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
+                f"Unsupported protocol version {version[:64]!r}",
+                {"supported": list(self.supported_versions), "requested": version},
+            )
+        key = (method, version)
+        spec = self._modern_ok.get(key)
+        if spec is None:
+            spec = METHODS.get(method)
+            if (
+                spec is None
+                or spec.kind is not Kind.REQUEST
+                or not spec.exists_in(version)
+                or not spec.sender.allows(Role.CLIENT)
+            ):
+                return self._refuse(
+                    request, ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method}"
+                )
+            self._modern_ok[key] = spec
+        info = meta.get(_CLIENT_INFO_KEY)
+        if info is not None and not isinstance(info, dict):
+            return self._refuse(
+                request, ErrorCode.INVALID_PARAMS, f"_meta {_CLIENT_INFO_KEY} must be an object"
+            )
+        level = meta.get(_LOG_LEVEL_KEY)
+        if level is not None and not (isinstance(level, str) and level in _LOG_LEVELS):
+            return self._refuse(
+                request,
+                ErrorCode.INVALID_PARAMS,
+                f"_meta {_LOG_LEVEL_KEY} must be one of {', '.join(sorted(_LOG_LEVELS))}",
+            )
+        gate = spec.gate(version)
+        if (
+            gate is not None
+            and gate.held_by(Role.SERVER, receiving=True)
+            and not gate.declared_in(self.local_capabilities)
+        ):
+            return self._refuse(
+                request,
+                ErrorCode.METHOD_NOT_FOUND,
+                f"Method not found: {method} ({gate} was not declared)",
+            )
+        params_or_error = self._structure_params(spec, params)
+        if isinstance(params_or_error, ErrorObject):
+            return self._invalid_message(
+                ErrorResponse(request.id, params_or_error), params_or_error.message
+            )
+        token = _progress_token(params)
+        if token is _BAD_TOKEN:
+            return self._refuse(
+                request,
+                ErrorCode.INVALID_PARAMS,
+                "_meta.progressToken must be a string or an integer",
+            )
+        lifecycle = self._lifecycle
+        if lifecycle.state is SessionState.NEW and method != "server/discover":
+            # A probe does not decide the era; anything else does (VR-09).
+            lifecycle.process(LifecycleEvent.RECV_MODERN)
+            self._negotiated(version)
+        book = self._book
+        entry = RequestEntry(request.id, method, Direction.INBOUND, book.clock(), token)
+        entry.request_meta = RequestMeta(version, capabilities, info, level)
+        book.add_inbound(entry, reused=reused)
+        return RequestReceived(request, spec, params_or_error, reused)
+
+    def _refuse_handshake(self, request: Request) -> Event:
+        """A modern-only server's answer to ``initialize``: -32022 naming the
+        versions it speaks, so a handshake-era client fails at once (VR-13)."""
+        params = request.params or {}
+        requested = params.get("protocolVersion")
+        return self._refuse(
+            request,
+            ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
+            "This server does not accept initialize: it speaks only "
+            + ", ".join(self._modern_versions),
+            {
+                "supported": list(self.supported_versions),
+                "requested": requested if isinstance(requested, str) else None,
+            },
+        )
 
     def _structure_params(self, spec: MethodSpec, params: JSONObject | None) -> Any:
         if params is None:
@@ -672,6 +906,8 @@ class Connection:
             return self._ignore(
                 IgnoredReason.MALFORMED, "notifications/cancelled without a valid requestId"
             )
+        if self.role is Role.CLIENT and self._lifecycle.state is SessionState.MODERN:
+            return self._receive_server_cancel(request_id, reason)  # type: ignore[arg-type]
         entry = self._book.known_inbound(request_id)
         if entry is None:
             return self._ignore(IgnoredReason.UNKNOWN_ID, f"cancel for unknown id {request_id!r}")
@@ -684,6 +920,27 @@ class Connection:
             return self._receive_late_cancel(entry, reason)
         entry.request_cancel(CancelOrigin.PEER, reason)  # sets peer_cancelled
         return CancelReceived(entry.id, reason)
+
+    def _receive_server_cancel(self, request_id: RequestId, reason: str | None) -> Event:
+        """Client, 2026-07-28: the server tore down one of our
+        ``subscriptions/listen`` streams (SB-10). The call fails with -32000
+        saying so; a cancel naming anything else is ignored (CN-15)."""
+        book = self._book
+        entry = book.outbound_entry(request_id)
+        if entry is None or not METHODS[entry.method].long_lived:
+            return self._ignore(
+                IgnoredReason.UNEXPECTED,
+                f"the server cancelled {request_id!r}, which is no subscription (CN-15)",
+            )
+        if entry.state is not RequestState.RUNNING:
+            entry.late_events.append(f"server cancel in {entry.state.value}")
+            return self._ignore(IgnoredReason.LATE, f"server cancel for {request_id!r}")
+        error = ErrorObject(
+            int(ErrorCode.SESSION_CLOSED),
+            f"The server ended the subscription: {reason or 'no reason given'}",
+        )
+        book.finish(entry, RequestEvent.FAIL, error=error)
+        return ErrorReceived(entry.id, error, remote=True)
 
     def _receive_late_cancel(self, entry: RequestEntry, reason: str | None) -> Event:
         """A peer cancel for a request whose handler already finished.
@@ -755,8 +1012,25 @@ class Connection:
             book.finish(entry, RequestEvent.FAIL, error=response.error)
             return ErrorReceived(entry.id, response.error, remote=True)
         spec = METHODS[entry.method]
+        result_type = spec.result_type
+        revision = self.revision
+        if revision is not None and revision.result_type:
+            # A-21: absent means complete; input_required only where PT-04
+            # allows it; anything else is not ours to guess.
+            kind = response.result.get("resultType", "complete")
+            if kind == "input_required" and spec.input_required:
+                result_type = mcp_types.InputRequiredResult
+                entry.input_required = True
+            elif kind != "complete":
+                error = ErrorObject(
+                    int(ErrorCode.INVALID_PARAMS),
+                    f"Invalid result for {entry.method} from the peer",
+                    {"errors": [f"resultType {str(kind)[:64]!r} is not allowed here"]},
+                )
+                book.finish(entry, RequestEvent.FAIL, error=error)
+                return ErrorReceived(entry.id, error, remote=False)
         try:
-            result: Any = self.converter.structure(response.result, spec.result_type)
+            result: Any = self.converter.structure(response.result, result_type)
         except Exception as exc:
             error = ErrorObject(
                 int(ErrorCode.INVALID_PARAMS),
@@ -790,6 +1064,11 @@ class Connection:
             # QUEUED forever while a response went out. The caller's bug, so raise.
             raise LocalProtocolError(f"respond() for {request_id!r} before start_inbound()")
         raw = self._unstructure(result) or {}
+        if entry.request_meta is not None:
+            decorated = self._modern_result(entry, raw)
+            if isinstance(decorated, ErrorObject):
+                return self.respond_error(request_id, decorated)
+            raw = decorated
         try:
             data = encode_result(request_id, raw)
         except LocalProtocolError as exc:
@@ -802,6 +1081,41 @@ class Connection:
         if entry.peer_cancelled:
             return None
         return Response(request_id, raw)
+
+    def _modern_result(self, entry: RequestEntry, raw: JSONObject) -> JSONObject | ErrorObject:
+        """A 2026-07-28 result as the wire wants it: ``resultType`` (default
+        ``"complete"``), ``serverInfo`` in ``_meta`` (ME-11, unless
+        :attr:`result_server_info` is off), the cache hints of a complete
+        cacheable result that sets none (CA-01: from :attr:`cache_hints`), no
+        hints on an input-required one. An input-required result for a method
+        that may not answer so (PT-04), or with neither ``inputRequests`` nor
+        ``requestState`` (PT-06), is the handler's bug: -32603.
+
+        Spec: ME-11, CA-01, PT-04, PT-06, A-21.
+        """
+        raw = dict(raw)
+        result_type = raw.setdefault("resultType", "complete")
+        spec = METHODS[entry.method]
+        if result_type == "input_required":
+            if not spec.input_required or not (
+                raw.get("inputRequests") or raw.get("requestState") is not None
+            ):
+                return ErrorObject(
+                    int(ErrorCode.INTERNAL_ERROR),
+                    f"Internal error: {entry.method} cannot answer with this input-required result",
+                )
+            raw.pop("ttlMs", None)
+            raw.pop("cacheScope", None)
+            entry.input_required = True
+        elif spec.cacheable:
+            ttl, scope = self.cache_hints.get(entry.method, (0, "private"))
+            raw.setdefault("ttlMs", ttl)
+            raw.setdefault("cacheScope", scope)
+        if self.result_server_info:
+            meta = dict(raw.get("_meta") or ())
+            meta.setdefault(_SERVER_INFO_KEY, self.local_info)
+            raw["_meta"] = meta
+        return raw
 
     def respond_error(self, request_id: RequestId, error: ErrorObject) -> ErrorResponse | None:
         """The handler failed: record FAILED; None if the peer cancelled.
@@ -838,13 +1152,16 @@ class Connection:
 
     def cancel_inbound(
         self, request_id: RequestId, origin: CancelOrigin, reason: str | None
-    ) -> ErrorResponse | None:
+    ) -> ErrorResponse | Notification | None:
         """The handler's scope was cancelled: record CANCELLED.
 
         A peer cancel gets no response at all (CN-05). A local cancel (its
         deadline, shutdown) while the peer still waits gets an error response
         with :attr:`ErrorCode.REQUEST_CANCELLED_LOCALLY`, so the peer is never
         left hanging; the transport being gone gets nothing (it cannot be sent).
+        A 2026-07-28 ``subscriptions/listen`` the server abandons is ended with
+        ``notifications/cancelled`` naming it instead, the one use the server
+        has for that notification (SB-10, CN-15, A-12).
         """
         entry = self._book.inbound_entry(request_id)
         if entry is None:
@@ -860,6 +1177,11 @@ class Connection:
         message = f"Request cancelled by the {who}"
         if entry.cancel_reason:
             message += f": {entry.cancel_reason}"
+        if entry.request_meta is not None and METHODS[entry.method].long_lived:
+            entry.reply_written = True
+            return Notification(
+                "notifications/cancelled", {"requestId": request_id, "reason": message}
+            )
         return ErrorResponse(
             request_id, ErrorObject(int(ErrorCode.REQUEST_CANCELLED_LOCALLY), message)
         )
@@ -958,11 +1280,18 @@ class Connection:
     # ----------------------------------------------------------- handshake
 
     def initialize_request(self, version: str | None = None) -> Request:
-        """Client: the ``initialize`` request (LC-02, LC-07: our newest version)."""
+        """Client: the ``initialize`` request (LC-02, LC-07: our newest
+        handshake-era version).
+
+        Raises:
+            LocalProtocolError: we speak no handshake-era version.
+        """
+        if version is None and not self._handshake_versions:
+            raise LocalProtocolError("no handshake-era version to offer in initialize")
         return self.send_request(
             "initialize",
             {
-                "protocolVersion": version or self.supported_versions[0],
+                "protocolVersion": version or self._handshake_versions[0],
                 "capabilities": self.local_capabilities,
                 "clientInfo": self.local_info,
             },
@@ -977,9 +1306,9 @@ class Connection:
             LocalProtocolError: no ``initialize`` of ours awaits its result.
         """
         version = result.protocol_version
-        if version not in self.supported_versions:
+        if version not in self._handshake_versions:
             self.close(f"unsupported protocol version {version!r}")
-            raise UnsupportedProtocolVersion(version, self.supported_versions)
+            raise UnsupportedProtocolVersion(version, self._handshake_versions)
         self._lifecycle.process(LifecycleEvent.RECV_INIT_RESULT)
         self._negotiated(version)
         self.peer_capabilities = self.converter.unstructure(result.capabilities)
@@ -989,7 +1318,7 @@ class Connection:
 
     def accept_initialize(self, params: mcp_types.InitializeRequestParams) -> JSONObject:
         """Server: negotiate (LC-08) and build the initialize result (LC-03)."""
-        version = negotiate_version(params.protocol_version, self.supported_versions)
+        version = negotiate_version(params.protocol_version, self._handshake_versions)
         self._negotiated(version)
         self.peer_capabilities = self.converter.unstructure(params.capabilities)
         self.peer_info = self.converter.unstructure(params.client_info)
@@ -1014,10 +1343,93 @@ class Connection:
         """
         if not self._lifecycle.accepts(LifecycleEvent.START_STATELESS):
             raise LocalProtocolError("start_stateless needs a new server connection")
-        if version not in self.supported_versions:
+        if version not in self._handshake_versions:
             raise LocalProtocolError(f"unsupported protocol version {version!r}")
         self._negotiated(version)
         self._lifecycle.process(LifecycleEvent.START_STATELESS)
+
+    # ---------------------------------------------------------- modern era
+
+    def modern_meta(self, version: str) -> JSONObject:
+        """Client: the ``_meta`` a 2026-07-28 request of ours carries (ME-06, ME-08)."""
+        return {
+            _VERSION_KEY: version,
+            _CAPABILITIES_KEY: self.local_capabilities,
+            _CLIENT_INFO_KEY: self.local_info,
+        }
+
+    def discover_request(self, version: str | None = None) -> Request:
+        """Client: a ``server/discover`` naming *version* (default: our newest
+        modern one) — the era probe of a dual-era client (SI-14, DS-05). It
+        may be sent before the era is chosen and does not choose it.
+
+        Raises:
+            LocalProtocolError: we speak no modern version, or it may not be sent now.
+        """
+        version = version or (self._modern_versions[0] if self._modern_versions else None)
+        if version is None:
+            raise LocalProtocolError("no modern version to name in server/discover")
+        if self._request_meta is not None:
+            return self.send_request("server/discover")
+        return self.send_request("server/discover", {"_meta": self.modern_meta(version)})
+
+    def start_modern(self, version: str, result: mcp_types.DiscoverResult) -> None:
+        """Client: the era is the modern one, at *version*: every later request
+        carries the version, our capabilities and our ``clientInfo`` (ME-06).
+        The server's capabilities, instructions and ``serverInfo`` are those of
+        *result* (DS-02).
+
+        Raises:
+            LocalProtocolError: not a new client connection, or *version* is not
+                one of our modern versions.
+        """
+        if self.role is not Role.CLIENT or not self._lifecycle.accepts(LifecycleEvent.START_MODERN):
+            raise LocalProtocolError("start_modern needs a new client connection")
+        if version not in self._modern_versions:
+            raise LocalProtocolError(f"unsupported modern protocol version {version!r}")
+        self._lifecycle.process(LifecycleEvent.START_MODERN)
+        self._negotiated(version)
+        self._request_meta = self.modern_meta(version)
+        self.peer_capabilities = self.converter.unstructure(result.capabilities)
+        info = (result.meta or {}).get(_SERVER_INFO_KEY)
+        self.peer_info = dict(info) if isinstance(info, dict) else {}
+        self.peer_instructions = result.instructions
+
+    @property
+    def modern_versions(self) -> tuple[str, ...]:
+        """Our modern-era versions, newest first."""
+        return self._modern_versions
+
+    @property
+    def handshake_versions(self) -> tuple[str, ...]:
+        """Our handshake-era versions, newest first."""
+        return self._handshake_versions
+
+    def discover_result(self) -> JSONObject:
+        """Server: the ``server/discover`` result (DS-01..DS-03); :meth:`respond`
+        adds ``resultType``, ``serverInfo`` and the cache hints."""
+        result: JSONObject = {
+            "supportedVersions": list(self.supported_versions),
+            "capabilities": self.local_capabilities,
+        }
+        if self.instructions is not None:
+            result["instructions"] = self.instructions
+        return result
+
+    def request_meta(self, request_id: RequestId) -> RequestMeta | None:
+        """What an in-flight 2026-07-28 inbound request declared in its ``_meta``
+        (None for a handshake-era request, or one that has ended)."""
+        entry = self._book.inbound_entry(request_id)
+        return None if entry is None else entry.request_meta
+
+    def note_follows(self, request_id: RequestId, previous: RequestId) -> None:
+        """Record that an in-flight inbound request retries round *previous* of a
+        multi round-trip call (read from its verified ``requestState``)."""
+        entry = self._book.inbound_entry(request_id)
+        if entry is not None and entry.follows is None:
+            entry.follows = previous
+            if self.observing:
+                self.observer.on_update(entry.snapshot())
 
     def _negotiated(self, version: str) -> None:
         self.protocol_version = version

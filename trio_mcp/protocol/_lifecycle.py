@@ -1,4 +1,4 @@
-"""The handshake-era session lifecycle: states, transitions and permissions.
+"""The connection lifecycle of both eras: states, transitions and permissions.
 
 Theory of operation
 -------------------
@@ -10,7 +10,17 @@ this module, as data (h11's ``_state.py``, "Rule 1")::
                                           --RECV_INITIALIZED--> OPERATING
              INITIALIZING --SEND_INIT_ERROR--> NEW     (the client may try again)
              NEW --START_STATELESS--> OPERATING        (a stateless HTTP exchange, HT-36)
+    modern:  client NEW --START_MODERN--> MODERN       (server/discover answered, VR-11)
+             server NEW --RECV_MODERN--> MODERN        (a request with modern _meta, VR-09)
     both:    any but CLOSED --CLOSE--> CLOSED          (final; every later send is refused)
+
+The era of a connection is decided by its opening (VR-09): ``initialize`` takes
+the handshake path, a request naming a 2026-07-28 version in ``_meta`` the
+modern one. A ``server/discover`` probe does not decide it (the server answers
+it in NEW and stays there), so a client whose probe found no common modern
+version may still send ``initialize`` on the same connection (SI-14). In MODERN
+there is no session: every request is checked against its own ``_meta``, and
+the server sends no requests (PT-01).
 
 :data:`LIFECYCLE` is that diagram, keyed ``[role][state][event]``; a pair that is
 missing is not a transition. :class:`Lifecycle` is the one object that holds a
@@ -48,6 +58,8 @@ class SessionState(_FastEnum):
     INITIALIZED = "initialized"
     #: Normal operation (LC-11).
     OPERATING = "operating"
+    #: The modern era (2026-07-28): no session, every request self-contained.
+    MODERN = "modern"
     #: Closed; ``Connection.close_reason`` says why.
     CLOSED = "closed"
 
@@ -80,25 +92,35 @@ class LifecycleEvent(_FastEnum):
     RECV_INITIALIZED = "receive initialized"
     #: Server: one stateless exchange starts without a handshake (HT-36).
     START_STATELESS = "start stateless"
+    #: Client: the era probe found a modern server; requests carry ``_meta``.
+    START_MODERN = "start modern"
+    #: Server: a request that names a modern version in ``_meta`` arrived (VR-09).
+    RECV_MODERN = "receive modern request"
     #: Either side: the session ends.
     CLOSE = "close"
 
 
-_NEW, _INITIALIZING, _INITIALIZED, _OPERATING, _CLOSED = SessionState
+_NEW, _INITIALIZING, _INITIALIZED, _OPERATING, _MODERN, _CLOSED = SessionState
 _CLOSE = {LifecycleEvent.CLOSE: _CLOSED}
 
 #: The whole lifecycle, ``LIFECYCLE[role][state][event] -> new state``.
 LIFECYCLE: Final[dict[Role, dict[SessionState, dict[LifecycleEvent, SessionState]]]] = {
     Role.CLIENT: {
-        _NEW: {LifecycleEvent.SEND_INITIALIZE: _INITIALIZING, **_CLOSE},
+        _NEW: {
+            LifecycleEvent.SEND_INITIALIZE: _INITIALIZING,
+            LifecycleEvent.START_MODERN: _MODERN,
+            **_CLOSE,
+        },
         _INITIALIZING: {LifecycleEvent.RECV_INIT_RESULT: _OPERATING, **_CLOSE},
         _OPERATING: _CLOSE,
+        _MODERN: _CLOSE,
         _CLOSED: {},
     },
     Role.SERVER: {
         _NEW: {
             LifecycleEvent.RECV_INITIALIZE: _INITIALIZING,
             LifecycleEvent.START_STATELESS: _OPERATING,
+            LifecycleEvent.RECV_MODERN: _MODERN,
             **_CLOSE,
         },
         _INITIALIZING: {
@@ -108,6 +130,7 @@ LIFECYCLE: Final[dict[Role, dict[SessionState, dict[LifecycleEvent, SessionState
         },
         _INITIALIZED: {LifecycleEvent.RECV_INITIALIZED: _OPERATING, **_CLOSE},
         _OPERATING: _CLOSE,
+        _MODERN: _CLOSE,
         _CLOSED: {},
     },
 }
@@ -144,9 +167,12 @@ class Permissions:
 
 _CLOSED_TO_ALL = Permissions(frozenset(), frozenset(), frozenset())
 _OPERATING_ALL = Permissions(EVERY_METHOD, EVERY_METHOD, EVERY_METHOD)
-# The client sends notifications/initialized when its handshake completes.
+# The client sends notifications/initialized when its handshake completes, and
+# may probe the era with server/discover before choosing one (SI-14).
 _CLIENT_EARLY = Permissions(
-    _EARLY_REQUESTS, _EARLY_NOTIFICATIONS | {"notifications/initialized"}, _EARLY_REQUESTS
+    _EARLY_REQUESTS | {"server/discover"},
+    _EARLY_NOTIFICATIONS | {"notifications/initialized"},
+    _EARLY_REQUESTS,
 )
 _SERVER_EARLY = Permissions(_EARLY_REQUESTS, _EARLY_NOTIFICATIONS, _EARLY_REQUESTS)
 
@@ -155,12 +181,15 @@ ALLOWED: Final[dict[tuple[Role, SessionState], Permissions]] = {
     (Role.CLIENT, _NEW): _CLIENT_EARLY,
     (Role.CLIENT, _INITIALIZING): _CLIENT_EARLY,
     (Role.CLIENT, _OPERATING): _OPERATING_ALL,
+    (Role.CLIENT, _MODERN): _OPERATING_ALL,
     (Role.CLIENT, _CLOSED): _CLOSED_TO_ALL,
     (Role.SERVER, _NEW): _SERVER_EARLY,
     (Role.SERVER, _INITIALIZING): _SERVER_EARLY,
     # The result is out; notifications/initialized may still be in flight (A-04).
     (Role.SERVER, _INITIALIZED): Permissions(_EARLY_REQUESTS, _EARLY_NOTIFICATIONS, EVERY_METHOD),
     (Role.SERVER, _OPERATING): _OPERATING_ALL,
+    # No server-to-client requests in the modern era (PT-01, SI-07).
+    (Role.SERVER, _MODERN): Permissions(frozenset(), EVERY_METHOD, EVERY_METHOD),
     (Role.SERVER, _CLOSED): _CLOSED_TO_ALL,
 }
 

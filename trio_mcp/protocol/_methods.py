@@ -1,10 +1,17 @@
-"""The spec as data: every method of every handshake-era revision, in one table.
+"""The spec as data: every method of every revision, both eras, in one table.
 
 The codec types params and results from it, the connection checks direction,
 revision and capabilities from it, and the docs are generated from it. A revision
 difference is a field of a row, never a branch in session code.
 
-Spec: spec-requirements §26.2 (method table), LC-11, LC-14, CN-03.
+A row's ``revisions`` say where it exists: the handshake-era methods that
+2026-07-28 removed (``initialize``, ``ping``, ``logging/setLevel``,
+``resources/subscribe``, the server's requests, tasks) list only handshake
+versions; ``server/discover`` and ``subscriptions/listen`` only the modern one.
+
+Spec: spec-requirements §26.1 and §26.2 (method tables), LC-11, LC-14, CN-03,
+PT-04 (which requests may answer input-required), CA-01 (which are cacheable),
+SB-10 (the listen stream).
 """
 
 from __future__ import annotations
@@ -17,7 +24,13 @@ import attrs
 
 from .. import types as t
 from ._lifecycle import Role
-from ._revisions import SUPPORTED_VERSIONS, V2025_03_26, V2025_06_18, V2025_11_25
+from ._revisions import (
+    MODERN_VERSIONS,
+    SUPPORTED_VERSIONS,
+    V2025_03_26,
+    V2025_06_18,
+    V2025_11_25,
+)
 
 
 class Kind(enum.Enum):
@@ -38,7 +51,12 @@ class Sender(enum.Enum):
         return self is Sender.BOTH or self.value == role.value
 
 
+# Handshake-era revisions only (the default of a row: what 2026-07-28 removed
+# says so by keeping it).
 _ALL = frozenset(SUPPORTED_VERSIONS)
+_MODERN = frozenset(MODERN_VERSIONS)
+# Every revision of both eras.
+_EVERY = _ALL | _MODERN
 _SINCE_2025_06 = frozenset({V2025_06_18.version, V2025_11_25.version})
 _ONLY_2025_11 = frozenset({V2025_11_25.version})
 _SINCE_2025_03 = frozenset({V2025_03_26.version, V2025_06_18.version, V2025_11_25.version})
@@ -57,7 +75,7 @@ class Capability:
     #: which go both ways).
     holder: Role | None
     path: tuple[str, ...]
-    revisions: frozenset[str] = _ALL
+    revisions: frozenset[str] = _EVERY
 
     def declared_in(self, capabilities: Mapping[str, Any]) -> bool:
         node: Any = capabilities
@@ -93,6 +111,14 @@ class MethodSpec:
     revisions: frozenset[str] = _ALL
     #: Whether ``params`` must be present.
     params_required: bool = False
+    #: 2026-07-28: may answer with an ``InputRequiredResult`` (PT-04).
+    input_required: bool = False
+    #: 2026-07-28: a complete result carries ``ttlMs`` and ``cacheScope`` (CA-01).
+    cacheable: bool = False
+    #: A stream that lasts until one side ends it (``subscriptions/listen``): no
+    #: request timeout applies (A-11), and a server that abandons it says so
+    #: with ``notifications/cancelled`` instead of an error (SB-10).
+    long_lived: bool = False
 
     def exists_in(self, revision: str | None) -> bool:
         return revision is None or revision in self.revisions
@@ -121,7 +147,7 @@ def _note(
     return MethodSpec(name, Kind.NOTIFICATION, sender, params, None, capability, **kw)
 
 
-def _srv(*path: str, revisions: frozenset[str] = _ALL) -> Capability:
+def _srv(*path: str, revisions: frozenset[str] = _EVERY) -> Capability:
     return Capability(Role.SERVER, path, revisions)
 
 
@@ -148,10 +174,55 @@ _ROWS = [
     _note("notifications/initialized", C, t.NotificationParams),
     # Utilities (basic/utilities)
     _req("ping", B, t.RequestParams, t.EmptyResult),
-    _note("notifications/cancelled", B, t.CancelledNotificationParams, params_required=True),
-    _note("notifications/progress", B, t.ProgressNotificationParams, params_required=True),
+    _note(
+        "notifications/cancelled",
+        B,
+        t.CancelledNotificationParams,
+        params_required=True,
+        revisions=_EVERY,
+    ),
+    _note(
+        "notifications/progress",
+        B,
+        t.ProgressNotificationParams,
+        params_required=True,
+        revisions=_EVERY,
+    ),
+    # Discovery and subscriptions (2026-07-28: server/discover, basic/patterns/subscriptions)
+    _req(
+        "server/discover",
+        C,
+        t.RequestParams,
+        t.DiscoverResult,
+        revisions=_MODERN,
+        cacheable=True,
+    ),
+    _req(
+        "subscriptions/listen",
+        C,
+        t.SubscriptionsListenRequestParams,
+        t.SubscriptionsListenResult,
+        revisions=_MODERN,
+        params_required=True,
+        long_lived=True,
+    ),
+    _note(
+        "notifications/subscriptions/acknowledged",
+        S,
+        t.SubscriptionsAcknowledgedNotificationParams,
+        revisions=_MODERN,
+        params_required=True,
+    ),
     # Tools (server/tools)
-    _req("tools/list", C, t.PaginatedRequestParams, t.ListToolsResult, _srv("tools")),
+    _req(
+        "tools/list",
+        C,
+        t.PaginatedRequestParams,
+        t.ListToolsResult,
+        _srv("tools"),
+        revisions=_EVERY,
+        cacheable=True,
+    ),
     _req(
         "tools/call",
         C,
@@ -159,18 +230,34 @@ _ROWS = [
         t.CallToolResult,
         _srv("tools"),
         params_required=True,
+        revisions=_EVERY,
+        input_required=True,
     ),
     _note(
-        "notifications/tools/list_changed", S, t.NotificationParams, _srv("tools", "listChanged")
+        "notifications/tools/list_changed",
+        S,
+        t.NotificationParams,
+        _srv("tools", "listChanged"),
+        revisions=_EVERY,
     ),
     # Resources (server/resources)
-    _req("resources/list", C, t.PaginatedRequestParams, t.ListResourcesResult, _srv("resources")),
+    _req(
+        "resources/list",
+        C,
+        t.PaginatedRequestParams,
+        t.ListResourcesResult,
+        _srv("resources"),
+        revisions=_EVERY,
+        cacheable=True,
+    ),
     _req(
         "resources/templates/list",
         C,
         t.PaginatedRequestParams,
         t.ListResourceTemplatesResult,
         _srv("resources"),
+        revisions=_EVERY,
+        cacheable=True,
     ),
     _req(
         "resources/read",
@@ -179,6 +266,9 @@ _ROWS = [
         t.ReadResourceResult,
         _srv("resources"),
         params_required=True,
+        revisions=_EVERY,
+        input_required=True,
+        cacheable=True,
     ),
     _req(
         "resources/subscribe",
@@ -201,6 +291,7 @@ _ROWS = [
         S,
         t.NotificationParams,
         _srv("resources", "listChanged"),
+        revisions=_EVERY,
     ),
     _note(
         "notifications/resources/updated",
@@ -208,9 +299,18 @@ _ROWS = [
         t.ResourceUpdatedNotificationParams,
         _srv("resources", "subscribe"),
         params_required=True,
+        revisions=_EVERY,
     ),
     # Prompts (server/prompts)
-    _req("prompts/list", C, t.PaginatedRequestParams, t.ListPromptsResult, _srv("prompts")),
+    _req(
+        "prompts/list",
+        C,
+        t.PaginatedRequestParams,
+        t.ListPromptsResult,
+        _srv("prompts"),
+        revisions=_EVERY,
+        cacheable=True,
+    ),
     _req(
         "prompts/get",
         C,
@@ -218,12 +318,15 @@ _ROWS = [
         t.GetPromptResult,
         _srv("prompts"),
         params_required=True,
+        revisions=_EVERY,
+        input_required=True,
     ),
     _note(
         "notifications/prompts/list_changed",
         S,
         t.NotificationParams,
         _srv("prompts", "listChanged"),
+        revisions=_EVERY,
     ),
     # Logging and completion (server/utilities)
     _req(
@@ -240,14 +343,16 @@ _ROWS = [
         t.LoggingMessageNotificationParams,
         _srv("logging"),
         params_required=True,
+        revisions=_EVERY,
     ),
     _req(
         "completion/complete",
         C,
         t.CompleteRequestParams,
         t.CompleteResult,
-        _srv("completions", revisions=_SINCE_2025_03),
+        _srv("completions", revisions=_SINCE_2025_03 | _MODERN),
         params_required=True,
+        revisions=_EVERY,
     ),
     # Client features (client/*)
     _req(

@@ -145,6 +145,13 @@ class RequestRecord:
     #: The handler ran (or runs) a plain function in a worker thread; on
     #: cancellation that thread was abandoned, not interrupted.
     in_worker_thread: bool = False
+    #: 2026-07-28: it COMPLETED with an ``InputRequiredResult``: the round of a
+    #: multi round-trip call, which the client may retry with the inputs.
+    input_required: bool = False
+    #: 2026-07-28: the id of the round this request retries (inbound: read from
+    #: its verified ``requestState``; outbound: the request it answered), so the
+    #: rounds of one logical call read as one story.
+    follows: RequestId | None = None
 
     @property
     def cancel_requested(self) -> bool:
@@ -173,8 +180,10 @@ class RequestEntry:
         "encoded",
         "error",
         "finished_at",
+        "follows",
         "id",
         "in_worker_thread",
+        "input_required",
         "late_events",
         "method",
         "peer_cancelled",
@@ -183,6 +192,7 @@ class RequestEntry:
         "progress_token",
         "queued_at",
         "reply_written",
+        "request_meta",
         "started_at",
         "state",
         "user_data",
@@ -224,6 +234,10 @@ class RequestEntry:
         self.reply_written = False
         # Free slot for the layer above (the session keeps its scope/waiter here).
         self.user_data: Any = None
+        # Inbound, 2026-07-28: what this request's own _meta declared (ST-01).
+        self.request_meta: RequestMeta | None = None
+        self.input_required = False
+        self.follows: RequestId | None = None
 
     def apply(self, event: RequestEvent, now: float, *, note: str = "") -> RequestState | None:
         """Apply *event*; return the old state, or None if it was ignored (and recorded)."""
@@ -267,4 +281,25 @@ class RequestEntry:
             error=self.error,
             late_events=tuple(self.late_events),
             in_worker_thread=self.in_worker_thread,
+            input_required=self.input_required,
+            follows=self.follows,
         )
+
+
+@attrs.frozen(slots=True)
+class RequestMeta:
+    """What a 2026-07-28 request declared about itself in its ``_meta`` (ME-06..ME-15).
+
+    Read from *this* request only, never inferred from an earlier one (ST-01,
+    ME-09): a server handler reads the client's capabilities here.
+    """
+
+    #: ``io.modelcontextprotocol/protocolVersion``.
+    protocol_version: str
+    #: ``io.modelcontextprotocol/clientCapabilities`` (``{}``: none).
+    client_capabilities: dict[str, Any]
+    #: ``io.modelcontextprotocol/clientInfo``, if sent (self-reported: ME-12).
+    client_info: dict[str, Any] | None = None
+    #: ``io.modelcontextprotocol/logLevel``, if sent: the least severe level of
+    #: ``notifications/message`` wanted for this request (ME-15, LG-06).
+    log_level: str | None = None

@@ -14,7 +14,8 @@ it) is data about methods and stays in :data:`~trio_mcp.protocol.METHODS`, which
 names revisions through the constants below.
 
 Spec: LC-07, LC-08 (version negotiation), BP-18 (batches), HT-36 (the revision
-assumed without an ``MCP-Protocol-Version`` header).
+assumed without an ``MCP-Protocol-Version`` header), VR-01, VR-02, VR-08,
+VR-09 (the modern era and the dual-era server), §29.
 """
 
 from __future__ import annotations
@@ -60,6 +61,28 @@ class Revision:
     #: A resumable Streamable HTTP server opens each SSE stream with a priming
     #: event (HT-10).
     sse_priming: bool
+    #: The server may send JSON-RPC requests (sampling, roots, elicitation);
+    #: without, it asks through input-required results (PT-01, PT-03).
+    server_requests: bool = True
+    #: ``ping`` exists, and so does the keepalive built on it (PI-01).
+    ping: bool = True
+    #: Every result carries ``resultType`` and the server's ``serverInfo`` in
+    #: ``_meta`` (ME-11, A-21).
+    result_type: bool = False
+    #: ``tools/call``, ``resources/read`` and ``prompts/get`` may answer with an
+    #: ``InputRequiredResult`` (PT-03, PT-04).
+    input_required: bool = False
+    #: Cacheable results carry ``ttlMs`` and ``cacheScope`` (CA-01).
+    cache_hints: bool = False
+    #: Log messages are sent only for a request that asked with
+    #: ``io.modelcontextprotocol/logLevel`` (LG-06), not by ``logging/setLevel``.
+    request_scoped_logging: bool = False
+    #: Change notifications travel on ``subscriptions/listen`` streams, not
+    #: ``resources/subscribe`` and the session (SB-01).
+    listen_subscriptions: bool = False
+    #: The error code of ``resources/read`` for an unknown resource (-32002 in
+    #: the handshake era, -32602 in 2026-07-28: A-22).
+    resource_not_found_code: int = -32002
 
 
 # Each revision is written as its changes from the one before, as the spec's
@@ -90,20 +113,73 @@ V2025_11_25: Final = attrs.evolve(
     V2025_06_18, version="2025-11-25", url_elicitation=True, sse_priming=True
 )
 
+# The modern era: no handshake, every request self-contained (VR-01).
+V2026_07_28: Final = attrs.evolve(
+    V2025_11_25,
+    version="2026-07-28",
+    era=Era.MODERN,
+    # URL elicitation stays, without -32042 and elicitationId (EL rows, 26-07).
+    url_elicitation=False,
+    sse_priming=False,
+    server_requests=False,
+    ping=False,
+    result_type=True,
+    input_required=True,
+    cache_hints=True,
+    request_scoped_logging=True,
+    listen_subscriptions=True,
+    resource_not_found_code=-32602,
+)
+
 #: Every revision this library speaks, by version, newest first.
 REVISIONS: Final[dict[str, Revision]] = {
-    revision.version: revision for revision in (V2025_11_25, V2025_06_18, V2025_03_26, V2024_11_05)
+    revision.version: revision
+    for revision in (V2026_07_28, V2025_11_25, V2025_06_18, V2025_03_26, V2024_11_05)
 }
-#: The versions of :data:`REVISIONS`, newest first.
-SUPPORTED_VERSIONS: Final[tuple[str, ...]] = tuple(REVISIONS)
-#: What a client offers and a server counter-offers by default.
+#: Every version of :data:`REVISIONS`, newest first: what a dual-era server
+#: advertises (``server/discover``'s ``supportedVersions``, -32022's ``supported``).
+ALL_VERSIONS: Final[tuple[str, ...]] = tuple(REVISIONS)
+#: The handshake-era versions, newest first: what ``initialize`` and the
+#: ``MCP-Protocol-Version`` header of a session negotiate.
+SUPPORTED_VERSIONS: Final[tuple[str, ...]] = tuple(
+    version for version, revision in REVISIONS.items() if revision.era is Era.HANDSHAKE
+)
+HANDSHAKE_VERSIONS: Final = SUPPORTED_VERSIONS
+#: The modern-era versions a request may name in its ``_meta``, newest first.
+MODERN_VERSIONS: Final[tuple[str, ...]] = tuple(
+    version for version, revision in REVISIONS.items() if revision.era is Era.MODERN
+)
+#: What a client offers in ``initialize`` and a server counter-offers by default.
 LATEST: Final[Revision] = REVISIONS[SUPPORTED_VERSIONS[0]]
 LATEST_VERSION: Final[str] = LATEST.version
+#: The newest modern revision: what a modern client names in its requests.
+LATEST_MODERN: Final[Revision] = REVISIONS[MODERN_VERSIONS[0]]
+
+
+def handshake_versions(versions: tuple[str, ...]) -> tuple[str, ...]:
+    """The handshake-era versions among *versions*, in their order."""
+    return tuple(v for v in versions if REVISIONS[v].era is Era.HANDSHAKE)
+
+
+def modern_versions(versions: tuple[str, ...]) -> tuple[str, ...]:
+    """The modern-era versions among *versions*, in their order."""
+    return tuple(v for v in versions if REVISIONS[v].era is Era.MODERN)
+
+
 #: The revision a Streamable HTTP server assumes for a request without an
 #: ``MCP-Protocol-Version`` header (HT-36).
 DEFAULT_HTTP_VERSION: Final[str] = V2025_03_26.version
 
 
 def negotiate_version(requested: str, supported: tuple[str, ...] = SUPPORTED_VERSIONS) -> str:
-    """The server's answer to a requested version (LC-08): echo it or offer our newest."""
-    return requested if requested in supported else supported[0]
+    """The server's answer to ``initialize`` (LC-08): echo the requested version
+    or offer our newest handshake-era one (a modern version is never the answer
+    to ``initialize``: A-05).
+
+    Raises:
+        ValueError: *supported* holds no handshake-era version.
+    """
+    handshake = handshake_versions(supported)
+    if not handshake:
+        raise ValueError("no handshake-era version is supported")
+    return requested if requested in handshake else handshake[0]

@@ -1,0 +1,171 @@
+"""``subscriptions/listen`` (2026-07-28): one request, one stream of change notices.
+
+Theory of operation
+-------------------
+In the modern era a connection is not a session (ST-07): a client that wants
+``list_changed`` or ``resources/updated`` notices opens a long-lived
+``subscriptions/listen`` request saying which it wants. Its handler
+(:func:`listen`) runs for as long as the stream lasts:
+
+1. it works out what it will honour: the requested types whose capability the
+   server declares (SB-03), and sends ``notifications/subscriptions/acknowledged``
+   with that filter, the first message carrying the subscription's id (SB-02);
+2. it registers a :class:`Listener` with the server's :class:`Listeners`, which
+   every registry change reaches (coalesced, as for handshake-era sessions), and
+   forwards what arrives, each notice tagged with the listen request's id in
+   ``_meta`` (SB-05, ME-13), nothing else (SB-01, SB-13);
+3. it ends when the client cancels it (stdio: ``notifications/cancelled``; its
+   scope is cancelled and nothing more is sent, CN-16), or when the session
+   begins to shut down: then it answers the listen request with a ``complete``
+   result carrying the id (SB-09). If shutdown cancels it before that, the
+   connection ends it with ``notifications/cancelled`` naming it (SB-10).
+
+:class:`Listeners` is the in-process fan-out behind a narrow interface
+(``add``/``discard``/``changed``/``resource_updated``); a server scaled over
+worker processes puts a shared one behind the same interface.
+
+Cancellation: :func:`listen` runs in the request's own scope until one of the
+ends above; a notice not yet queued when it is cancelled is dropped.
+
+Spec: SB-01, SB-02, SB-03, SB-05, SB-09, SB-10, SB-13, ME-13, ST-07, CN-15.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from .. import types as mcp_types
+from .._util import covers
+
+if TYPE_CHECKING:
+    from .._session._engine import RequestContext
+
+_SUBSCRIPTION_ID = mcp_types.SUBSCRIPTION_ID_META_KEY
+#: Filter field -> (the notification it asks for, the capability path it needs).
+_LIST_FILTERS = {
+    "tools_list_changed": ("notifications/tools/list_changed", ("tools", "listChanged")),
+    "prompts_list_changed": ("notifications/prompts/list_changed", ("prompts", "listChanged")),
+    "resources_list_changed": (
+        "notifications/resources/list_changed",
+        ("resources", "listChanged"),
+    ),
+}
+_RESOURCE_UPDATED = "notifications/resources/updated"
+
+
+def _declares(capabilities: dict[str, Any], path: tuple[str, ...]) -> bool:
+    node: Any = capabilities
+    for key in path:
+        if not isinstance(node, dict) or not node.get(key):
+            return False
+        node = node[key]
+    return True
+
+
+def honoured(
+    wanted: mcp_types.SubscriptionFilter, capabilities: dict[str, Any]
+) -> mcp_types.SubscriptionFilter:
+    """The part of *wanted* a server declaring *capabilities* honours (SB-03)."""
+    lists = {
+        field: True
+        for field, (_, path) in _LIST_FILTERS.items()
+        if getattr(wanted, field) and _declares(capabilities, path)
+    }
+    uris = wanted.resource_subscriptions
+    if uris is not None and not _declares(capabilities, ("resources", "subscribe")):
+        uris = None
+    return mcp_types.SubscriptionFilter(**lists, resource_subscriptions=uris)
+
+
+class Listener:
+    """One open ``subscriptions/listen`` stream: what it honours and what waits for it."""
+
+    __slots__ = ("methods", "pending", "uris", "wake")
+
+    def __init__(self, accepted: mcp_types.SubscriptionFilter) -> None:
+        #: The list-changed notifications it receives.
+        self.methods = frozenset(
+            method for field, (method, _) in _LIST_FILTERS.items() if getattr(accepted, field)
+        )
+        #: The URIs it receives updates for (a parent covers its sub-resources, RS-06).
+        self.uris = tuple(accepted.resource_subscriptions or ())
+        #: (method, uri or None) to deliver; a dict, so repeats coalesce.
+        self.pending: dict[tuple[str, str | None], None] = {}
+        self.wake = trio.Event()
+
+    def push(self, method: str, uri: str | None = None) -> None:
+        self.pending[(method, uri)] = None
+        self.wake.set()
+
+
+class Listeners:
+    """The open listen streams of one server (in this process)."""
+
+    __slots__ = ("_listeners",)
+
+    def __init__(self) -> None:
+        self._listeners: set[Listener] = set()
+
+    def __len__(self) -> int:
+        return len(self._listeners)
+
+    def add(self, listener: Listener) -> None:
+        self._listeners.add(listener)
+
+    def discard(self, listener: Listener) -> None:
+        self._listeners.discard(listener)
+
+    def changed(self, method: str) -> None:
+        """A list changed: tell every stream that asked for *method*."""
+        for listener in self._listeners:
+            if method in listener.methods:
+                listener.push(method)
+
+    def resource_updated(self, uri: str) -> None:
+        """*uri* changed: tell every stream subscribed to it or to a parent of it."""
+        for listener in self._listeners:
+            if any(uri == wanted or covers(wanted, uri) for wanted in listener.uris):
+                listener.push(_RESOURCE_UPDATED, uri)
+
+
+async def listen(
+    request: RequestContext, listeners: Listeners
+) -> mcp_types.SubscriptionsListenResult:
+    """Serve one ``subscriptions/listen`` request until it ends (see the module docstring).
+
+    Cancellation: runs in the request's scope; returns the ``complete`` result
+    when the session begins to shut down.
+    """
+    session = request.session
+    params: mcp_types.SubscriptionsListenRequestParams = request.params
+    accepted = honoured(params.notifications, session.protocol.local_capabilities)
+    tag: dict[str, Any] = {_SUBSCRIPTION_ID: request.request_id}
+    listener = Listener(accepted)
+    listeners.add(listener)
+    try:
+        await session.notify(
+            "notifications/subscriptions/acknowledged",
+            mcp_types.SubscriptionsAcknowledgedNotificationParams(notifications=accepted, meta=tag),
+        )
+        async with trio.open_nursery() as nursery:
+
+            async def stop_on_shutdown() -> None:
+                await session.wait_stopping()
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(stop_on_shutdown)
+            while not session.closed:
+                await listener.wake.wait()
+                listener.wake = trio.Event()
+                pending, listener.pending = listener.pending, {}
+                for method, uri in pending:
+                    notice: dict[str, Any] = {"_meta": tag}
+                    if uri is not None:
+                        notice["uri"] = uri
+                    await session.notify(method, notice)
+    finally:
+        listeners.discard(listener)
+    # Only the shutdown watcher ends the loop: the session is stopping.
+    return mcp_types.SubscriptionsListenResult(meta=tag)
