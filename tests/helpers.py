@@ -291,8 +291,10 @@ async def open_client_with_raw_server(
 ) -> AsyncIterator[tuple[RawPeer, Client]]:
     """A real client (``open_client``) whose server is a raw peer that answered
     the handshake; the handshake frames are consumed."""
-    # A raw server answers nothing after the handshake: no discovery.
+    # A raw server answers nothing after the handshake: no discovery; and it
+    # speaks the handshake era.
     client_options.setdefault("discover", False)
+    client_options.setdefault("era", "legacy")
     async with open_raw_client_transport(buffer) as (peer, transport):
         done = trio.Event()
 

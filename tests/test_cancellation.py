@@ -445,7 +445,7 @@ async def test_initialize_timeout_sends_no_cancel_and_tears_the_transport_down(
 ) -> None:
     async with open_raw_client_transport() as (peer, transport):
         with pytest.raises(RequestTimeout) as info:
-            async with open_client(transport, progress_idle_timeout=10):
+            async with open_client(transport, progress_idle_timeout=10, era="legacy"):
                 pytest.fail("the handshake cannot succeed")  # pragma: no cover
         assert info.value.method == "initialize"
         assert trio.current_time() == 10
@@ -463,7 +463,7 @@ async def test_initialize_cancelled_by_the_caller_sends_no_cancel(
 ) -> None:
     async with open_raw_client_transport() as (peer, transport):
         with trio.move_on_after(3) as scope:
-            async with open_client(transport):
+            async with open_client(transport, era="legacy"):
                 pytest.fail("the handshake cannot succeed")  # pragma: no cover
         assert scope.cancelled_caught
         await peer.wait_eof()

@@ -97,7 +97,7 @@ async def test_except_mcp_error_catches_the_version_refusal_of_open_client() -> 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(serve)
             try:
-                async with trio_mcp.open_client(transport):
+                async with trio_mcp.open_client(transport, era="legacy"):
                     pytest.fail("the body must not run")
             except trio_mcp.MCPError as error:
                 caught.append(error)

@@ -60,13 +60,16 @@ def _frames_are_json(recorder: Recorder) -> None:
             orjson.loads(data)  # every frame written parses
 
 
+@pytest.mark.parametrize("era", ["legacy", "modern"])
 @pytest.mark.parametrize("which", range(len(NOT_JSON)))
 async def test_a_log_that_is_not_json_fails_the_tool_and_the_session_goes_on(
-    which: int, caplog: pytest.LogCaptureFixture
+    which: int, era: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     recorder = Recorder()
     options = {"observer": recorder}
-    async with open_pair(_server(), server_options=options) as (client, session):
+    async with open_pair(_server(), server_options=options, era=era) as (client, session):
+        # 2026-07-28 sends log messages only for requests that ask (LG-06).
+        await client.set_logging_level("debug")
         result = await client.call_tool("log", {"which": which})
         assert result.is_error
         assert result.content == [t.TextContent(text="Tool log failed")]
@@ -111,7 +114,7 @@ async def test_a_request_that_is_not_json_fails_its_caller_before_anything_is_sp
 async def test_a_frame_that_still_fails_in_the_writer_is_dropped_and_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    async with open_pair(_server()) as (client, _):
+    async with open_pair(_server(), era="legacy") as (client, _):
         # Bypass the checks that normally stop this at creation time.
         await client.session._queue(Notification("notifications/roots/list_changed", {"x": 1e999}))
         await client.session.request("ping")  # written after it: the writer lives

@@ -340,7 +340,7 @@ async def test_eof_fails_pending_calls_promptly_with_session_closed(
     async with trio.open_nursery() as nursery:
         nursery.start_soon(peer.collect)
         nursery.start_soon(peer.handshake_as_server)
-        async with open_client(spy, discover=False) as client:
+        async with open_client(spy, discover=False, era="legacy") as client:
 
             async def call() -> None:
                 with pytest.raises(SessionClosed) as info:
@@ -404,7 +404,7 @@ async def test_shutdown_fails_pending_calls_and_tells_the_peer(
     async with open_raw_client_transport() as (peer, transport):
         async with trio.open_nursery() as outer:
             outer.start_soon(peer.handshake_as_server)
-            async with open_client(transport, discover=False) as client:
+            async with open_client(transport, discover=False, era="legacy") as client:
 
                 async def call() -> None:
                     with pytest.raises(SessionClosed) as info:
@@ -681,7 +681,12 @@ def _event_between(old: RequestState, new: RequestState) -> Any:
 
 
 @pytest.mark.spec("LC-04")
-async def test_a_real_client_and_server_round_trip(autojump_clock: trio.testing.MockClock) -> None:
+@pytest.mark.parametrize(
+    ("era", "state"), [("legacy", SessionState.OPERATING), ("auto", SessionState.MODERN)]
+)
+async def test_a_real_client_and_server_round_trip(
+    autojump_clock: trio.testing.MockClock, era: str, state: SessionState
+) -> None:
     server = Server("demo", version="1.2")
 
     @server.tool()
@@ -689,10 +694,12 @@ async def test_a_real_client_and_server_round_trip(autojump_clock: trio.testing.
         assert ctx.method == "tools/call"
         return a + b
 
-    async with open_pair(server) as (client, server_session):
+    async with open_pair(server, era=era) as (client, server_session):
         assert client.server_info.name == "demo"
-        await client.ping()  # the server has read notifications/initialized by now
-        assert server_session.state is SessionState.OPERATING
+        # In the handshake era the server has read notifications/initialized by now.
+        await client.ping()
+        assert server_session.state is state
+        assert client.era == ("modern" if era == "auto" else "legacy")
         outcome = await client.call_tool("add", {"a": 2, "b": 3})
         assert outcome.content[0].text == "5"  # type: ignore[union-attr]
         tools = await client.list_tools()

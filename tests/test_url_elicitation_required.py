@@ -46,7 +46,10 @@ async def _consent(request: URLElicitation) -> t.ElicitResult:
 
 @pytest.mark.spec("EL-10")
 async def test_a_tool_raising_it_reaches_a_url_capable_client_typed() -> None:
-    async with open_pair(_calendar_server(), url_elicitation=_consent) as (client, session):
+    async with open_pair(_calendar_server(), url_elicitation=_consent, era="legacy") as (
+        client,
+        session,
+    ):
         with pytest.raises(URLElicitationRequired) as caught:
             await client.call_tool("agenda")
         error = caught.value

@@ -51,6 +51,13 @@ The fast path (optional)
     present, so a frame that can move at once costs no trip through the
     scheduler; ``send`` and ``receive`` stay checkpoints.
 
+The eras it carries (optional)
+    A transport that carries only the handshake era says so with a class
+    attribute ``handshake_only = True`` (the Streamable HTTP client, whose
+    2026-07-28 shape, one POST per self-contained request, is not written
+    yet): a client on it in ``era="auto"`` goes straight to ``initialize``
+    instead of probing. Every other transport carries both eras.
+
 Spec: TR-01 (UTF-8 messages), TR-03 (a custom transport documents its framing).
 """
 

@@ -17,7 +17,7 @@ import trio
 
 from trio_mcp import Client, RPCError, open_client
 from trio_mcp.lowlevel import RequestContext, Session, open_session
-from trio_mcp.protocol import Connection, NotificationReceived, Role
+from trio_mcp.protocol import SUPPORTED_VERSIONS, Connection, NotificationReceived, Role
 from trio_mcp.testing import memory_transport_pair
 
 ToolFn = Callable[[RequestContext, dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -65,8 +65,13 @@ class FakeServer:
         self.overrides: dict[str, Callable[[RequestContext], Awaitable[Any]]] = {}
 
     def protocol(self) -> Connection:
+        # A handshake-era server: these tests are about the handshake-era client
+        # (the client's era="auto" probe is answered -32601 and falls back).
         protocol = Connection(
-            Role.SERVER, capabilities=self.capabilities, info={"name": "fake", "version": "1"}
+            Role.SERVER,
+            capabilities=self.capabilities,
+            info={"name": "fake", "version": "1"},
+            supported_versions=SUPPORTED_VERSIONS,
         )
         if self.version is not None:
             protocol.supported_versions = (self.version,)

@@ -74,7 +74,7 @@ async def test_refuses_a_version_it_does_not_speak() -> None:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(serve)
             with pytest.raises(UnsupportedProtocolVersion):
-                async with open_client(transport):
+                async with open_client(transport, era="legacy"):
                     pytest.fail("the body must not run")
         await peer.wait_eof()
         # Never sent notifications/initialized; closed the transport.
@@ -92,7 +92,7 @@ async def _refuse_initialize(error: dict[str, Any]) -> BaseException:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(serve)
             with pytest.raises(MCPError) as refused:
-                async with open_client(transport):
+                async with open_client(transport, era="legacy"):
                     pytest.fail("the body must not run")
         await peer.wait_eof()
         assert [f.get("method") for f in peer.frames] == ["initialize"]

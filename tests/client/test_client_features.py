@@ -132,7 +132,7 @@ async def test_roots_from_a_function() -> None:
 async def test_non_file_roots_are_refused_locally() -> None:
     transport, _ = memory_transport_pair()
     with pytest.raises(ValueError, match="file://"):
-        async with open_client(transport, roots=[t.Root(uri="http://x")]):
+        async with open_client(transport, roots=[t.Root(uri="http://x")], era="legacy"):
             pytest.fail("must not open")
     server = FakeServer(tools=[])
     async with open_fake(server, roots=ROOTS) as client:

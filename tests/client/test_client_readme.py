@@ -37,7 +37,7 @@ def test_readme_host_script_runs() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0] == "paper-trail 2025-11-25"
+    assert lines[0] == "paper-trail 2026-07-28"  # era="auto" finds a 2026-07-28 server
     assert any(line.startswith("prepare_report: ") for line in lines)
     assert "progress 1" in lines
     assert "progress 2" in lines

@@ -103,12 +103,14 @@ async def test_one_read_may_return_several_contents() -> None:
 
 
 @pytest.mark.spec("RS-08")
-async def test_unknown_resource_is_32002() -> None:
-    async with open_memory_client(everything()) as client:
+@pytest.mark.parametrize(("era", "code"), [("legacy", -32002), ("modern", -32602)])
+async def test_unknown_resource_is_32002(era: str, code: int) -> None:
+    """-32002 in the handshake era (RS-08), -32602 in 2026-07-28 (A-22)."""
+    async with open_memory_client(everything(), era=era) as client:
         for uri in ("nothing://here", "note://missing", "colour://red"):
             with pytest.raises(RPCError) as info:
                 await client.read_resource(uri)
-            assert info.value.code == -32002
+            assert info.value.code == code
             assert info.value.message == "Resource not found"
             assert info.value.data == {"uri": uri}
         # ...and the session goes on.

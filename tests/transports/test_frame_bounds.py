@@ -190,7 +190,7 @@ async def test_an_oversize_response_over_stdio_fails_its_call_and_framing_resume
         async with trio.open_nursery() as nursery:
             nursery.start_soon(raw_server)
             with trio.fail_after(10):
-                async with open_client(client_transport, discover=False) as client:
+                async with open_client(client_transport, discover=False, era="legacy") as client:
                     with pytest.raises(ResponseTooLarge, match=f"limit of {BOUND} bytes"):
                         await client.ping()
                     await client.ping()  # the next line was framed whole

@@ -2,9 +2,16 @@
 
 Theory of operation
 -------------------
-:func:`open_client` opens a session, runs the handshake (our newest revision
-offered, any supported counter-offer accepted, anything else refused), then
-discovers every list the server declared, page by page. A small nursery owned
+:func:`open_client` opens a session, chooses its era (``era="auto"`` by
+default: a ``server/discover`` probe, then the handshake if the server is not
+a 2026-07-28 one; see ``trio_mcp._client._era``), then discovers every list the
+server declared, page by page. The same calls work in both eras: in
+2026-07-28 every request carries our version, capabilities and ``clientInfo``
+(the connection adds them), ``call_tool``/``read_resource``/``get_prompt`` run
+the input-required loop themselves (answering each round with the registered
+handlers and retrying with a new id until the result is complete), and change
+notices arrive on ``subscriptions/listen`` streams the client opens while it
+has listeners. A small nursery owned
 by the ``async with`` holds one task, the list refresher (see
 ``_client_cache``); nothing outlives the block. :func:`run_client` is the same
 for ``nursery.start``: it hands the client back and runs until the client is
@@ -27,12 +34,13 @@ from typing import Any, final
 import trio
 
 from .. import types as mcp_types
-from .._errors import HandshakeRefused, InvalidPeerResult, MCPError, RPCError
+from .._errors import InvalidPeerResult, MCPError, RPCError, SessionClosed
 from .._session._engine import DEFAULT, RequestContext, Session, open_session
 from .._transport import Transport
 from .._util import covers
-from ..protocol import Connection, ErrorCode, NotificationReceived, Progress, Role
+from ..protocol import Connection, NotificationReceived, Progress, Role, SessionState
 from ._cache import LISTS, ClientEvent, ListCache
+from ._era import EraChoice, Negotiated, negotiate
 from ._handlers import (
     ClientHandlers,
     FormElicitationHandler,
@@ -76,6 +84,47 @@ class ToolCallError(MCPError):
         self.result = result
 
 
+_LOG_LEVEL_KEY = mcp_types.LOG_LEVEL_META_KEY
+_SUBSCRIPTION_ID_KEY = mcp_types.SUBSCRIPTION_ID_META_KEY
+
+
+def _declares(capabilities: dict[str, Any], feature: str) -> bool:
+    """Whether a server capability object declares ``<feature>.listChanged``."""
+    node = capabilities.get(feature)
+    return isinstance(node, dict) and bool(node.get("listChanged"))
+
+
+class _Subscription:
+    """One 2026-07-28 listen stream of this client, keyed by its request id."""
+
+    __slots__ = ("_ended", "accepted", "acknowledged", "ended", "id", "updates", "wanted")
+
+    def __init__(
+        self,
+        request_id: Any,
+        wanted: mcp_types.SubscriptionFilter,
+        updates: trio.MemorySendChannel[str] | None,
+    ) -> None:
+        self.id = request_id
+        self.wanted = wanted
+        #: What the server acknowledged it honours (SB-03, SB-04).
+        self.accepted: mcp_types.SubscriptionFilter | None = None
+        self.acknowledged = trio.Event()
+        self.updates = updates
+        self.ended = False
+        self._ended = trio.Event()
+
+    def end(self) -> None:
+        """The stream is over (also wakes whoever waits for the acknowledgment)."""
+        self.ended = True
+        self._ended.set()
+        self.acknowledged.set()
+
+    async def wait_ended(self) -> None:
+        """Block until the stream ends (the server ended it, or the session closed)."""
+        await self._ended.wait()
+
+
 def _default_log_handler(params: mcp_types.LoggingMessageNotificationParams) -> None:
     level = _PY_LEVELS.get(params.level.value, logging.INFO)
     server_log.log(level, "%s: %s", params.logger or "server", params.data)
@@ -93,24 +142,33 @@ class Client:
     def __init__(
         self,
         session: Session,
-        initialize_result: mcp_types.InitializeResult,
+        negotiated: Negotiated,
         handlers: ClientHandlers,
         *,
         log_handler: LogHandler | None = None,
         max_pages: int = 1000,
+        max_input_rounds: int = 8,
     ) -> None:
         self.session = session
-        #: The server's answer to ``initialize``.
-        self.initialize_result = initialize_result
+        self._negotiated = negotiated
+        #: The server's answer to ``initialize`` (None in 2026-07-28).
+        self.initialize_result = negotiated.initialize_result
+        #: The server's answer to ``server/discover`` (None in the handshake era).
+        self.discover_result = negotiated.discover_result
         self.handlers = handlers
-        handlers.server_name = initialize_result.server_info.name
+        handlers.server_name = self.server_info.name
         self.log_handler = log_handler or _default_log_handler
+        #: Bound on the input-required rounds of one call (2026-07-28).
+        self.max_input_rounds = max_input_rounds
         self._cache = ListCache(
             self._request, session.protocol.peer_capabilities, max_pages=max_pages
         )
         self._updates: list[tuple[str | None, trio.MemorySendChannel[str]]] = []
         #: URL elicitations completed (ids), for waiters that come late.
         self._completed_elicitations: set[str] = set()
+        # 2026-07-28: the open listen streams, by the listen request's id.
+        self._subscriptions: dict[Any, _Subscription] = {}
+        self._nursery: trio.Nursery | None = None
 
     async def _request(self, method: str, params: Any) -> Any:
         return await self.session.request(method, params)
@@ -118,21 +176,49 @@ class Client:
     # ----------------------------------------------------------- handshake
 
     @property
+    def era(self) -> str:
+        """``"modern"`` (2026-07-28, no handshake) or ``"legacy"`` (a handshake-era session)."""
+        return self._negotiated.era
+
+    @property
     def protocol_version(self) -> str:
-        """The negotiated revision."""
-        return self.initialize_result.protocol_version
+        """The negotiated revision (2026-07-28: the one every request names)."""
+        version = self.session.protocol.protocol_version
+        assert version is not None  # negotiated before the Client exists
+        return version
 
     @property
     def server_info(self) -> mcp_types.Implementation:
-        return self.initialize_result.server_info
+        """The server's ``serverInfo`` (2026-07-28: from the discover result's
+        ``_meta``; self-reported, never a security input: ME-12)."""
+        if self.initialize_result is not None:
+            return self.initialize_result.server_info
+        info = self.session.protocol.peer_info
+        try:
+            server_info: mcp_types.Implementation = mcp_types.converter.structure(
+                info, mcp_types.Implementation
+            )
+        except Exception:
+            server_info = mcp_types.Implementation(name="", version="")
+        return server_info
 
     @property
     def server_capabilities(self) -> mcp_types.ServerCapabilities:
-        return self.initialize_result.capabilities
+        if self.initialize_result is not None:
+            return self.initialize_result.capabilities
+        assert self.discover_result is not None
+        return self.discover_result.capabilities
 
     @property
     def instructions(self) -> str | None:
-        return self.initialize_result.instructions
+        if self.initialize_result is not None:
+            return self.initialize_result.instructions
+        assert self.discover_result is not None
+        return self.discover_result.instructions
+
+    @property
+    def _modern(self) -> bool:
+        return self.session.protocol.state is SessionState.MODERN
 
     # ------------------------------------------------------- cached lists
 
@@ -217,10 +303,15 @@ class Client:
     # ------------------------------------------------------------ requests
 
     async def ping(self) -> None:
-        """Ping the server (PI-01).
+        """Check that the server answers: ``ping`` in the handshake era (PI-01).
+        2026-07-28 has no ping; there it sends ``server/discover``, the one
+        request every modern server must answer (DS-01), and drops the result.
 
         Cancellation: as :meth:`Session.request`.
         """
+        if self._modern:
+            await self.session.request("server/discover")
+            return
         await self.session.request("ping")
 
     async def list_tools(self, cursor: str | None = None) -> mcp_types.ListToolsResult:
@@ -257,16 +348,24 @@ class Client:
             ToolCallError: with *raise_on_error*.
             RequestTimeout, SessionClosed: as :meth:`Session.request`.
 
+        In 2026-07-28 a server may answer with an input-required result: the
+        client answers its inputs with the registered handlers (elicitation,
+        sampling, roots; all of one round before retrying, PT-12), retries with
+        a new id, the same params, ``inputResponses`` and ``requestState``
+        echoed untouched (PT-13, PT-14), and returns the final result; at most
+        ``max_input_rounds`` rounds. The timeouts apply to each round.
+
         Cancellation:
             As :meth:`Session.request`: the server is told with
-            ``notifications/cancelled`` and a late result is ignored.
+            ``notifications/cancelled`` and a late result is ignored; a cancel
+            between rounds sends nothing (no request is in flight).
 
-        Spec: TL-07, TL-13, TO-01..TO-05, CN-01, PG-02.
+        Spec: TL-07, TL-13, TO-01..TO-05, CN-01, PG-02, PT-12..PT-15.
         """
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
-        result: mcp_types.CallToolResult = await self.session.request(
+        result: mcp_types.CallToolResult = await self._call_with_inputs(
             "tools/call",
             params,
             on_progress=on_progress,
@@ -303,9 +402,74 @@ class Client:
                 f"structuredContent of tool {name!r} does not match its outputSchema", errors
             )
 
+    async def _call_with_inputs(
+        self,
+        method: str,
+        params: dict[str, Any],
+        *,
+        on_progress: Callable[[Progress], None] | None = None,
+        progress_idle_timeout: float | None = DEFAULT,
+        max_duration: float | None = DEFAULT,
+    ) -> Any:
+        """*method* with the input-required loop of 2026-07-28 (PT-12..PT-15).
+
+        Raises:
+            InvalidPeerResult: the server asked for more than
+                ``max_input_rounds`` rounds, or for an input this client
+                cannot answer (one it did not declare: PT-07).
+
+        Cancellation: as :meth:`Session.request`, round by round.
+        """
+        session = self.session
+        follows = None
+        current = params
+        for _ in range(self.max_input_rounds + 1):
+            message = session.prepare_request(
+                method, current, want_progress=on_progress is not None, follows=follows
+            )
+            result = await session.call_prepared(
+                message,
+                on_progress=on_progress,
+                progress_idle_timeout=progress_idle_timeout,
+                max_duration=max_duration,
+            )
+            if not isinstance(result, mcp_types.InputRequiredResult):
+                return result
+            follows = message.id
+            current = dict(params)
+            if result.input_requests:
+                current["inputResponses"] = await self._answer_inputs(result.input_requests)
+            if result.request_state is not None:
+                current["requestState"] = result.request_state
+        raise InvalidPeerResult(
+            f"{method}: the server still asked for input after {self.max_input_rounds} rounds",
+            [f"max_input_rounds is {self.max_input_rounds}"],
+        )
+
+    async def _answer_inputs(self, requests: mcp_types.InputRequests) -> dict[str, Any]:
+        """Every input of one round, answered concurrently by the handlers (PT-12)."""
+        answers: dict[str, Any] = {}
+
+        async def answer(key: str, request: mcp_types.InputRequest) -> None:
+            try:
+                result = await self.handlers.answer(request.method, request.params, input_key=key)
+            except RPCError as exc:
+                raise InvalidPeerResult(
+                    f"the server asked for {request.method} ({key!r}), which this client "
+                    "cannot answer",
+                    [exc.message],
+                ) from None
+            answers[key] = mcp_types.converter.unstructure(result)
+
+        async with trio.open_nursery() as nursery:
+            for key, request in requests.items():
+                nursery.start_soon(answer, key, request)
+        return answers
+
     async def read_resource(self, uri: str) -> mcp_types.ReadResourceResult:
-        """``resources/read``. Cancellation: as :meth:`Session.request`. Spec: RS-02."""
-        result: mcp_types.ReadResourceResult = await self.session.request(
+        """``resources/read`` (with the input-required loop in 2026-07-28, as
+        :meth:`call_tool`). Cancellation: as :meth:`Session.request`. Spec: RS-02."""
+        result: mcp_types.ReadResourceResult = await self._call_with_inputs(
             "resources/read", {"uri": uri}
         )
         return result
@@ -313,11 +477,12 @@ class Client:
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None = None
     ) -> mcp_types.GetPromptResult:
-        """``prompts/get``. Cancellation: as :meth:`Session.request`."""
+        """``prompts/get`` (with the input-required loop in 2026-07-28, as
+        :meth:`call_tool`). Cancellation: as :meth:`Session.request`."""
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
-        result: mcp_types.GetPromptResult = await self.session.request("prompts/get", params)
+        result: mcp_types.GetPromptResult = await self._call_with_inputs("prompts/get", params)
         return result
 
     async def complete(
@@ -351,13 +516,23 @@ class Client:
         return result
 
     async def set_logging_level(self, level: mcp_types.LoggingLevel | str) -> None:
-        """``logging/setLevel``. Messages go to the ``log_handler``. Spec: LG-03.
+        """Ask for log messages at *level* and above; they go to the ``log_handler``.
+
+        Handshake era: ``logging/setLevel`` (LG-03). 2026-07-28 has no such
+        request: from now on every request carries
+        ``io.modelcontextprotocol/logLevel`` (ME-15), and the server sends
+        messages only about those requests, while they run (LG-07).
 
         Cancellation:
             As :meth:`Session.request`: ``notifications/cancelled`` follows if
-            the request was written, and ``Cancelled`` propagates.
+            the request was written, and ``Cancelled`` propagates. In
+            2026-07-28 a checkpoint only.
         """
         level = mcp_types.LoggingLevel(level)
+        if self._modern:
+            self.session.protocol.set_request_meta(_LOG_LEVEL_KEY, level.value)
+            await trio.lowlevel.checkpoint()
+            return
         await self.session.request("logging/setLevel", {"level": level.value})
 
     # ------------------------------------------------------- subscriptions
@@ -391,12 +566,25 @@ class Client:
         update of every subscription. Updates beyond *buffer* unread ones are
         dropped rather than stalling the session.
 
+        In 2026-07-28 (a *uri* is required there) the block is one
+        ``subscriptions/listen`` stream: entering waits for the server's
+        acknowledgment (SB-02), the updates are those tagged with the stream's
+        id (SB-06), and leaving cancels the stream (SB-08).
+
         Cancellation:
             Leaving the block unsubscribes (bounded by the session's
             ``cancel_notify_grace``, shielded); if the session is closed by
             then, nothing is sent.
         """
         send, receive = trio.open_memory_channel[str](buffer)
+        if self._modern:
+            if uri is None:
+                raise ValueError("2026-07-28 subscribes by URI: pass the uri to resource_updates")
+            async with self._listening(
+                mcp_types.SubscriptionFilter(resource_subscriptions=[uri]), send
+            ):
+                yield receive
+            return
         entry = (uri, send)
         self._updates.append(entry)
         try:
@@ -413,6 +601,74 @@ class Client:
                             await self.unsubscribe(uri)
                         except MCPError as exc:
                             logger.debug("unsubscribe %s failed: %s", uri, exc)
+
+    # ------------------------------------------ subscriptions (2026-07-28)
+
+    @asynccontextmanager
+    async def _listening(
+        self,
+        wanted: mcp_types.SubscriptionFilter,
+        updates: trio.MemorySendChannel[str] | None = None,
+    ) -> AsyncIterator[_Subscription]:
+        """One ``subscriptions/listen`` stream for the duration of the block:
+        opened (and acknowledged) on entry, cancelled on exit.
+
+        Cancellation: leaving the block cancels the stream (the server is told:
+        ``notifications/cancelled``, SB-08); a cancel while waiting for the
+        acknowledgment does the same.
+        """
+        assert self._nursery is not None
+        session = self.session
+        message = session.prepare_request(
+            "subscriptions/listen",
+            {"notifications": mcp_types.converter.unstructure(wanted)},
+        )
+        subscription = _Subscription(message.id, wanted, updates)
+        self._subscriptions[message.id] = subscription
+
+        async def run(task_status: trio.TaskStatus[trio.CancelScope]) -> None:
+            with trio.CancelScope() as scope:
+                task_status.started(scope)
+                try:
+                    await session.call_prepared(message)
+                except MCPError as exc:
+                    logger.debug("subscription %r ended: %s", message.id, exc)
+                finally:
+                    subscription.end()
+
+        scope = await self._nursery.start(run)
+        try:
+            await subscription.acknowledged.wait()
+            yield subscription
+        finally:
+            scope.cancel()
+            self._subscriptions.pop(message.id, None)
+            if updates is not None:
+                updates.close()
+
+    async def _listen_for_list_changes(self) -> None:
+        """Keep the cached lists fresh in 2026-07-28: one listen stream for
+        every list the server says can change (SB-01); ended with the client.
+
+        Cancellation: runs until the client closes.
+        """
+        caps = self.session.protocol.peer_capabilities
+        wanted = mcp_types.SubscriptionFilter(
+            tools_list_changed=_declares(caps, "tools") or None,
+            prompts_list_changed=_declares(caps, "prompts") or None,
+            resources_list_changed=_declares(caps, "resources") or None,
+        )
+        if not (
+            wanted.tools_list_changed
+            or wanted.prompts_list_changed
+            or wanted.resources_list_changed
+        ):
+            return
+        try:
+            async with self._listening(wanted) as subscription:
+                await subscription.wait_ended()
+        except SessionClosed:
+            return  # the client closed before (or while) the stream opened
 
     # ----------------------------------------------------------- roots
 
@@ -445,6 +701,11 @@ class Client:
         """
         if self.handlers.roots is None:
             raise RuntimeError("open the client with roots= to expose roots")
+        if self._modern:
+            # 2026-07-28 has no such notification: the server asks for the
+            # roots in each request that needs them.
+            await trio.lowlevel.checkpoint()
+            return
         await self.session.notify("notifications/roots/list_changed")
 
     # ------------------------------------------------------ elicitation
@@ -487,6 +748,26 @@ class Client:
     async def handle_notification(self, session: Session, event: NotificationReceived) -> None:
         method = event.method
         params = event.params
+        meta = getattr(params, "meta", None)
+        if meta and _SUBSCRIPTION_ID_KEY in meta:
+            # 2026-07-28: a notice of one listen stream (SB-06).
+            subscription = self._subscriptions.get(meta[_SUBSCRIPTION_ID_KEY])
+            if subscription is None:
+                logger.debug("notice for unknown subscription: %s", method)
+                return
+            if method == "notifications/subscriptions/acknowledged":
+                subscription.accepted = params.notifications
+                subscription.acknowledged.set()
+                return
+            if not subscription.acknowledged.is_set():
+                logger.debug("notice before the acknowledgment ignored (SB-02): %s", method)
+                return
+            if method == "notifications/resources/updated" and subscription.updates is not None:
+                try:
+                    subscription.updates.send_nowait(params.uri)
+                except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
+                    logger.debug("dropped an update of %s", params.uri)
+                return
         if method.endswith("/list_changed"):
             self._cache.mark_dirty(method)
         elif method == "notifications/resources/updated":
@@ -531,6 +812,9 @@ async def open_client(
     name: str = "trio_mcp-client",
     version: str = "0.1.0",
     protocol_version: str | None = None,
+    era: EraChoice = "auto",
+    probe_timeout: float = 2.0,
+    probe: bool = True,
     roots: RootsSource | None = None,
     sampling: SamplingHandler | None = None,
     sampling_tools: bool = False,
@@ -540,16 +824,24 @@ async def open_client(
     log_handler: LogHandler | None = None,
     discover: bool = True,
     max_pages: int = 1000,
+    max_input_rounds: int = 8,
     **session_options: Any,
 ) -> AsyncIterator[Client]:
-    """Open a session over *transport*, run the handshake, discover, yield the :class:`Client`.
+    """Open a session over *transport*, choose the era, discover, yield the :class:`Client`.
 
-    The client offers its newest revision (or *protocol_version*), accepts any
-    supported counter-offer, refuses one it cannot speak
-    (:class:`~trio_mcp.protocol.UnsupportedProtocolVersion`, and the session
-    closes), and sends ``notifications/initialized``. With *discover* it then
-    fetches every list the server declared (tools, prompts, resources,
-    templates), following every page.
+    *era* (default ``"auto"``) chooses how the connection opens (see
+    ``trio_mcp._client._era``): ``"auto"`` probes with ``server/discover``,
+    bounded by *probe_timeout* seconds, and falls back to the handshake on a
+    handshake-era answer or none; ``"modern"`` speaks only 2026-07-28;
+    ``"legacy"`` only the handshake (our newest handshake-era revision, or
+    *protocol_version*, offered; any supported counter-offer accepted; one we
+    cannot speak refused with
+    :class:`~trio_mcp.protocol.UnsupportedProtocolVersion`). *probe* = False
+    makes ``"auto"`` start with the handshake (a server known to be
+    handshake-era). ``client.era`` and ``client.protocol_version`` say what
+    was chosen. With *discover* the client then fetches every list the server
+    declared (tools, prompts, resources, templates), following every page, and
+    in 2026-07-28 keeps them fresh through a ``subscriptions/listen`` stream.
 
     Args:
         roots: roots to expose (list of :class:`~trio_mcp.types.Root`, or a
@@ -564,7 +856,14 @@ async def open_client(
         log_handler: receives ``notifications/message`` (default: the
             ``trio_mcp.server_log`` Python logger).
         max_pages: bound on pages of one list.
+        max_input_rounds: 2026-07-28: bound on the input-required rounds of one call.
         session_options: passed to :func:`open_session`.
+
+    Raises:
+        HandshakeRefused: the server speaks no revision we do (or, with
+            ``era="modern"``, no 2026-07-28 one).
+        ProbeClosedConnection: ``era="auto"`` and the server closed the
+            connection on the probe (the stdio client then starts it again).
 
     Cancellation:
         ``initialize`` is never cancelled by message (CN-03): if the handshake is
@@ -573,7 +872,8 @@ async def open_client(
         still in flight in other tasks fail with ``SessionClosed`` and the server
         is told about each.
 
-    Spec: LC-02, LC-04, LC-05, LC-07, LC-09, CN-03, RT-01, SM-01, EL-01, PA-04.
+    Spec: LC-02, LC-04, LC-05, LC-07, LC-09, CN-03, RT-01, SM-01, EL-01, PA-04,
+    VR-11, VR-12, SI-14, SI-16, DS-04, ME-06, ME-08.
     """
     handlers = ClientHandlers(
         roots=roots,
@@ -589,46 +889,39 @@ async def open_client(
         info={"name": name, "version": version},
     )
     dispatcher = _ClientDispatcher(handlers)
+    if era == "auto" and getattr(transport, "handshake_only", False):
+        era = "legacy"
     async with open_session(transport, protocol, dispatcher, **session_options) as session:
-        message = protocol.initialize_request(protocol_version)
-        try:
-            result: mcp_types.InitializeResult = await session._call(
-                message, None, DEFAULT, DEFAULT
-            )
-        except RPCError as error:
-            raise _refusal(error) from error
-        note = protocol.complete_handshake(result)
-        client = Client(session, result, handlers, log_handler=log_handler, max_pages=max_pages)
+        negotiated = await negotiate(
+            session,
+            protocol,
+            era,
+            probe=probe,
+            probe_timeout=probe_timeout,
+            protocol_version=protocol_version,
+        )
+        client = Client(
+            session,
+            negotiated,
+            handlers,
+            log_handler=log_handler,
+            max_pages=max_pages,
+            max_input_rounds=max_input_rounds,
+        )
         dispatcher.client = client
-        await session._queue(note)
         async with trio.open_nursery() as nursery:
+            client._nursery = nursery
             if discover:
                 await client._cache.discover()
+                if client.era == "modern":
+                    nursery.start_soon(
+                        client._listen_for_list_changes, name="trio_mcp list subscription"
+                    )
             nursery.start_soon(client._cache.run_refresher, name="trio_mcp list refresher")
             try:
                 yield client
             finally:
                 nursery.cancel_scope.cancel(reason="client closed")
-
-
-def _refusal(error: RPCError) -> MCPError:
-    """What an error answer to ``initialize`` means to the caller: a server that
-    refuses the offered version and names its own (-32022 with ``supported``,
-    as a 2026-07-28-only server does) refused the handshake; any other error is
-    the server's :class:`RPCError` as it came."""
-    data = error.data
-    supported = data.get("supported") if isinstance(data, dict) else None
-    if (
-        error.code != ErrorCode.UNSUPPORTED_PROTOCOL_VERSION
-        or not isinstance(supported, list)
-        or not all(isinstance(version, str) for version in supported)
-    ):
-        return error
-    return HandshakeRefused(
-        f"the server refused the MCP handshake: initialize answered JSON-RPC error "
-        f"{error.code}: {error.message}: this server speaks only {', '.join(supported)}",
-        supported=supported,
-    )
 
 
 async def run_client(

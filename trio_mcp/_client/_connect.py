@@ -10,14 +10,30 @@ Spec: SI-01, SI-10, LC-16, TR-02, TR-03.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import DEFAULT_MAX_MESSAGE_SIZE
 from ..transports._stdio_client import BeforeSpawn, ProcessEvent, open_stdio_process
 from ._client import Client, open_client
+from ._era import ProbeClosedConnection
+
+logger = logging.getLogger("trio_mcp.client")
+
+#: The era each stdio server command turned out to speak, in this process
+#: (VR-12): a command remembered as handshake-era is not probed again.
+_ERA_CACHE: dict[tuple[str, tuple[str, ...], str | None], str] = {}
+#: Bound on the remembered commands.
+_ERA_CACHE_SIZE = 256
+
+
+def forget_eras() -> None:
+    """Forget which era each stdio server command speaks (they are probed again)."""
+    _ERA_CACHE.clear()
+
 
 # The HTTP and WebSocket transports are imported by the functions that use
 # them: a host that only spawns stdio servers never loads httpx or
@@ -40,9 +56,19 @@ async def open_stdio_client(
     terminate_grace: float = 2.0,
     on_event: Callable[[ProcessEvent], None] | None = None,
     before_spawn: BeforeSpawn | None = None,
+    remember_era: bool = True,
     **client_options: Any,
 ) -> AsyncIterator[Client]:
-    """Spawn a stdio MCP server, run the handshake, yield the connected :class:`~trio_mcp.Client`.
+    """Spawn a stdio MCP server, open the connection, yield the connected :class:`~trio_mcp.Client`.
+
+    With ``era="auto"`` (the default of :func:`~trio_mcp.open_client`) the
+    client probes with ``server/discover`` and falls back to the handshake in
+    the same process; only when the server *exits* on the probe is a fresh
+    process started for the handshake (SI-14). With *remember_era* a command
+    found to be handshake-era is remembered for this process (by command,
+    arguments and working directory, VR-12) and not probed again; if it turns
+    out to be modern after all (it refuses ``initialize`` with -32022), the
+    client goes modern and the memory is corrected.
 
     Process options are those of :func:`~trio_mcp.transports.open_stdio_process`;
     *client_options* go to :func:`~trio_mcp.open_client` (name, version,
@@ -61,8 +87,13 @@ async def open_stdio_client(
 
     Spec: SI-01, SI-10, LC-16, TR-02 (reliability catalogue: X-03).
     """
-    async with (
-        open_stdio_process(
+    key = (command, tuple(args), None if cwd is None else os.fspath(cwd))
+    era = client_options.pop("era", "auto")
+    if era == "auto" and remember_era and _ERA_CACHE.get(key) == "legacy":
+        client_options.setdefault("probe", False)
+
+    def spawn() -> Any:
+        return open_stdio_process(
             command,
             args,
             env=env,
@@ -74,9 +105,27 @@ async def open_stdio_client(
             terminate_grace=terminate_grace,
             on_event=on_event,
             before_spawn=before_spawn,
-        ) as transport,
-        open_client(transport, **client_options) as client,
-    ):
+        )
+
+    async with AsyncExitStack() as stack:
+        try:
+            transport = await stack.enter_async_context(spawn())
+            client = await stack.enter_async_context(
+                open_client(transport, era=era, **client_options)
+            )
+        except ProbeClosedConnection as exc:
+            # The server exited on server/discover: a handshake-era server
+            # that dies on an unknown method. A fresh process, no probe.
+            logger.debug("%s; starting it again for the handshake", exc)
+            await stack.aclose()
+            transport = await stack.enter_async_context(spawn())
+            client = await stack.enter_async_context(
+                open_client(transport, era="legacy", **client_options)
+            )
+        if remember_era and era == "auto":
+            if len(_ERA_CACHE) >= _ERA_CACHE_SIZE and key not in _ERA_CACHE:
+                _ERA_CACHE.pop(next(iter(_ERA_CACHE)))
+            _ERA_CACHE[key] = client.era
         yield client
 
 

@@ -156,13 +156,34 @@ class ClientHandlers:
         Cancellation: the server's ``notifications/cancelled`` cancels the
         application's handler at its next checkpoint; nothing is sent then.
         """
-        method = ctx.method
+        return await self.answer(ctx.method, ctx.params)
+
+    async def answer(self, method: str, params: Any, *, input_key: str | None = None) -> Any:
+        """Answer one input the server asked for: a handshake-era request, or
+        (2026-07-28) one entry of an input-required result's ``inputRequests``,
+        with *params* structured into the method's params type.
+
+        A 2026-07-28 URL elicitation has no ``elicitationId``: the URL handler
+        sees the input's key (*input_key*) as its id, and nothing waits for a
+        completion notice (the answer is the retry itself).
+
+        Raises:
+            RPCError: -32601 for a method without a handler, -32602 for params
+                the handler must not see (as :meth:`handle_request` replies).
+
+        Cancellation: the application's handler is cancelled at its next checkpoint.
+        """
         if method == "roots/list" and self.roots is not None:
             return mcp_types.ListRootsResult(roots=await self.current_roots())
         if method == "sampling/createMessage" and self.sampling is not None:
-            return await self._sample(ctx.params)
+            return await self._sample(params)
         if method == "elicitation/create":
-            return await self._elicit(ctx.params)
+            if isinstance(params, mcp_types.ModernElicitRequestURLParams):
+                legacy_form = mcp_types.ElicitRequestURLParams(
+                    message=params.message, url=params.url, elicitation_id=input_key or "input"
+                )
+                return await self._elicit_url(legacy_form, track=False)
+            return await self._elicit(params)
         raise RPCError(int(ErrorCode.METHOD_NOT_FOUND), f"Method not found: {method}")
 
     async def current_roots(self) -> list[mcp_types.Root]:
@@ -235,7 +256,9 @@ class ClientHandlers:
             raise RPCError(_INTERNAL, "Internal error: the client's answer was invalid")
         return mcp_types.ElicitResult(action="accept", content=content, meta=result.meta)
 
-    async def _elicit_url(self, params: mcp_types.ElicitRequestURLParams) -> mcp_types.ElicitResult:
+    async def _elicit_url(
+        self, params: mcp_types.ElicitRequestURLParams, *, track: bool = True
+    ) -> mcp_types.ElicitResult:
         if self.url_elicitation is None:
             raise RPCError(_INVALID_PARAMS, "URL-mode elicitation was not declared")
         request = url_elicitation(params, self.server_name)
@@ -245,7 +268,7 @@ class ClientHandlers:
         if not isinstance(result, mcp_types.ElicitResult):
             logger.error("URL elicitation handler returned %r, not an ElicitResult", result)
             raise RPCError(_INTERNAL, "Internal error")
-        if result.action == "accept":
+        if result.action == "accept" and track:
             self.pending_url.setdefault(params.elicitation_id, trio.Event())
         # URL mode carries no content (EL-07): consent only.
         return mcp_types.ElicitResult(action=result.action, meta=result.meta)

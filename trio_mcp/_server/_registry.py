@@ -583,6 +583,18 @@ class Server:
         return mcp_types.ListResourceTemplatesResult(resource_templates=page, next_cursor=cursor)
 
     async def _read_resource(self, ctx: RequestContext) -> mcp_types.ReadResourceResult:
+        revision = ctx.revision
+        code = revision.resource_not_found_code if revision is not None else None
+        try:
+            return await self._read(ctx)
+        except RPCError as exc:
+            # A resource function may raise the handshake era's -32002: each
+            # era gets its own code for "not found".
+            if exc.code == ErrorCode.RESOURCE_NOT_FOUND and code is not None and code != exc.code:
+                raise RPCError(code, exc.message, exc.data) from None
+            raise
+
+    async def _read(self, ctx: RequestContext) -> mcp_types.ReadResourceResult:
         uri = ctx.params.uri
         resource = self._resources.get(uri)
         if resource is not None:
@@ -591,10 +603,7 @@ class Server:
             variables = template.template.match(uri)
             if variables is not None:
                 return await template.read(uri, variables, ctx, self)
-        revision = ctx.revision
-        raise resource_not_found(
-            uri, revision.resource_not_found_code if revision is not None else None
-        )
+        raise resource_not_found(uri)
 
     async def _subscribe(self, ctx: RequestContext) -> mcp_types.EmptyResult:
         self.peer_of(ctx.session).subscriptions.add(ctx.params.uri)

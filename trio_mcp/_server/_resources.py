@@ -58,12 +58,10 @@ class ResourceOptions(TemplateOptions, total=False):
     size: int | None
 
 
-def resource_not_found(uri: str, code: int | None = None) -> RPCError:
-    """The error for an unknown URI: -32002 in the handshake era (RS-08), the
-    revision's code otherwise (2026-07-28: -32602, A-22)."""
-    return RPCError(
-        RESOURCE_NOT_FOUND if code is None else code, "Resource not found", {"uri": uri}
-    )
+def resource_not_found(uri: str) -> RPCError:
+    """The -32002 error for an unknown URI (RS-08); the server answers a
+    2026-07-28 request with -32602 instead (A-22)."""
+    return RPCError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
 
 
 def _context_params(fn: Callable[..., Any]) -> dict[str, Any]:

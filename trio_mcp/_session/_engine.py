@@ -452,6 +452,48 @@ class Session:
         # resumed on every wake-up.
         return await self._outbound.call(message, on_progress, progress_idle_timeout, max_duration)
 
+    def prepare_request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        want_progress: bool = False,
+        follows: RequestId | None = None,
+    ) -> Request:
+        """Make a request without sending it, so its id is known first (a
+        subscription's id, the round a retry follows). Hand it to
+        :meth:`call_prepared` at once: until then it stays QUEUED.
+
+        Raises:
+            SessionClosed: the session is closing or closed.
+            LocalProtocolError: as :meth:`request`.
+        """
+        self._check_open()
+        return self.protocol.send_request(
+            method, params, want_progress=want_progress, follows=follows
+        )
+
+    async def call_prepared(
+        self,
+        message: Request,
+        *,
+        on_progress: Callable[[Progress], None] | None = None,
+        progress_idle_timeout: float | None = DEFAULT,
+        max_duration: float | None = DEFAULT,
+    ) -> Any:
+        """Send a request made by :meth:`prepare_request` and wait for its result.
+
+        Raises / Cancellation: as :meth:`request` (with the same defaults,
+        including none for a long-lived request).
+        """
+        if progress_idle_timeout is DEFAULT:
+            progress_idle_timeout = (
+                None if _long_lived(message.method) else self.progress_idle_timeout
+            )
+        if max_duration is DEFAULT:
+            max_duration = None if _long_lived(message.method) else self.max_duration
+        return await self._outbound.call(message, on_progress, progress_idle_timeout, max_duration)
+
     async def notify(self, method: str, params: Any = None) -> None:
         """Send a notification.
 
@@ -493,11 +535,13 @@ class Session:
         )
 
     async def wait_inbound_settled(self) -> None:
-        """Block until no inbound request's task is running or queued.
+        """Block until no inbound request's task is running or queued, not
+        counting long-lived streams (a 2026-07-28 ``subscriptions/listen`` is
+        open until it is ended: it is no work to wait for).
 
         Cancellation: a plain wait; nothing changes if it is cancelled.
         """
-        await self._inbound.wait_settled()
+        await self._inbound.wait_settled(streams=False)
 
     async def wait_stopping(self) -> None:
         """Block until the session stops accepting requests (shutdown began, or

@@ -114,6 +114,8 @@ class InboundRequests(Generic[ContextT]):
         "_protocol",
         "_queue_reply",
         "_warned_reuse",
+        "_work_idle",
+        "streams",
         "tasks",
     )
 
@@ -138,9 +140,13 @@ class InboundRequests(Generic[ContextT]):
         self._warned_reuse = False
         #: Requests whose task is running or waiting for a slot.
         self.tasks = 0
+        #: Those of them that are long-lived streams (subscriptions/listen).
+        self.streams = 0
         # Made only while somebody waits for the tasks to settle (an event per
-        # request would cost a constructor and a set() each).
+        # request would cost a constructor and a set() each): all of them, or
+        # all but the streams.
         self._idle: trio.Event | None = None
+        self._work_idle: trio.Event | None = None
 
     def start(self, event: RequestReceived) -> Message | None:
         """Act on a request as it arrives (called by the reader, in arrival order).
@@ -176,18 +182,26 @@ class InboundRequests(Generic[ContextT]):
             return protocol.respond(request.id, protocol.accept_initialize(event.params))
         if not self._accepting:
             return protocol.respond_error(request.id, _CLOSING)
-        admission = self._admission
+        # A long-lived request (a 2026-07-28 subscriptions/listen stream) waits
+        # for notices, not for work: it takes no handler slot, or one client's
+        # subscription would starve a server with max_concurrent=1.
+        admission = None if event.spec.long_lived else self._admission
         if admission is not None and admission.full:
             return protocol.respond_error(request.id, _TOO_MANY_REQUESTS)
         scope = trio.CancelScope()
         protocol.attach(request.id, scope)
         self.tasks += 1
+        long_lived = event.spec.long_lived
+        if long_lived:
+            self.streams += 1
         params = request.params
         ctx = self._make_context(
             request.id, method, event.params, params.get("_meta") if params else None
         )
         ticket = admission.arrive() if admission is not None else None
-        self._nursery.start_soon(InboundRequest(self, ctx, scope, ticket).run, name=_TASK_NAME)
+        self._nursery.start_soon(
+            InboundRequest(self, ctx, scope, ticket, admission, long_lived).run, name=_TASK_NAME
+        )
         return None
 
     def on_cancel(self, event: CancelReceived) -> None:
@@ -211,23 +225,35 @@ class InboundRequests(Generic[ContextT]):
             protocol.request_cancel(Direction.INBOUND, request_id, origin, reason)
             handle.cancel(reason=f"{origin.value}: {reason}")
 
-    async def wait_settled(self) -> None:
-        """Block until no request's task is running or queued.
+    async def wait_settled(self, *, streams: bool = True) -> None:
+        """Block until no request's task is running or queued (with *streams*
+        False, not counting long-lived streams: a ``subscriptions/listen``
+        lasts until it is ended, and is no work to wait for).
 
         Cancellation: a plain wait; nothing changes if it is cancelled.
         """
-        if self.tasks == 0:
+        if self.tasks == 0 or (not streams and self.tasks == self.streams):
             await trio.lowlevel.checkpoint()
             return
-        if self._idle is None:
-            self._idle = trio.Event()
-        await self._idle.wait()
+        if streams:
+            if self._idle is None:
+                self._idle = trio.Event()
+            await self._idle.wait()
+        else:
+            if self._work_idle is None:
+                self._work_idle = trio.Event()
+            await self._work_idle.wait()
 
-    def _task_ended(self) -> None:
+    def _task_ended(self, long_lived: bool) -> None:
         self.tasks -= 1
+        if long_lived:
+            self.streams -= 1
         if self.tasks == 0 and self._idle is not None:
             self._idle.set()
             self._idle = None
+        if self.tasks == self.streams and self._work_idle is not None:
+            self._work_idle.set()
+            self._work_idle = None
 
 
 class InboundRequest(Generic[ContextT]):
@@ -239,7 +265,7 @@ class InboundRequest(Generic[ContextT]):
     there is no limit), else its place in line.
     """
 
-    __slots__ = ("ctx", "requests", "scope", "ticket")
+    __slots__ = ("admission", "ctx", "long_lived", "requests", "scope", "ticket")
 
     def __init__(
         self,
@@ -247,11 +273,16 @@ class InboundRequest(Generic[ContextT]):
         ctx: ContextT,
         scope: trio.CancelScope,
         ticket: Ticket | None,
+        admission: Admission | None,
+        long_lived: bool = False,
     ) -> None:
         self.requests = requests
+        self.long_lived = long_lived
         self.ctx = ctx
         self.scope = scope
         self.ticket = ticket
+        #: The admission it takes a slot of (None: none, no limit or long-lived).
+        self.admission = admission
 
     async def run(self) -> None:
         """Run the request to its terminal state and queue its reply, if any.
@@ -266,7 +297,7 @@ class InboundRequest(Generic[ContextT]):
         """
         requests = self.requests
         protocol = requests._protocol
-        admission = requests._admission
+        admission = self.admission
         ticket = self.ticket
         scope = self.scope
         request_id = self.ctx.request_id
@@ -319,7 +350,7 @@ class InboundRequest(Generic[ContextT]):
                 if admission is not None and (ticket is None or ticket.granted):
                     admission.release()
         finally:
-            requests._task_ended()
+            requests._task_ended(self.long_lived)
 
     async def _handle(self) -> Message | None:
         ctx = self.ctx

@@ -1010,6 +1010,11 @@ class Connection:
             )
         if isinstance(response, ErrorResponse):
             book.finish(entry, RequestEvent.FAIL, error=response.error)
+            if entry.method == "initialize" and self._lifecycle.accepts(
+                LifecycleEvent.RECV_INIT_ERROR
+            ):
+                # Refused: the client may try again, or (VR-13) go modern.
+                self._lifecycle.process(LifecycleEvent.RECV_INIT_ERROR)
             return ErrorReceived(entry.id, response.error, remote=True)
         spec = METHODS[entry.method]
         result_type = spec.result_type
@@ -1394,6 +1399,17 @@ class Connection:
         info = (result.meta or {}).get(_SERVER_INFO_KEY)
         self.peer_info = dict(info) if isinstance(info, dict) else {}
         self.peer_instructions = result.instructions
+
+    def set_request_meta(self, key: str, value: Any) -> None:
+        """Client, modern era: put *key* in the ``_meta`` of every later request
+        (the log level asked for: ME-15).
+
+        Raises:
+            LocalProtocolError: not a client in the modern era.
+        """
+        if self._request_meta is None:
+            raise LocalProtocolError("per-request _meta exists only in the modern era")
+        self._request_meta = {**self._request_meta, key: value}
 
     @property
     def modern_versions(self) -> tuple[str, ...]:

@@ -6,6 +6,8 @@ Everything that moves a session from one lifecycle state to another lives in
 this module, as data (h11's ``_state.py``, "Rule 1")::
 
     client:  NEW --SEND_INITIALIZE--> INITIALIZING --RECV_INIT_RESULT--> OPERATING
+             INITIALIZING --RECV_INIT_ERROR--> NEW     (refused: e.g. -32022 from a
+                                                        2026-07-28-only server, VR-13)
     server:  NEW --RECV_INITIALIZE--> INITIALIZING --SEND_INIT_RESULT--> INITIALIZED
                                           --RECV_INITIALIZED--> OPERATING
              INITIALIZING --SEND_INIT_ERROR--> NEW     (the client may try again)
@@ -88,6 +90,8 @@ class LifecycleEvent(_FastEnum):
     SEND_INIT_ERROR = "send initialize error"
     #: Client: the server's ``initialize`` result was accepted.
     RECV_INIT_RESULT = "receive initialize result"
+    #: Client: the server answered ``initialize`` with an error.
+    RECV_INIT_ERROR = "receive initialize error"
     #: Server: ``notifications/initialized`` arrived.
     RECV_INITIALIZED = "receive initialized"
     #: Server: one stateless exchange starts without a handshake (HT-36).
@@ -111,7 +115,11 @@ LIFECYCLE: Final[dict[Role, dict[SessionState, dict[LifecycleEvent, SessionState
             LifecycleEvent.START_MODERN: _MODERN,
             **_CLOSE,
         },
-        _INITIALIZING: {LifecycleEvent.RECV_INIT_RESULT: _OPERATING, **_CLOSE},
+        _INITIALIZING: {
+            LifecycleEvent.RECV_INIT_RESULT: _OPERATING,
+            LifecycleEvent.RECV_INIT_ERROR: _NEW,
+            **_CLOSE,
+        },
         _OPERATING: _CLOSE,
         _MODERN: _CLOSE,
         _CLOSED: {},

@@ -72,6 +72,9 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         answer. ``aclose`` is shielded and bounded by ``close_timeout``.
     """
 
+    #: It carries the handshake era only (see ``trio_mcp._transport``).
+    handshake_only = True
+
     def __init__(
         self,
         url: str,
