@@ -38,11 +38,11 @@ import orjson
 import pytest
 import trio
 import trio.testing
-from helpers import LATEST, FnDispatcher, RawPeer, open_raw_server
+from helpers import LATEST, FnDispatcher, RawPeer, open_raw_server, settle
 
 from trio_mcp import Context, Server
 from trio_mcp.lowlevel import RequestContext, Session
-from trio_mcp.protocol import ALL_VERSIONS, Connection, Role, SessionState
+from trio_mcp.protocol import ALL_VERSIONS, Connection, Direction, Role, SessionState
 
 MAX_SIZE = 16 * 1024
 
@@ -82,9 +82,11 @@ def frame(**fields: Any) -> bytes:
     return orjson.dumps({"jsonrpc": "2.0", **fields})
 
 
-def modern(method: str, meta: Any = None, **params: Any) -> bytes:
-    """A request with id 1 whose ``_meta`` is *meta* (default: a valid modern one)."""
-    return frame(id=1, method=method, params={**params, "_meta": META if meta is None else meta})
+def modern(method: str, meta: Any = None, *, request_id: Any = 1, **params: Any) -> bytes:
+    """A request whose ``_meta`` is *meta* (default: a valid modern one)."""
+    return frame(
+        id=request_id, method=method, params={**params, "_meta": META if meta is None else meta}
+    )
 
 
 def nested(depth: int) -> bytes:
@@ -392,14 +394,17 @@ def check_echo(reply: dict[str, Any], era: str, request_id: Any) -> None:
 
 
 @asynccontextmanager
-async def open_rows_server(era: str) -> AsyncIterator[tuple[RawPeer, Session]]:
+async def open_rows_server(era: str, buffer: int = 64) -> AsyncIterator[tuple[RawPeer, Session]]:
     """The table's server with a raw client, in *era*: handshaken, or moved to
-    MODERN by a first valid modern call (VR-09)."""
+    MODERN by a first valid modern call (VR-09). *buffer*: the transport's."""
     server = make_server()
     protocol = server.make_protocol()
     protocol.max_message_size = MAX_SIZE
     version = LATEST if era == HANDSHAKE else None
-    async with open_raw_server(server, protocol=protocol, version=version) as (peer, session):
+    async with open_raw_server(server, protocol=protocol, version=version, buffer=buffer) as (
+        peer,
+        session,
+    ):
         if era == MODERN:
             opening = await call_echo(peer, era, "opening")
             check_echo(await peer.receive(), era, opening)
@@ -494,6 +499,51 @@ async def test_an_id_used_by_a_refused_request_is_served_once_the_refusal_was_re
         assert "result" in served
         assert [f for f in peer.frames if f.get("id") == "x"] == [refusal, served]
         assert not session.closed
+
+
+@pytest.mark.spec("BP-04")
+@pytest.mark.parametrize(
+    ("era", "first", "code"),
+    [
+        (HANDSHAKE, frame(id="x", method="no/such/method"), -32601),
+        (MODERN, frame(id="x", method=TOOLS_CALL, params={"name": "echo"}), -32602),  # ME-07
+        (
+            MODERN,
+            modern(TOOLS_CALL, {V: "2099-01-01", CAPS: {}}, request_id="x", name="echo"),
+            -32022,
+        ),
+    ],
+    ids=["handshake-unknown-method", "modern-no-meta", "modern-unsupported-version"],
+)
+async def test_an_id_reused_while_its_refusal_waits_in_the_writer_queue_is_a_duplicate(
+    era: str, first: bytes, code: int, autojump_clock: trio.testing.MockClock
+) -> None:
+    # The refusal of "x" is owed but not written (a zero-buffer transport and a
+    # paused peer hold the writer on an earlier frame) when a request reusing
+    # "x" arrives: the peer cannot have read its answer, so "x" is still in use
+    # and the reuse is a duplicate, refused with a null id (BP-04), exactly as
+    # for an accepted request whose response waits. (It was once accepted, and
+    # the refusal, when written, taken for its reply: its own response was then
+    # suppressed, and the call never answered while its record said COMPLETED.)
+    async with open_rows_server(era, buffer=0) as (peer, session):
+        peer.pause()
+        blocker = await call_echo(peer, era, "blocker")
+        await settle()  # the writer now blocks writing the blocker's response
+        await peer.send_raw(first)
+        await call_echo(peer, era, "x")
+        await settle()
+        peer.resume()
+        check_echo(await peer.receive(), era, blocker)
+        refusal = await peer.receive()
+        assert (refusal["id"], refusal["error"]["code"]) == ("x", code), refusal
+        duplicate = await peer.receive()
+        assert duplicate["id"] is None, duplicate
+        assert duplicate["error"]["data"] == {"duplicateId": "x"}, duplicate
+        # "x" is free again: now that its refusal was written, a reuse is served.
+        await call_echo(peer, era, "x")
+        check_echo(await peer.receive(), era, "x")
+        assert len(peer.responses("x")) == 2
+        assert session.protocol.in_flight(Direction.INBOUND) == []
 
 
 @pytest.mark.spec("BP-07")
