@@ -924,6 +924,50 @@ def test_reuse_before_the_first_answer_is_written_is_a_duplicate() -> None:
 
 
 @pytest.mark.spec("BP-04")
+def test_reuse_before_a_refusal_is_written_is_a_duplicate() -> None:
+    # Found by the modern era of tests/test_session_properties.py: a refused
+    # request has no entry, so a reuse of its id while the refusal waited for
+    # the writer was accepted, and encode() then took the refusal for the new
+    # request's reply (writing the new request's result in its place, or
+    # suppressing that result once it came): one answer lost. The refusal is
+    # owed, so the id is in use until it is written, as for an accepted request.
+    pair = operating()
+    refusal = refused(
+        pair.server.receive_data(request_frame("x", "no/such")), ErrorCode.METHOD_NOT_FOUND, "x"
+    )
+    again = refused(
+        pair.server.receive_data(request_frame("x", "tools/call", CALL)),
+        ErrorCode.INVALID_REQUEST,
+        None,
+    )
+    assert again.error.data == {"duplicateId": "x"}
+    assert wire(pair.server.encode(refusal))["error"]["code"] == ErrorCode.METHOD_NOT_FOUND
+    assert wire(pair.server.encode(again))["id"] is None
+    # Once written, the id may be reused, and its request's reply is its own.
+    event = only(pair.server.receive_data(request_frame("x", "tools/call", CALL)))
+    assert isinstance(event, RequestReceived)
+    assert pair.server.start_inbound("x")
+    reply = pair.server.respond("x", TOOL_RESULT)
+    assert reply is not None
+    assert "result" in wire(pair.server.encode(reply))
+
+
+@pytest.mark.spec("BP-04", "BP-18")
+def test_in_a_batch_an_element_reusing_a_refused_elements_id_is_a_duplicate() -> None:
+    pair = ProtocolPair()
+    pair.handshake("2025-03-26")  # the one revision with batches
+    batch = b"[%s,%s]" % (request_frame("x", "no/such"), request_frame("x", "tools/call", CALL))
+    first, second = pair.server.receive_data(batch)
+    assert isinstance(first, InvalidMessage)
+    assert first.reply is not None
+    assert (first.reply.id, first.reply.error.code) == ("x", ErrorCode.METHOD_NOT_FOUND)
+    assert isinstance(second, InvalidMessage)
+    assert second.reply is not None
+    assert second.reply.id is None
+    assert second.reply.error.data == {"duplicateId": "x"}
+
+
+@pytest.mark.spec("BP-04")
 def test_reuse_after_a_peer_cancel_is_accepted_once_the_handler_ended() -> None:
     pair = operating()
     request = running_call(pair)

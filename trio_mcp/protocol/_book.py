@@ -79,6 +79,7 @@ class RequestBook:
         "_invalid",
         "_outbound",
         "_peak_inbound",
+        "_refusals_owed",
         "_remember_ids",
         "_reused",
         "clock",
@@ -112,6 +113,10 @@ class RequestBook:
         self._finished_inbound: OrderedDict[RequestId, RequestEntry] = OrderedDict()
         # Progress tokens of inbound requests (in flight or remembered).
         self._inbound_tokens: dict[str | int, RequestEntry] = {}
+        # Ids of refusals made and not yet written, with how many of each: a
+        # refused request has no entry, yet its id is in use until its answer
+        # is written, like that of a request whose reply waits in the queue.
+        self._refusals_owed: dict[RequestId, int] = {}
         self._remember_ids = remember_ids
         self._peak_inbound = 0
         # Finished requests per terminal state.
@@ -191,10 +196,35 @@ class RequestBook:
         owed (the peer cannot have read it yet)."""
         if request_id is None:
             return False
-        if request_id in self._inbound:
+        if request_id in self._inbound or request_id in self._refusals_owed:
             return True
         old = self._finished_inbound.get(request_id)
         return old is not None and reply_owed(old)
+
+    def refusal_owed(self, request_id: RequestId) -> None:
+        """A request with *request_id* was refused: its id is in use until the
+        refusal is written (:meth:`refusal_written`). A refusal the owner never
+        writes keeps the id in use: only a peer reusing it is refused for that."""
+        self._refusals_owed[request_id] = self._refusals_owed.get(request_id, 0) + 1
+
+    def refusal_written(self, request_id: RequestId | None) -> bool:
+        """Whether an error response with *request_id* being written is a
+        refusal owed (then no longer owed), rather than an entry's reply.
+
+        While a refusal is owed no request can take its id (:meth:`id_in_use`),
+        and it is written before any later answer with that id (the one
+        writer's queue keeps their order), so the first error response with a
+        refused id is that refusal.
+        """
+        owed = None if request_id is None else self._refusals_owed.get(request_id)
+        if owed is None:
+            return False
+        assert request_id is not None
+        if owed == 1:
+            del self._refusals_owed[request_id]
+        else:
+            self._refusals_owed[request_id] = owed - 1
+        return True
 
     def note_late_response(self, request_id: RequestId) -> bool:
         """Record a response for a finished outbound request on its record; False

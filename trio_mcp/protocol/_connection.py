@@ -503,6 +503,10 @@ class Connection:
                 data, entry.encoded = entry.encoded, None
                 return data
         elif isinstance(message, Response | ErrorResponse):
+            if type(message) is ErrorResponse and book.refusal_written(message.id):
+                # A refusal answers a request that has no entry; an entry with
+                # the same id is a later request's, whose reply this is not.
+                return encode(message)
             entry = book.known_inbound(message.id)
             if entry is not None:
                 if entry.peer_cancelled or entry.reply_written:
@@ -543,18 +547,30 @@ class Connection:
             if type(event) is InvalidMessage and event.reply is not None:
                 self._refusing(event.reply.id)
             return [event]
-        events = [self._receive_one(item, True) for item in items]
-        for event in events:
+        events: list[Event] = []
+        for item in items:
+            # One element at a time: a refusal's id is in use for the next one.
+            event = self._receive_one(item, True)
             if type(event) is InvalidMessage and event.reply is not None:
                 self._refusing(event.reply.id)
+            events.append(event)
         return events
 
     def _refusing(self, request_id: RequestId | None) -> None:
-        # A refusal carrying an id the peer used before (and had answered,
-        # or it would carry a null id): the old entry must go, or encode()
-        # would take the refusal for the old request's reply and suppress it.
-        if request_id is not None and self._book.remembers(request_id):
-            self._book.forget_finished(request_id)
+        """A refusal with *request_id* is to be written (:meth:`encode`).
+
+        Until it is, the id is in use (BP-04): a request reusing it is a
+        duplicate, as while an accepted request's reply waits; accepted, its
+        entry would take the refusal for its own reply, and one of the two
+        answers would be lost. A remembered entry of an earlier use (answered,
+        or the refusal would carry a null id) goes, for the same reason.
+        """
+        if request_id is None:
+            return
+        book = self._book
+        if book.remembers(request_id):
+            book.forget_finished(request_id)
+        book.refusal_owed(request_id)
 
     def _receive_one(self, item: Message | FrameError, batched: bool) -> Event:
         kind = type(item)
