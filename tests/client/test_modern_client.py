@@ -439,3 +439,41 @@ async def test_set_logging_level_asks_per_request_in_the_modern_era(
         await client.call_tool("chatty")
         await trio.testing.wait_all_tasks_blocked()
         assert logs == ["an info line"]
+
+
+# --- cache hints ---------------------------------------------------------------------
+
+
+@pytest.mark.spec("CA-01", "CA-03", "CA-04", "CA-06", "CA-07")
+async def test_the_cached_lists_follow_the_cache_hints(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    server, _ = build()
+    server.cache_hints = {"tools/list": (60_000, "public")}
+    async with open_pair(server) as (client, _):
+        assert client.is_fresh("tools")
+        assert client._cache.scope["tools"] == "public"
+        # resources/list got the default (0, "private"): stale at once.
+        assert not client.is_fresh("resources")
+        before = client.generation("tools")
+        await client.ensure_fresh("tools")
+        assert client.generation("tools") == before  # fresh: not refetched
+        await trio.sleep(61)
+        assert not client.is_fresh("tools")  # expired, and nothing polled (CA-04)
+        assert client.generation("tools") == before
+        await client.ensure_fresh("tools")
+        assert client.generation("tools") == before + 1
+        assert client.is_fresh("tools")
+        # A list_changed makes a fresh list stale (CA-06), and it is refetched.
+        server.add_tool(lambda: "x", name="another")
+        await client.wait_list_changed("tools")
+        assert "another" in client.tools
+
+
+async def test_without_hints_a_handshake_era_list_is_fresh_until_it_changes(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    server, _ = build()
+    async with open_pair(server, era="legacy") as (client, _):
+        await trio.sleep(3600)
+        assert client.is_fresh("tools")

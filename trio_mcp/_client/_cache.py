@@ -26,6 +26,7 @@ dropped when the definition changes.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -101,7 +102,16 @@ Request = Callable[[str, Any], Awaitable[Any]]
 
 
 async def fetch_all(request: Request, method: str, attr: str, *, max_pages: int) -> list[Any]:
-    """Every item of a paginated list, page after page.
+    """Every item of a paginated list, page after page (see :func:`fetch_pages`)."""
+    items, _ = await fetch_pages(request, method, attr, max_pages=max_pages)
+    return items
+
+
+async def fetch_pages(
+    request: Request, method: str, attr: str, *, max_pages: int
+) -> tuple[list[Any], list[Any]]:
+    """Every item of a paginated list, page after page, and the pages themselves
+    (their cache hints: 2026-07-28, CA-07).
 
     The cursor is opaque and passed back untouched; only its absence ends the
     list (an empty string is a cursor). A cursor seen twice, or more than
@@ -112,15 +122,17 @@ async def fetch_all(request: Request, method: str, attr: str, *, max_pages: int)
     Spec: PA-01, PA-02, PA-04, PA-05.
     """
     items: list[Any] = []
+    pages: list[Any] = []
     cursor: str | None = None
     seen: set[str] = set()
     for _ in range(max_pages):
         params = None if cursor is None else {"cursor": cursor}
         page = await request(method, params)
+        pages.append(page)
         items.extend(getattr(page, attr))
         cursor = page.next_cursor
         if cursor is None:
-            return items
+            return items, pages
         if cursor in seen:
             raise PaginationError(f"{method}: the server repeated cursor {cursor!r}")
         seen.add(cursor)
@@ -128,12 +140,35 @@ async def fetch_all(request: Request, method: str, attr: str, *, max_pages: int)
 
 
 class ListCache:
-    """Cached lists of one client, kept up to date. Owned by the ``Client``."""
+    """Cached lists of one client, kept up to date. Owned by the ``Client``.
 
-    def __init__(self, request: Request, capabilities: dict[str, Any], *, max_pages: int) -> None:
+    A list is refreshed when the server says it changed (``list_changed``,
+    CA-06). With *cache_hints* (2026-07-28) each list is also *fresh* only for
+    the shortest ``ttlMs`` of its pages after they arrived (0, absent or
+    negative: stale at once, CA-03); :meth:`is_fresh` says so and the client's
+    ``ensure_fresh`` refetches a stale list when asked. Nothing polls on the
+    TTL (CA-04). In the handshake era a list stays fresh until a
+    ``list_changed``.
+    """
+
+    def __init__(
+        self,
+        request: Request,
+        capabilities: dict[str, Any],
+        *,
+        max_pages: int,
+        cache_hints: bool = False,
+        clock: Callable[[], float] = trio.current_time,
+    ) -> None:
         self._request = request
         self._capabilities = capabilities
         self.max_pages = max_pages
+        self.cache_hints = cache_hints
+        self._clock = clock
+        #: When each list stops being fresh (clock seconds; None: never fetched).
+        self.fresh_until: dict[str, float | None] = dict.fromkeys(LISTS)
+        #: The ``cacheScope`` of each list's pages, as the server said (CA-07).
+        self.scope: dict[str, str | None] = dict.fromkeys(LISTS)
         self.items: dict[str, dict[str, Any]] = {kind: {} for kind in LISTS}
         self.generation: dict[str, int] = dict.fromkeys(LISTS, 0)
         self._changed: dict[str, trio.Event] = {kind: trio.Event() for kind in LISTS}
@@ -160,7 +195,8 @@ class ListCache:
         Cancellation: the old list stays if cancelled midway.
         """
         method, attr, key, _ = LISTS[kind]
-        fetched = await fetch_all(self._request, method, attr, max_pages=self.max_pages)
+        fetched, pages = await fetch_pages(self._request, method, attr, max_pages=self.max_pages)
+        self._note_hints(kind, pages)
         new = {getattr(item, key): item for item in fetched}
         old = self.items[kind]
         self.items[kind] = new
@@ -177,6 +213,22 @@ class ListCache:
         self._changed[kind].set()
         self._changed[kind] = trio.Event()
         self.publish(event)
+
+    def _note_hints(self, kind: str, pages: list[Any]) -> None:
+        now = self._clock()
+        if not self.cache_hints:
+            self.fresh_until[kind] = math.inf
+            return
+        ttls = [page.ttl_ms for page in pages]
+        # CA-03: absent or negative is 0; the list is as fresh as its stalest page.
+        shortest = min((t if isinstance(t, int) and t > 0 else 0) for t in ttls)
+        self.fresh_until[kind] = now + shortest / 1000
+        self.scope[kind] = pages[0].cache_scope if pages else None
+
+    def is_fresh(self, kind: str) -> bool:
+        """Whether list *kind* may be used without refetching (see the class docstring)."""
+        until = self.fresh_until[kind]
+        return until is not None and self._clock() < until
 
     def _track_tools(self, old: dict[str, Any], new: dict[str, Any]) -> None:
         for name, tool in new.items():
@@ -225,6 +277,8 @@ class ListCache:
         """A list_changed arrived: schedule a refresh (never blocks)."""
         for kind in CHANGED_NOTES.get(notification, ()):
             if self.declared(kind):
+                # A fresh entry is stale once the server says it changed (CA-06).
+                self.fresh_until[kind] = None
                 self._dirty.add(kind)
                 self._wake.set()
 

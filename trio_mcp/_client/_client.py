@@ -160,8 +160,12 @@ class Client:
         self.log_handler = log_handler or _default_log_handler
         #: Bound on the input-required rounds of one call (2026-07-28).
         self.max_input_rounds = max_input_rounds
+        revision = session.protocol.revision
         self._cache = ListCache(
-            self._request, session.protocol.peer_capabilities, max_pages=max_pages
+            self._request,
+            session.protocol.peer_capabilities,
+            max_pages=max_pages,
+            cache_hints=revision is not None and revision.cache_hints,
         )
         self._updates: list[tuple[str | None, trio.MemorySendChannel[str]]] = []
         #: URL elicitations completed (ids), for waiters that come late.
@@ -263,6 +267,28 @@ class Client:
         """
         if kind not in LISTS:
             raise ValueError(f"unknown list {kind!r}; one of {sorted(LISTS)}")
+        await self._cache.refresh(kind)
+
+    def is_fresh(self, kind: str) -> bool:
+        """Whether cached list *kind* is still fresh: in 2026-07-28 for the
+        ``ttlMs`` the server gave (0 or none: stale at once, CA-03), and until
+        the next ``list_changed`` in either era (CA-06)."""
+        if kind not in LISTS:
+            raise ValueError(f"unknown list {kind!r}; one of {sorted(LISTS)}")
+        return self._cache.is_fresh(kind)
+
+    async def ensure_fresh(self, kind: str) -> None:
+        """Refetch list *kind* if it is not fresh (see :meth:`is_fresh`); a
+        checkpoint either way. Nothing refetches on its own when a TTL runs
+        out (no polling, CA-04): call this before relying on the list.
+
+        Cancellation: as :meth:`refresh`.
+
+        Spec: CA-03, CA-04, CA-06.
+        """
+        if self.is_fresh(kind):
+            await trio.lowlevel.checkpoint()
+            return
         await self._cache.refresh(kind)
 
     async def wait_list_changed(self, kind: str) -> None:
