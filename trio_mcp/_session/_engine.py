@@ -11,7 +11,7 @@ dispatcher's handler, the graces), never with the session:
 * the **reader** (a method of the session) reads frames from the transport,
   feeds them to the sans-I/O :class:`~trio_mcp.protocol.Connection` and hands
   each event to its handler, looked up by type in a table of bound methods. It
-  answers ``ping`` (and, on a server, ``initialize``) itself, so they are
+  answers ``ping`` (and, on a server, ``initialize`` and ``server/discover``) itself, so they are
   answered promptly however busy the handlers are; it cancels a request's scope
   on the peer's ``notifications/cancelled`` and moves a request's idle deadline
   on its progress, before any user code sees anything else;

@@ -37,6 +37,18 @@ the right code and never reads as a second response to an earlier request:
    ``data``;
 6. ``_meta.progressToken``, which must be a string or an integer: -32602.
 
+A server connection serves both eras (VR-08, VR-09): its opening decides.
+``initialize`` takes the handshake path above; a request naming a 2026-07-28
+version in ``_meta`` (or a method only 2026-07-28 has) takes the modern path
+(:meth:`Connection._receive_modern_request`), where everything is read from
+*that* request's ``_meta`` (ST-01) and checked in its own order: the required
+fields (-32602), the version (-32022), the method (-32601), ``clientInfo`` and
+``logLevel`` (-32602), our capability gate (-32601), the params, the token. Its
+result gets ``resultType``, ``serverInfo`` and the cache hints on the way out
+(:meth:`Connection.respond`). A client connection chooses its era by probing
+(``discover_request`` / ``start_modern``), then adds the ``_meta`` of every
+request itself (ME-06).
+
 Responses, cancellations and progress for unknown, finished or foreign ids are
 ignored and recorded (CN-04, CN-06, PG-10).
 
