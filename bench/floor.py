@@ -18,8 +18,8 @@ This script measures, in one run and on the same work as ``bench/inmemory.py``
 (g) ``floor, no writer tasks``: the same, except that callers and request tasks
     hand their frame straight to the transport (four hand-offs). What dropping
     the one-writer rule would buy; ARCHITECTURE.md does not allow it.
-(b) ``mcp``: the official SDK, exactly as in ``bench/inmemory.py``.
-(c) ``trio_mcp``: exactly as in ``bench/inmemory.py``.
+(b) ``mcp``: the official SDK, exactly as in ``bench/inmemory.py`` (legacy row).
+(c) ``trio_mcp``: exactly as in ``bench/inmemory.py`` (legacy row).
 
 It then prints the budget: the time per call that the ``--target`` ratio over
 the SDK allows, what the floor takes of it, and what is left for MCP work,
@@ -269,7 +269,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     _attempt(subjects["floor"], lambda: trio.run(_bench_floor, plan, True), args.verbose)
     _attempt(subjects["floor_direct"], lambda: trio.run(_bench_floor, plan, False), args.verbose)
     _attempt(subjects["mcp"], lambda: _run_mcp(plan, "asyncio", "legacy", False), args.verbose)
-    _attempt(subjects["trio_mcp"], lambda: trio.run(_bench_trio_mcp, plan), args.verbose)
+    # Both MCP rows in the handshake era, the floor's shape (no _meta envelope).
+    _attempt(subjects["trio_mcp"], lambda: trio.run(_bench_trio_mcp, plan, "legacy"), args.verbose)
     print(render(subjects, plan, args.target))
     return 1 if any(r.error is not None for r in subjects.values()) else 0
 

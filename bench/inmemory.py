@@ -2,7 +2,10 @@
 
 One run measures, side by side, the same unit of work -- a ``tools/call`` of an
 ``echo`` tool with arguments ``{"text": "hello"}`` whose result is one text
-content block -- over three stacks, all in this one process:
+content block -- over three stacks, all in this one process, and for the two
+MCP stacks in both eras (``--era``): ``legacy``, the initialize handshake
+(2025-11-25), and ``modern``, 2026-07-28 (``server/discover``, no handshake,
+the ``_meta`` envelope on every request and result):
 
 (a) ``baseline``: a Trio memory-channel pair carrying orjson-encoded JSON-RPC
     bytes, a server loop that decodes the request and echoes a response, and a
@@ -10,11 +13,12 @@ content block -- over three stacks, all in this one process:
     the practical ceiling for a JSON-RPC round trip on Trio.
 (b) ``mcp``: the official Python SDK (``mcp`` on PyPI), its high-level
     ``MCPServer`` with an ``echo`` tool, driven by ``mcp.Client`` over the
-    SDK's in-memory streams (``mode="legacy"``: initialize handshake, JSON-RPC
-    dispatcher, ``ClientSession``), under its own anyio event loop (asyncio by
-    default).
+    SDK's in-memory streams (JSON-RPC dispatcher, ``ClientSession``), under its
+    own anyio event loop (asyncio by default).  Legacy: ``mode="legacy"``;
+    modern: ``mode="auto"`` on the same streams (``server/discover``, checked
+    to have chosen 2026-07-28).
 (c) ``trio_mcp``: ``trio_mcp.Server`` with the same tool, reached through
-    ``trio_mcp.testing.open_memory_client``.
+    ``trio_mcp.testing.open_memory_client(era="legacy" | "modern")``.
 
 Each stack is measured twice: sequentially (one call after another) and with
 ``--concurrency`` tasks each issuing calls in a loop until ``--calls`` calls
@@ -55,10 +59,21 @@ CONCURRENT: Final = "concurrent"
 BASELINE_CHANNEL_BUFFER: Final = 64
 
 McpBackend = Literal["asyncio", "trio"]
-McpMode = Literal["legacy", "direct"]
+Era = Literal["legacy", "modern"]
+McpMode = Literal["legacy", "modern", "direct"]
+
+ERAS: Final[tuple[Era, ...]] = ("legacy", "modern")
+# What each era means on the wire, for the notes column.
+ERA_NOTES: Final[dict[str, str]] = {
+    "legacy": "initialize handshake",
+    "modern": "server/discover + _meta on every message",
+}
 
 Call = Callable[[], Awaitable[None]]
 """One ``tools/call`` round trip, result already checked, nothing returned."""
+
+Outcome = tuple[list["Measurement"], str | None]
+"""A subject's measured rows and the protocol version it negotiated (None: no MCP)."""
 
 
 # --------------------------------------------------------------------------
@@ -86,6 +101,8 @@ class SubjectResult:
     key: str
     label: str
     detail: str
+    era: str | None = None  # "legacy" or "modern"; None for the baseline
+    protocol_version: str | None = None  # what the connection negotiated
     measurements: list[Measurement] = field(default_factory=list)
     error: str | None = None
 
@@ -289,7 +306,7 @@ class BaselineClient:
         await self._to_server.aclose()
 
 
-async def _bench_baseline(plan: Plan) -> list[Measurement]:
+async def _bench_baseline(plan: Plan) -> Outcome:
     with trio.fail_after(plan.timeout):
         async with trio.open_nursery() as nursery:
             client = BaselineClient(nursery)
@@ -299,7 +316,7 @@ async def _bench_baseline(plan: Plan) -> list[Measurement]:
                 _check_text(result["content"][0]["text"])
 
             try:
-                return await _measure_trio(call, plan)
+                return await _measure_trio(call, plan), None
             finally:
                 await client.aclose()
 
@@ -318,10 +335,12 @@ def mcp_version() -> str | None:
         return None
 
 
-async def _bench_mcp(plan: Plan, mode: McpMode, structured: bool) -> list[Measurement]:
+async def _bench_mcp(plan: Plan, mode: McpMode, structured: bool) -> Outcome:
     import anyio
     import mcp
+    from mcp.client._memory import InMemoryTransport
     from mcp.server.mcpserver import MCPServer
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
     server = MCPServer("bench", version="1.0")
 
@@ -335,21 +354,30 @@ async def _bench_mcp(plan: Plan, mode: McpMode, structured: bool) -> list[Measur
 
     # "legacy": initialize handshake, then JSON-RPC messages over the SDK's
     # in-memory streams (InMemoryTransport + JSONRPCDispatcher + ClientSession).
-    # "auto" (the SDK's default for an in-process server): 2026-07-28 protocol
+    # "modern": the very same streams, but mode="auto": server/discover, then
+    # 2026-07-28 requests carrying the _meta envelope.  (A server handed to
+    # mcp.Client directly in any mode but "legacy" skips the streams; wrapping
+    # it in the InMemoryTransport the legacy path builds for itself keeps the
+    # JSON-RPC dispatcher on both sides, as in the legacy row.)
+    # "direct" (the SDK's default for an in-process server): 2026-07-28
     # through a DirectDispatcher pair -- no streams and no JSON-RPC framing.
+    target: Any = InMemoryTransport(server) if mode == "modern" else server
     client_mode = "legacy" if mode == "legacy" else "auto"
     with anyio.fail_after(plan.timeout):
-        async with mcp.Client(server, mode=client_mode) as client:
+        async with mcp.Client(target, mode=client_mode) as client:
+            version = client.protocol_version
+            if (mode != "legacy") != (version in MODERN_PROTOCOL_VERSIONS):
+                raise CheckFailed(f"mode {mode!r} negotiated {version!r}")
 
             async def call() -> None:
                 result = await client.call_tool("echo", ARGUMENTS)
                 content = result.content[0]
                 _check_text(getattr(content, "text", None))
 
-            return await _measure_anyio(call, plan)
+            return await _measure_anyio(call, plan), version
 
 
-def _run_mcp(plan: Plan, backend: McpBackend, mode: McpMode, structured: bool) -> list[Measurement]:
+def _run_mcp(plan: Plan, backend: McpBackend, mode: McpMode, structured: bool) -> Outcome:
     import anyio
 
     return anyio.run(_bench_mcp, plan, mode, structured, backend=backend)
@@ -360,7 +388,7 @@ def _run_mcp(plan: Plan, backend: McpBackend, mode: McpMode, structured: bool) -
 # --------------------------------------------------------------------------
 
 
-async def _bench_trio_mcp(plan: Plan) -> list[Measurement]:
+async def _bench_trio_mcp(plan: Plan, era: Era) -> Outcome:
     import trio_mcp
     from trio_mcp.testing import open_memory_client
 
@@ -370,15 +398,19 @@ async def _bench_trio_mcp(plan: Plan) -> list[Measurement]:
     async def echo(text: str) -> str:
         return text
 
+    # The era is pinned: the client's default, "auto", would probe and settle
+    # on 2026-07-28 with this server, so an unpinned row is a modern row.
     with trio.fail_after(plan.timeout):
-        async with open_memory_client(server) as client:
+        async with open_memory_client(server, era=era) as client:
+            if client.era != era:
+                raise CheckFailed(f"era {era!r} requested, {client.era!r} negotiated")
 
             async def call() -> None:
                 result = await client.call_tool("echo", ARGUMENTS)
                 content = result.content[0]
                 _check_text(getattr(content, "text", None))
 
-            return await _measure_trio(call, plan)
+            return await _measure_trio(call, plan), client.protocol_version
 
 
 def trio_mcp_version() -> str | None:
@@ -402,11 +434,21 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _attempt(result: SubjectResult, run: Callable[[], list[Measurement]], verbose: bool) -> None:
-    """Run one subject; a failure is recorded, reported and never fatal."""
+def _attempt(
+    result: SubjectResult, run: Callable[[], Outcome | list[Measurement]], verbose: bool
+) -> None:
+    """Run one subject; a failure is recorded, reported and never fatal.
+
+    *run* returns the measurements, with the negotiated protocol version when
+    it knows one (the scripts that reuse this one return bare measurements).
+    """
     print(f"  running {result.label} ...", file=sys.stderr, flush=True)
     try:
-        result.measurements = run()
+        outcome = run()
+        if isinstance(outcome, tuple):
+            result.measurements, result.protocol_version = outcome
+        else:
+            result.measurements = outcome
     except ImportError as exc:
         result.error = f"not importable ({exc}); did you `.venv/bin/pip install -e '.[bench]'`?"
     except (TimeoutError, trio.TooSlowError):
@@ -421,16 +463,29 @@ def _attempt(result: SubjectResult, run: Callable[[], list[Measurement]], verbos
         print(f"  !! {result.label} {result.error}", file=sys.stderr, flush=True)
 
 
+def subject_key(subject: str, era: str) -> str:
+    """``trio_mcp@modern``: the key of one subject's row pair in one era."""
+    return f"{subject}@{era}"
+
+
 def run_all(args: argparse.Namespace) -> list[SubjectResult]:
     plan = Plan(
         calls=args.calls, concurrency=args.concurrency, warmup=args.warmup, timeout=args.timeout
     )
     mcp_backend: McpBackend = args.mcp_backend
     structured: bool = args.mcp_structured
+    eras: list[Era] = args.eras
     version = mcp_version()
     mcp_detail = f"mcp {version or '(not installed)'}, {mcp_backend}"
     if structured:
         mcp_detail += ", structured output"
+    ours_detail = f"trio_mcp {trio_mcp_version() or ''}".rstrip()
+
+    def bind_mcp(mode: McpMode) -> Callable[[], Outcome]:
+        return lambda: _run_mcp(plan, mcp_backend, mode, structured)
+
+    def bind_ours(era: Era) -> Callable[[], Outcome]:
+        return lambda: trio.run(_bench_trio_mcp, plan, era)
 
     results: list[SubjectResult] = []
     if "baseline" in args.subjects:
@@ -438,21 +493,31 @@ def run_all(args: argparse.Namespace) -> list[SubjectResult]:
         _attempt(baseline, lambda: trio.run(_bench_baseline, plan), args.verbose)
         results.append(baseline)
     if "mcp" in args.subjects:
-        sdk = SubjectResult("mcp", "(b) mcp", f"{mcp_detail}, in-memory streams")
-        _attempt(sdk, lambda: _run_mcp(plan, mcp_backend, "legacy", structured), args.verbose)
-        results.append(sdk)
-        if args.mcp_direct:
-            direct = SubjectResult("mcp_direct", "(b') mcp direct", f"{mcp_detail}, no JSON-RPC")
-            _attempt(
-                direct, lambda: _run_mcp(plan, mcp_backend, "direct", structured), args.verbose
+        for era in eras:
+            sdk = SubjectResult(
+                subject_key("mcp", era),
+                f"(b) mcp {era}",
+                f"{mcp_detail}, in-memory streams, {ERA_NOTES[era]}",
+                era=era,
             )
+            _attempt(sdk, bind_mcp(era), args.verbose)
+            results.append(sdk)
+        if args.mcp_direct:
+            direct = SubjectResult(
+                "mcp_direct", "(b') mcp direct", f"{mcp_detail}, no JSON-RPC", era="modern"
+            )
+            _attempt(direct, bind_mcp("direct"), args.verbose)
             results.append(direct)
     if "trio_mcp" in args.subjects:
-        ours = SubjectResult(
-            "trio_mcp", "(c) trio_mcp", f"trio_mcp {trio_mcp_version() or ''}".rstrip()
-        )
-        _attempt(ours, lambda: trio.run(_bench_trio_mcp, plan), args.verbose)
-        results.append(ours)
+        for era in eras:
+            ours = SubjectResult(
+                subject_key("trio_mcp", era),
+                f"(c) trio_mcp {era}",
+                f"{ours_detail}, {ERA_NOTES[era]}",
+                era=era,
+            )
+            _attempt(ours, bind_ours(era), args.verbose)
+            results.append(ours)
     return results
 
 
@@ -467,19 +532,39 @@ def _ratio(
     return top / bottom
 
 
+HEADLINE: Final = "trio_mcp/mcp"
+"""Ratios whose name starts with this are checked against ``--target``."""
+
+
+def _ratio_pairs(results: list[SubjectResult]) -> dict[str, tuple[str, str]]:
+    """Every ratio worth printing for the subjects and eras that were requested."""
+    present = {r.key for r in results}
+    pairs: dict[str, tuple[str, str]] = {}
+    for era in ERAS:
+        pairs[f"{HEADLINE} {era}"] = (subject_key("trio_mcp", era), subject_key("mcp", era))
+    for subject in ("trio_mcp", "mcp"):
+        pairs[f"{subject} modern/legacy"] = (
+            subject_key(subject, "modern"),
+            subject_key(subject, "legacy"),
+        )
+    for era in ERAS:
+        for subject in ("trio_mcp", "mcp"):
+            pairs[f"{subject}/baseline {era}"] = (subject_key(subject, era), "baseline")
+    return {
+        name: (top, bottom)
+        for name, (top, bottom) in pairs.items()
+        if top in present and bottom in present
+    }
+
+
 def _ratios(results: list[SubjectResult]) -> dict[str, dict[str, float | None]]:
     by_key = {r.key: r for r in results}
-    pairs = {
-        "trio_mcp/mcp": ("trio_mcp", "mcp"),
-        "trio_mcp/baseline": ("trio_mcp", "baseline"),
-        "mcp/baseline": ("mcp", "baseline"),
-    }
     return {
         name: {
             pattern: _ratio(by_key.get(top), by_key.get(bottom), pattern)
             for pattern in (SEQUENTIAL, CONCURRENT)
         }
-        for name, (top, bottom) in pairs.items()
+        for name, (top, bottom) in _ratio_pairs(results).items()
     }
 
 
@@ -491,17 +576,22 @@ def render_table(results: list[SubjectResult], args: argparse.Namespace, target:
         f"{platform.system()} {platform.machine()}",
         "",
     ]
-    header = f"{'subject':<18} {'pattern':<15} {'calls/s':>10} {'p50 ms':>9} {'p99 ms':>9}  notes"
+    header = f"{'subject':<21} {'pattern':<15} {'calls/s':>10} {'p50 ms':>9} {'p99 ms':>9}  notes"
     lines += [header, "-" * len(header)]
     for r in results:
         if r.error is not None:
-            lines.append(f"{r.label:<18} {'-':<15} {'-':>10} {'-':>9} {'-':>9}  {r.error}")
+            lines.append(f"{r.label:<21} {'-':<15} {'-':>10} {'-':>9} {'-':>9}  {r.error}")
             continue
         for i, m in enumerate(r.measurements):
             pattern = SEQUENTIAL if m.pattern == SEQUENTIAL else f"{CONCURRENT} x{m.concurrency}"
-            note = r.detail if i == 0 else ""
+            if i == 0:
+                note = r.detail
+            elif i == 1 and r.protocol_version is not None:
+                note = f"protocol {r.protocol_version}"
+            else:
+                note = ""
             lines.append(
-                f"{r.label if i == 0 else '':<18} {pattern:<15} {m.calls_per_s:>10,.0f} "
+                f"{r.label if i == 0 else '':<21} {pattern:<15} {m.calls_per_s:>10,.0f} "
                 f"{m.p50_ms:>9.3f} {m.p99_ms:>9.3f}  {note}"
             )
     lines.append("")
@@ -510,8 +600,8 @@ def render_table(results: list[SubjectResult], args: argparse.Namespace, target:
             f"{pattern} {'n/a' if value is None else f'{value:.2f}x'}"
             for pattern, value in by_pattern.items()
         ]
-        line = f"throughput {name:<18} " + ", ".join(cells)
-        if name == "trio_mcp/mcp":
+        line = f"throughput {name:<25} " + ", ".join(cells)
+        if name.startswith(HEADLINE):
             values = [v for v in by_pattern.values() if v is not None]
             if values:
                 verdict = "met" if min(values) >= target else "NOT met"
@@ -531,6 +621,7 @@ def render_json(results: list[SubjectResult], args: argparse.Namespace) -> str:
             "concurrency": args.concurrency,
             "warmup": args.warmup,
             "subjects": args.subjects,
+            "eras": args.eras,
             "mcp_backend": args.mcp_backend,
             "mcp_structured": args.mcp_structured,
             "mcp_direct": args.mcp_direct,
@@ -588,6 +679,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="run only this subject (repeatable; default all three)",
     )
     parser.add_argument(
+        "--era",
+        dest="eras",
+        action="append",
+        choices=list(ERAS),
+        help="protocol era of the mcp and trio_mcp rows: legacy (initialize handshake) or "
+        "modern (2026-07-28); repeatable (default both)",
+    )
+    parser.add_argument(
         "--mcp-backend",
         choices=["asyncio", "trio"],
         default="asyncio",
@@ -620,6 +719,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.subjects is None:
         args.subjects = ["baseline", "mcp", "trio_mcp"]
+    if args.eras is None:
+        args.eras = list(ERAS)
+    else:
+        args.eras = [era for era in ERAS if era in args.eras]  # fixed order, no repeats
     return args
 
 

@@ -105,8 +105,10 @@ async def _bench_trio_mcp(plan: Plan) -> list[Measurement]:
     ) -> str:
         return _book(name, seats, seat_class, window, note)
 
+    # era="legacy", as the SDK row's mode="legacy": the client's default
+    # ("auto") would go 2026-07-28 with this server.
     with trio.fail_after(plan.timeout):
-        async with open_memory_client(server) as client:
+        async with open_memory_client(server, era="legacy") as client:
 
             async def call() -> None:
                 result = await client.call_tool("book", ARGUMENTS)
