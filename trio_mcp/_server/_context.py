@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .. import types as mcp_types
 from .._errors import RPCError
 from ..protocol import ErrorCode
-from ._input import InputRound
+from ._input import MAY_ASK, InputRound
 
 if TYPE_CHECKING:
     from .._session._engine import RequestContext, Session
+    from ._request_state import RequestStateSealer
     from ..protocol import JSONObject, RequestId, RequestRecord
 
 
@@ -34,6 +35,9 @@ class ContextServer(Protocol):
 
     @property
     def version(self) -> str: ...
+
+    @property
+    def request_state(self) -> RequestStateSealer: ...
 
     async def send_log(
         self,
@@ -202,12 +206,18 @@ class Context:
         if not isinstance(round_, InputRound):
             revision = self.request.revision
             if revision is not None and not revision.server_requests:
-                raise RPCError(
-                    int(ErrorCode.INTERNAL_ERROR),
-                    f"Internal error: {self.method} cannot ask the client for input (PT-04)",
-                )
-            # The handshake era: inputs are requests; nothing to seal.
-            round_ = self.request.user_data = InputRound(self.request, _NO_SEALER)
+                if not revision.input_required or self.method not in MAY_ASK:
+                    raise RPCError(
+                        int(ErrorCode.INTERNAL_ERROR),
+                        f"Internal error: {self.method} cannot ask the client for input (PT-04)",
+                    )
+                # The first round of a request that asks (a retry's round was
+                # opened, and its state verified, before the handler ran).
+                round_ = InputRound(self.request, self._server.request_state)
+            else:
+                # The handshake era: inputs are requests; nothing to seal.
+                round_ = InputRound(self.request, _NO_SEALER)
+            self.request.user_data = round_
         return round_
 
     async def request_inputs(self, inputs: Mapping[str, tuple[str, Any]]) -> dict[str, Any]:

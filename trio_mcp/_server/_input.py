@@ -60,6 +60,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("trio_mcp.server")
 
+#: The requests that may ask for input in 2026-07-28 (PT-04).
+MAY_ASK = frozenset({"tools/call", "resources/read", "prompts/get"})
+
 #: What each input method is answered with, and the client capability it needs.
 _INPUTS: dict[str, tuple[Any, str, str]] = {
     # method: (result type, capability, key prefix)

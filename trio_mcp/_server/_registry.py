@@ -58,7 +58,7 @@ from ..protocol import (
 )
 from ._completion import Completer, answer_complete
 from ._context import Context
-from ._input import open_round
+from ._input import MAY_ASK, open_round
 from ._logging import coerce_level, log_params
 from ._pagination import paginate
 from ._prompts import PromptOptions, RegisteredPrompt, unknown_prompt
@@ -496,10 +496,15 @@ class Server:
         handler = self._handlers.get(ctx.method)
         if handler is None:
             raise RPCError(int(ErrorCode.METHOD_NOT_FOUND), f"Method not found: {ctx.method}")
-        revision = ctx.revision
-        if revision is not None and revision.input_required and ctx.method in _MAY_ASK:
-            # A retry's requestState is verified before any user code runs.
-            ctx.user_data = open_round(ctx, self.request_state)
+        params = ctx.params
+        if getattr(params, "request_state", None) is not None or getattr(
+            params, "input_responses", None
+        ):
+            # A retry: its requestState is verified before any user code runs
+            # (a first round's InputRound is made when the handler first asks).
+            revision = ctx.revision
+            if revision is not None and revision.input_required and ctx.method in MAY_ASK:
+                ctx.user_data = open_round(ctx, self.request_state)
         return await handler(ctx)
 
     async def handle_notification(self, session: Session, event: NotificationReceived) -> None:
@@ -643,10 +648,6 @@ class Server:
     async def _set_level(self, ctx: RequestContext) -> mcp_types.EmptyResult:
         self.peer_of(ctx.session).log_level = ctx.params.level
         return mcp_types.EmptyResult()
-
-
-#: The requests that may ask for input in 2026-07-28 (PT-04).
-_MAY_ASK = frozenset({"tools/call", "resources/read", "prompts/get"})
 
 
 def _cursor(params: Any) -> str | None:
