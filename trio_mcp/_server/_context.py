@@ -19,8 +19,8 @@ from ._input import MAY_ASK, InputRound
 
 if TYPE_CHECKING:
     from .._session._engine import RequestContext, Session
-    from ._request_state import RequestStateSealer
     from ..protocol import JSONObject, RequestId, RequestRecord
+    from ._request_state import RequestStateSealer
 
 
 class ContextServer(Protocol):
