@@ -13,7 +13,7 @@ import pytest
 import trio
 import trio.testing
 from client_fake_server import FakeServer, open_fake, text_result
-from helpers import LATEST, open_client_with_raw_server, open_raw_client_transport
+from helpers import LATEST, open_client_with_raw_server, open_pair, open_raw_client_transport
 
 from trio_mcp import (
     Client,
@@ -21,6 +21,7 @@ from trio_mcp import (
     InvalidPeerResult,
     MCPError,
     RPCError,
+    Server,
     SessionClosed,
     open_client,
 )
@@ -28,7 +29,14 @@ from trio_mcp import types as t
 from trio_mcp._client._cache import ListChanged, PaginationError, ToolDefinitionChanged
 from trio_mcp._client._client import ToolCallError, run_client
 from trio_mcp.lowlevel import RequestContext, open_session
-from trio_mcp.protocol import CancelOrigin, RequestState, UnsupportedProtocolVersion
+from trio_mcp.protocol import (
+    CancelOrigin,
+    Direction,
+    RequestObserver,
+    RequestRecord,
+    RequestState,
+    UnsupportedProtocolVersion,
+)
 from trio_mcp.testing import memory_transport_pair
 
 
@@ -229,6 +237,59 @@ async def test_list_changed_refreshes_the_cache_and_wakes_waiters() -> None:
         await server.session.notify("notifications/resources/list_changed")
         await client.wait_list_changed("resource_templates")
         assert list(client.resources) == ["file:///z"]
+
+
+class AddToolOnceListed(RequestObserver):
+    """A server-side observer that registers one more tool the moment the
+    server has answered its first ``tools/list``: a change that races the
+    client's discovery."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.done = False
+
+    def on_transition(self, record: RequestRecord, old: RequestState | None) -> None:
+        if (
+            not self.done
+            and record.direction is Direction.INBOUND
+            and record.method == "tools/list"
+            and record.state is RequestState.COMPLETED
+        ):
+            self.done = True
+
+            async def late() -> str:
+                return "late"
+
+            self.server.add_tool(late, name="late")
+
+
+@pytest.mark.spec("SB-01")
+async def test_a_modern_change_right_after_discovery_is_not_lost(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # In 2026-07-28 change notices reach only acknowledged listen streams, so
+    # the client must hold one before it lists: a change between its list and
+    # the acknowledgment would otherwise leave the cache stale for good.
+    server = Server("racy")
+
+    @server.tool()
+    async def first() -> str:
+        return "first"
+
+    observer = AddToolOnceListed(server)
+    async with open_pair(server, server_options={"observer": observer}, era="modern") as (
+        client,
+        _,
+    ):
+        assert client.era == "modern"
+        with trio.fail_after(5):
+            while "late" not in client.tools:
+                await client.wait_list_changed("tools")
+        assert observer.done
+        assert sorted(client.tools) == ["first", "late"]
+        # Our ids count up in the order the requests were made.
+        methods = [r.method for r in sorted(client.session.requests(), key=lambda r: int(r.id))]
+        assert methods[:3] == ["server/discover", "subscriptions/listen", "tools/list"], methods
 
 
 async def test_a_burst_of_list_changed_costs_one_more_refresh() -> None:
