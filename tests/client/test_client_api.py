@@ -122,6 +122,77 @@ async def test_a_server_of_another_era_refuses_the_handshake() -> None:
     assert error.__cause__.code == -32022
 
 
+MODERN_DISCOVER = {
+    "supportedVersions": ["2026-07-28"],
+    "capabilities": {},
+    "resultType": "complete",
+    "ttlMs": 0,
+    "cacheScope": "private",
+    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "slow-modern", "version": "1"}},
+}
+
+
+@pytest.mark.spec("SI-14")
+@pytest.mark.parametrize("answers_late_probe", [True, False])
+async def test_auto_goes_modern_when_a_slow_server_read_the_timed_out_probe(
+    autojump_clock: trio.testing.MockClock, answers_late_probe: bool
+) -> None:
+    """A modern server slower than the probe timeout (a cold start) reads the
+    probe first, is in 2026-07-28 from then on (mcp 2.x works so), and refuses
+    the fallback initialize with -32022 naming 2026-07-28: the client goes
+    modern with a fresh discover, not HandshakeRefused. The server may answer
+    the abandoned probe late, or honour its cancel."""
+    async with open_raw_client_transport() as (peer, transport):
+        refusal = {"code": -32022, "message": "modern only", "data": {"supported": ["2026-07-28"]}}
+
+        async def serve() -> None:
+            probe = await peer.wait_method("server/discover")
+            init = await peer.wait_method("initialize")
+            if answers_late_probe:
+                await peer.send({"jsonrpc": "2.0", "id": probe["id"], "result": MODERN_DISCOVER})
+            await peer.send({"jsonrpc": "2.0", "id": init["id"], "error": refusal})
+            again = await peer.wait_for(
+                lambda f: f.get("method") == "server/discover" and f["id"] != probe["id"]
+            )
+            await peer.send({"jsonrpc": "2.0", "id": again["id"], "result": MODERN_DISCOVER})
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(serve)
+            async with open_client(transport, probe_timeout=2.0, discover=False) as client:
+                assert client.era == "modern"
+                assert client.protocol_version == "2026-07-28"
+                assert client.server_info.name == "slow-modern"
+        methods = [f.get("method") for f in peer.frames]
+        assert methods[:4] == [
+            "server/discover",
+            "notifications/cancelled",
+            "initialize",
+            "server/discover",
+        ], methods
+        assert "notifications/initialized" not in methods
+
+
+async def test_a_probe_answered_not_modern_then_a_refused_initialize_is_refused() -> None:
+    """A probe answered with a handshake-era error said "not modern": a later
+    -32022 to initialize is a refused handshake, not a reason to go modern."""
+    async with open_raw_client_transport() as (peer, transport):
+
+        async def serve() -> None:
+            probe = await peer.wait_method("server/discover")
+            not_found = {"code": -32601, "message": "Method not found"}
+            await peer.send({"jsonrpc": "2.0", "id": probe["id"], "error": not_found})
+            init = await peer.wait_method("initialize")
+            refusal = {"code": -32022, "message": "no", "data": {"supported": ["2026-07-28"]}}
+            await peer.send({"jsonrpc": "2.0", "id": init["id"], "error": refusal})
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(serve)
+            with pytest.raises(HandshakeRefused):
+                async with open_client(transport, discover=False):
+                    pytest.fail("the body must not run")
+        assert [f.get("method") for f in peer.frames] == ["server/discover", "initialize"]
+
+
 @pytest.mark.parametrize(
     "error",
     [
