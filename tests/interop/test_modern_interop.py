@@ -8,7 +8,10 @@
   our elicitation handler, PT-12..PT-14), cancels ``slow`` once the server says
   it started (CN-01) and checks that a call still works, calls ``grow`` and
   waits for the cached tool list to follow the ``list_changed`` the server
-  writes on our listen stream (SB-01), and shuts down.
+  writes on our listen stream (SB-01), and shuts down. Once more against the
+  mcp server with its start held until our probe has timed out and our
+  fallback ``initialize`` is written: it reads the probe first, refuses the
+  handshake with -32022, and the client still goes modern.
 * Their clients against our dual-era server (``modern_trio_server.py``): the
   Python SDK client in its default ``auto`` mode (which probes on the session's
   own pipe) and the TypeScript v2 client in ``auto`` and pinned to 2026-07-28
@@ -56,6 +59,11 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 OUR_SERVER = str(HERE / "modern_trio_server.py")
 TOOLS = ["add", "confirm", "grow", "slow"]
+#: Our probe's bound here: these tests are about the answered probe. A server
+#: slower to start than the 2 s default (an mcp import on a loaded machine)
+#: takes the timed-out path instead (initialize, refused with -32022, then
+#: modern), which works too but puts an initialize on the wire.
+PROBE_NOT_HUNG = NOT_HUNG
 
 
 def figure(direction: str, timings: dict[str, float]) -> None:
@@ -185,6 +193,7 @@ async def test_our_client_against_a_python_sdk_modern_server() -> None:
             stderr=server_log.append,
             elicitation=asked,
             observer=frames,
+            probe_timeout=PROBE_NOT_HUNG,
         ) as client:
             connected = time.perf_counter()
             timings = await exercise_modern_server(client, server_log, asked, "modern-sdk-server")
@@ -200,6 +209,91 @@ async def test_our_client_against_a_python_sdk_modern_server() -> None:
     assert not frames.sent("initialize")
     assert_listen_ended_by_us(frames)
     figure("our client -> mcp 2.3.0 server", {"connect": connected - started, **timings})
+
+
+#: Runs the script argv[2] as __main__ once a byte can be read from the FIFO
+#: argv[1]: the test holds the server's start until it wants it.
+GATED_LAUNCHER = (
+    "import runpy, sys\n"
+    "with open(sys.argv[1], 'rb') as gate:\n"
+    "    gate.read(1)\n"
+    "sys.argv = sys.argv[2:]\n"
+    "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+)
+
+
+class OpenGateOnInitialize(FrameLog):
+    """A :class:`FrameLog` that sets :attr:`initialize_sent` once we wrote ``initialize``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.initialize_sent = trio.Event()
+
+    def on_frame(self, direction: FrameDirection, data: bytes, at: float) -> None:
+        super().on_frame(direction, data, at)
+        if self.sent("initialize"):
+            self.initialize_sent.set()
+
+
+@pytest.mark.spec("SI-14")
+async def test_our_client_goes_modern_with_a_python_sdk_server_slower_than_the_probe(
+    tmp_path: Path,
+) -> None:
+    # The mcp server starts only after our probe timed out and our fallback
+    # initialize is on its stdin, so it reads the probe first, locks the
+    # connection to 2026-07-28 and refuses initialize with -32022: the client
+    # must go modern (a cold start slower than probe_timeout, made certain).
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    frames = OpenGateOnInitialize()
+
+    def open_gate() -> None:
+        with open(gate, "wb") as opened:
+            opened.write(b"go")
+
+    async def start_server_when_initialize_is_sent() -> None:
+        await frames.initialize_sent.wait()
+        await trio.to_thread.run_sync(open_gate, abandon_on_cancel=True)
+
+    server_log, asked = Lines(), Asked()
+    started = time.perf_counter()
+    with trio.fail_after(NOT_HUNG * 2):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(start_server_when_initialize_is_sent)
+            async with open_stdio_client(
+                sys.executable,
+                ["-c", GATED_LAUNCHER, str(gate), str(HERE / "modern_sdk_server.py")],
+                inherit_env=True,
+                stderr=server_log.append,
+                elicitation=asked,
+                observer=frames,
+                probe_timeout=0.1,
+                remember_era=False,
+            ) as client:
+                connected = time.perf_counter()
+                timings = await exercise_modern_server(
+                    client, server_log, asked, "modern-sdk-server"
+                )
+    methods = [f.get("method") for direction, f in frames.frames if direction is FrameDirection.OUT]
+    assert methods[:4] == [
+        "server/discover",
+        "notifications/cancelled",
+        "initialize",
+        "server/discover",
+    ], methods
+    (initialize,) = frames.sent("initialize")
+    (refusal,) = [
+        f
+        for d, f in frames.frames
+        if d is FrameDirection.IN and f.get("id") == initialize["id"] and "error" in f
+    ]
+    assert refusal["error"]["code"] == -32022
+    assert refusal["error"]["data"]["supported"] == ["2026-07-28"]
+    assert "notifications/initialized" not in methods
+    figure(
+        "our client -> mcp 2.3.0 server started after the probe timed out",
+        {"connect": connected - started, **timings},
+    )
 
 
 @pytest.mark.spec("CN-01")
@@ -218,6 +312,7 @@ async def test_our_client_against_a_ts_v2_modern_server(legacy: str) -> None:
             stderr=server_log.append,
             elicitation=asked,
             observer=frames,
+            probe_timeout=PROBE_NOT_HUNG,
         ) as client:
             connected = time.perf_counter()
             timings = await exercise_modern_server(client, server_log, asked, "ts-v2-modern-server")

@@ -271,6 +271,8 @@ async def test_our_client_against_a_v2_server_over_stdio(era: str, protocol_vers
             inherit_env=True,
             stderr=server_log.append,
             era=era,
+            # The answered probe is what this is about, not a cold start's speed.
+            probe_timeout=NOT_HUNG,
         ) as client:
             connected = time.perf_counter()
             cancel_to_stopped, ping_after_cancel = await exercise_v2_server(
@@ -371,6 +373,8 @@ async def test_our_client_goes_modern_with_a_v2_stdio_server_that_refuses_the_ha
             cwd=cache,
             inherit_env=True,
             stderr=server_log.append,
+            # The answered probe is what this is about, not a cold start's speed.
+            probe_timeout=NOT_HUNG,
         ) as client:
             connected = time.perf_counter()
             assert client.era == "modern"
