@@ -13,7 +13,7 @@ import pytest
 import trio
 import trio.testing
 from client_fake_server import FakeServer, open_fake, text_result
-from helpers import LATEST, open_client_with_raw_server, open_raw_client_transport
+from helpers import LATEST, open_client_with_raw_server, open_pair, open_raw_client_transport
 
 from trio_mcp import (
     Client,
@@ -21,6 +21,7 @@ from trio_mcp import (
     InvalidPeerResult,
     MCPError,
     RPCError,
+    Server,
     SessionClosed,
     open_client,
 )
@@ -28,7 +29,14 @@ from trio_mcp import types as t
 from trio_mcp._client._cache import ListChanged, PaginationError, ToolDefinitionChanged
 from trio_mcp._client._client import ToolCallError, run_client
 from trio_mcp.lowlevel import RequestContext, open_session
-from trio_mcp.protocol import CancelOrigin, RequestState, UnsupportedProtocolVersion
+from trio_mcp.protocol import (
+    CancelOrigin,
+    Direction,
+    RequestObserver,
+    RequestRecord,
+    RequestState,
+    UnsupportedProtocolVersion,
+)
 from trio_mcp.testing import memory_transport_pair
 
 
@@ -112,6 +120,77 @@ async def test_a_server_of_another_era_refuses_the_handshake() -> None:
     assert str(error).endswith("this server speaks only 2026-07-28")
     assert isinstance(error.__cause__, RPCError)
     assert error.__cause__.code == -32022
+
+
+MODERN_DISCOVER = {
+    "supportedVersions": ["2026-07-28"],
+    "capabilities": {},
+    "resultType": "complete",
+    "ttlMs": 0,
+    "cacheScope": "private",
+    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "slow-modern", "version": "1"}},
+}
+
+
+@pytest.mark.spec("SI-14")
+@pytest.mark.parametrize("answers_late_probe", [True, False])
+async def test_auto_goes_modern_when_a_slow_server_read_the_timed_out_probe(
+    autojump_clock: trio.testing.MockClock, answers_late_probe: bool
+) -> None:
+    """A modern server slower than the probe timeout (a cold start) reads the
+    probe first, is in 2026-07-28 from then on (mcp 2.x works so), and refuses
+    the fallback initialize with -32022 naming 2026-07-28: the client goes
+    modern with a fresh discover, not HandshakeRefused. The server may answer
+    the abandoned probe late, or honour its cancel."""
+    async with open_raw_client_transport() as (peer, transport):
+        refusal = {"code": -32022, "message": "modern only", "data": {"supported": ["2026-07-28"]}}
+
+        async def serve() -> None:
+            probe = await peer.wait_method("server/discover")
+            init = await peer.wait_method("initialize")
+            if answers_late_probe:
+                await peer.send({"jsonrpc": "2.0", "id": probe["id"], "result": MODERN_DISCOVER})
+            await peer.send({"jsonrpc": "2.0", "id": init["id"], "error": refusal})
+            again = await peer.wait_for(
+                lambda f: f.get("method") == "server/discover" and f["id"] != probe["id"]
+            )
+            await peer.send({"jsonrpc": "2.0", "id": again["id"], "result": MODERN_DISCOVER})
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(serve)
+            async with open_client(transport, probe_timeout=2.0, discover=False) as client:
+                assert client.era == "modern"
+                assert client.protocol_version == "2026-07-28"
+                assert client.server_info.name == "slow-modern"
+        methods = [f.get("method") for f in peer.frames]
+        assert methods[:4] == [
+            "server/discover",
+            "notifications/cancelled",
+            "initialize",
+            "server/discover",
+        ], methods
+        assert "notifications/initialized" not in methods
+
+
+async def test_a_probe_answered_not_modern_then_a_refused_initialize_is_refused() -> None:
+    """A probe answered with a handshake-era error said "not modern": a later
+    -32022 to initialize is a refused handshake, not a reason to go modern."""
+    async with open_raw_client_transport() as (peer, transport):
+
+        async def serve() -> None:
+            probe = await peer.wait_method("server/discover")
+            not_found = {"code": -32601, "message": "Method not found"}
+            await peer.send({"jsonrpc": "2.0", "id": probe["id"], "error": not_found})
+            init = await peer.wait_method("initialize")
+            refusal = {"code": -32022, "message": "no", "data": {"supported": ["2026-07-28"]}}
+            await peer.send({"jsonrpc": "2.0", "id": init["id"], "error": refusal})
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(serve)
+            with pytest.raises(HandshakeRefused):
+                async with open_client(transport, discover=False):
+                    pytest.fail("the body must not run")
+        assert [f.get("method") for f in peer.frames] == ["server/discover", "initialize"]
 
 
 @pytest.mark.parametrize(
@@ -229,6 +308,59 @@ async def test_list_changed_refreshes_the_cache_and_wakes_waiters() -> None:
         await server.session.notify("notifications/resources/list_changed")
         await client.wait_list_changed("resource_templates")
         assert list(client.resources) == ["file:///z"]
+
+
+class AddToolOnceListed(RequestObserver):
+    """A server-side observer that registers one more tool the moment the
+    server has answered its first ``tools/list``: a change that races the
+    client's discovery."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.done = False
+
+    def on_transition(self, record: RequestRecord, old: RequestState | None) -> None:
+        if (
+            not self.done
+            and record.direction is Direction.INBOUND
+            and record.method == "tools/list"
+            and record.state is RequestState.COMPLETED
+        ):
+            self.done = True
+
+            async def late() -> str:
+                return "late"
+
+            self.server.add_tool(late, name="late")
+
+
+@pytest.mark.spec("SB-01")
+async def test_a_modern_change_right_after_discovery_is_not_lost(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # In 2026-07-28 change notices reach only acknowledged listen streams, so
+    # the client must hold one before it lists: a change between its list and
+    # the acknowledgment would otherwise leave the cache stale for good.
+    server = Server("racy")
+
+    @server.tool()
+    async def first() -> str:
+        return "first"
+
+    observer = AddToolOnceListed(server)
+    async with open_pair(server, server_options={"observer": observer}, era="modern") as (
+        client,
+        _,
+    ):
+        assert client.era == "modern"
+        with trio.fail_after(5):
+            while "late" not in client.tools:
+                await client.wait_list_changed("tools")
+        assert observer.done
+        assert sorted(client.tools) == ["first", "late"]
+        # Our ids count up in the order the requests were made.
+        methods = [r.method for r in sorted(client.session.requests(), key=lambda r: int(r.id))]
+        assert methods[:3] == ["server/discover", "subscriptions/listen", "tools/list"], methods
 
 
 async def test_a_burst_of_list_changed_costs_one_more_refresh() -> None:

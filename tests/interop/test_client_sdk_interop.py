@@ -1,13 +1,16 @@
 """Our client against servers written with the official SDKs, over stdio.
 
-* Python SDK (``mcp``, ``MCPServer``): discovery across pages, a tool call with
-  progress, structured output checked against the tool's output schema, a
-  sampling round trip, a form elicitation round trip, roots, a prompt, a
-  resource.
+* Python SDK (``mcp``, ``MCPServer``), in the handshake era (pinned: its
+  calls back into the client exist only there): discovery across pages, a
+  tool call with progress, structured output checked against the tool's
+  output schema, a sampling round trip, a form elicitation round trip, roots,
+  a prompt, a resource.
 * TypeScript SDK (``@modelcontextprotocol/sdk`` from npm, installed into a
-  cache directory on first use; if npm cannot install it the test fails):
-  discovery, a structured tool call, a resource, a prompt, and the server's
-  sampling, elicitation and roots requests.
+  cache directory on first use; if npm cannot install it the test fails), in
+  ``era="auto"`` (it answers the ``server/discover`` probe with -32601 and the
+  client falls back to ``initialize`` on the same process): discovery, a
+  structured tool call, a resource, a prompt, and the server's sampling,
+  elicitation and roots requests.
 
 Every subprocess runs under ``trio.fail_after`` and is shut down (and reaped)
 by ``open_stdio_client`` on the way out.
@@ -26,7 +29,7 @@ from test_stdio_interop import ts_sdk_dir
 from trio_mcp import open_stdio_client
 from trio_mcp import types as t
 from trio_mcp._client._elicitation import FormElicitation
-from trio_mcp.protocol import Progress
+from trio_mcp.protocol import Progress, RequestState
 
 HERE = Path(__file__).resolve().parent
 ROOTS = [t.Root(uri="file:///srv/project", name="project")]
@@ -64,11 +67,22 @@ HANDLERS: dict[str, Any] = {
 @pytest.mark.spec("RT-02")
 @pytest.mark.spec("TL-21")
 async def test_our_client_against_a_python_sdk_server() -> None:
+    # The handshake era, pinned: the server's calls back into the client
+    # (sampling, elicitation, roots requests) exist only there. mcp 2.x serves
+    # both eras on stdio, so era="auto" would go 2026-07-28, where this server
+    # refuses its own sampling request (-32600, no back-channel); the modern
+    # round trips are in test_modern_interop.py.
     with trio.fail_after(60):
         async with open_stdio_client(
-            sys.executable, [str(HERE / "client_sdk_server.py")], stderr=None, **HANDLERS
+            sys.executable,
+            [str(HERE / "client_sdk_server.py")],
+            stderr=None,
+            era="legacy",
+            **HANDLERS,
         ) as client:
             assert client.server_info.name == "sdk-client-interop"
+            assert client.era == "legacy"
+            assert client.protocol_version == "2025-11-25"
             assert client.protocol_version == "2025-11-25"
             # Six tools, two per page: three tools/list requests.
             assert sorted(client.tools) == ["add", "count", "echo", "roots", "summarize", "who"]
@@ -117,6 +131,10 @@ async def test_our_client_against_a_typescript_sdk_server() -> None:
             "node", [str(script)], cwd=str(cache), inherit_env=True, stderr=None, **HANDLERS
         ) as client:
             assert client.server_info.name == "ts-client-interop"
+            # The v1 SDK knows no server/discover: the probe fell back.
+            assert client.era == "legacy"
+            probe = [r for r in client.session.requests() if r.method == "server/discover"]
+            assert [r.state for r in probe] == [RequestState.FAILED]
             assert sorted(client.tools) == ["ask", "multiply", "sample", "show_roots"]
             assert list(client.prompts) == ["greet"]
             assert list(client.resources) == ["memo://ts"]

@@ -23,7 +23,7 @@ from npm_cache import npm_install
 
 from trio_mcp import open_stdio_client
 from trio_mcp._cli._trace import run_trace
-from trio_mcp.protocol import RequestState
+from trio_mcp.protocol import CancelOrigin, RequestState
 from trio_mcp.transports import ExitStep, StdioProcess
 
 HERE = Path(__file__).resolve().parent
@@ -81,12 +81,21 @@ async def test_our_client_against_an_official_python_server() -> None:
                 "count", {"steps": 3}, on_progress=lambda p: progress.append(p.progress)
             )
             await client.ping()
+            era = client.era
             transport = client.session.transport
-            records = client.session.requests()
+        records = client.session.requests()
     assert result.content[0].text == "5"  # type: ignore[union-attr]
     assert counted.content[0].text == "counted 3"  # type: ignore[union-attr]
     assert progress == [1, 2, 3]
-    assert all(r.state is RequestState.COMPLETED for r in records)
+    # mcp 2.x serves both eras on stdio and answers the probe: 2026-07-28.
+    # There the client's cached lists ride a listen stream, which ends (is
+    # cancelled by us) when the client closes; every other request completed.
+    assert era == "modern"
+    listens = [r for r in records if r.method == "subscriptions/listen"]
+    assert [(r.state, r.cancel_origin) for r in listens] == [
+        (RequestState.CANCELLED, CancelOrigin.CALLER)
+    ]
+    assert all(r.state is RequestState.COMPLETED for r in records if r not in listens)
     assert isinstance(transport, StdioProcess)
     assert transport.exit_step is ExitStep.STDIN_CLOSED
 
@@ -103,8 +112,11 @@ async def test_trace_against_an_official_python_server() -> None:
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert status == 0
     methods = [line["method"] for line in lines if line["type"] == "request"]
-    assert methods[:2] == ["initialize", "tools/list"]
-    assert methods[-1] == "ping"
+    # The probe is answered (mcp 2.x serves 2026-07-28 on stdio): no
+    # handshake, and the closing "ping" is a server/discover there (no ping).
+    assert methods[:2] == ["server/discover", "tools/list"]
+    assert "initialize" not in methods
+    assert methods[-1] == "server/discover"
     assert lines[-1] == {"type": "exit", "step": "STDIN_CLOSED", "returncode": 0}
 
 
@@ -120,7 +132,14 @@ async def test_trace_against_a_typescript_sdk_server() -> None:
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert status == 0, out.getvalue()
     frames = [line["message"] for line in lines if line["type"] == "frame"]
-    init = next(f for f in frames if f.get("id") == 1 and "result" in f)
+    # The v1 SDK refuses the server/discover probe (-32601) and the trace falls
+    # back to initialize on the same process.
+    probe, refusal, initialize = frames[:3]
+    assert probe["method"] == "server/discover"
+    assert refusal == {"jsonrpc": "2.0", "id": probe["id"], "error": refusal["error"]}
+    assert refusal["error"]["code"] == -32601
+    assert initialize["method"] == "initialize"
+    init = next(f for f in frames if f.get("id") == initialize["id"] and "result" in f)
     assert init["result"]["serverInfo"]["name"] == "ts-server"
     tools = next(f for f in frames if "result" in f and "tools" in f["result"])
     assert [t["name"] for t in tools["result"]["tools"]] == ["add"]

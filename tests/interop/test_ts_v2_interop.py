@@ -7,14 +7,20 @@ override with ``TRIO_MCP_NODE_CACHE_V2``); if npm cannot install it the tests
 fail.
 
 * Our client against a v2 server (``ts_v2_server.mjs``): over stdio
-  (``serveStdio``) and over HTTP in the adapter's default mode (the handshake
-  era served statelessly: no ``Mcp-Session-Id``, 405 on GET), then in their
-  ``legacy: 'reject'`` mode, which answers ``initialize`` with -32022 listing
-  only 2026-07-28 (over HTTP with status 400).
+  (``serveStdio``, whose default lets the opening decide the era: our client
+  pinned to ``era="legacy"`` gets 2025-11-25, our default ``era="auto"``
+  probes and gets 2026-07-28) and over HTTP in the adapter's default mode (the
+  handshake era served statelessly: no ``Mcp-Session-Id``, 405 on GET; our
+  HTTP client does not probe yet), then in their ``legacy: 'reject'`` mode,
+  which answers ``initialize`` with -32022 listing only 2026-07-28 (over HTTP
+  with status 400): a refusal for the handshake era, while over stdio
+  ``era="auto"`` goes 2026-07-28 and works.
 * A v2 client (``ts_v2_client.mjs``) against our servers: the paper_trail
   example over stdio and ``serve_http`` in process, in the client's default
   negotiation mode and in ``auto`` (``server/discover`` first; on stdio sent to
-  a throwaway process).
+  a throwaway process, and answered by our dual-era stdio server, so the
+  session is 2026-07-28; our HTTP endpoint refuses the envelope, so over HTTP
+  it falls back to the handshake).
 
 Each lists tools, calls one, cancels a call whose handler is running and checks
 that the handler stopped, then shuts down. Events are ordered by what the peer
@@ -204,16 +210,19 @@ async def v2_http_server(legacy: str) -> AsyncIterator[tuple[str, Lines]]:
     assert process.returncode == 0, err.lines
 
 
-async def exercise_v2_server(client: Client, server_log: Lines) -> tuple[float, float]:
-    """List and call the tools of the v2 server behind *client*, then cancel a
-    call once its handler runs and ping.
+async def exercise_v2_server(
+    client: Client, server_log: Lines, protocol_version: str = "2025-11-25"
+) -> tuple[float, float]:
+    """List and call the tools of the v2 server behind *client* (which must
+    have negotiated *protocol_version*), then cancel a call once its handler
+    runs and ping (``server/discover`` in 2026-07-28, which has no ping).
 
     Returns the seconds from the cancel to the handler reporting that its abort
     signal fired (which the test waits for: the cancel must stop the handler),
     and the seconds from the cancel to the ping's answer.
     """
     assert client.server_info.name == "ts-v2-server"
-    assert client.protocol_version == "2025-11-25"
+    assert client.protocol_version == protocol_version
     tools = await client.list_tools()
     assert sorted(tool.name for tool in tools.tools) == ["add", "sleep"]
     assert text(await client.call_tool("add", {"a": 2, "b": 3})) == "5"
@@ -245,7 +254,12 @@ async def exercise_v2_server(client: Client, server_log: Lines) -> tuple[float, 
 
 @pytest.mark.spec("CN-01")
 @pytest.mark.spec("SI-10")
-async def test_our_client_against_a_v2_server_over_stdio() -> None:
+@pytest.mark.parametrize(
+    ("era", "protocol_version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")]
+)
+async def test_our_client_against_a_v2_server_over_stdio(era: str, protocol_version: str) -> None:
+    # serveStdio's default (legacy: 'serve') lets the opening decide: our
+    # probe in era="auto" makes the connection 2026-07-28.
     cache = await trio.to_thread.run_sync(ts_sdk_v2_dir)
     server_log = Lines()
     started = time.perf_counter()
@@ -256,15 +270,23 @@ async def test_our_client_against_a_v2_server_over_stdio() -> None:
             cwd=cache,
             inherit_env=True,
             stderr=server_log.append,
+            era=era,
+            # The answered probe is what this is about, not a cold start's speed.
+            probe_timeout=NOT_HUNG,
         ) as client:
             connected = time.perf_counter()
-            cancel_to_stopped, ping_after_cancel = await exercise_v2_server(client, server_log)
+            cancel_to_stopped, ping_after_cancel = await exercise_v2_server(
+                client, server_log, protocol_version
+            )
             transport = client.session.transport
     # It exited on its own once its stdin closed.
     assert isinstance(transport, StdioProcess)
     assert transport.exit_step is ExitStep.STDIN_CLOSED
     figure(
-        "our client -> v2 server, stdio", connected - started, cancel_to_stopped, ping_after_cancel
+        f"our client ({era}) -> v2 server, stdio",
+        connected - started,
+        cancel_to_stopped,
+        ping_after_cancel,
     )
 
 
@@ -314,6 +336,7 @@ async def test_our_client_against_a_v2_server_that_refuses_the_handshake() -> No
 
 
 async def test_our_client_against_a_v2_stdio_server_that_refuses_the_handshake() -> None:
+    # The handshake era pinned: the refusal is all there is.
     cache = await trio.to_thread.run_sync(ts_sdk_v2_dir)
     with (
         trio.fail_after(NOT_HUNG),
@@ -324,6 +347,7 @@ async def test_our_client_against_a_v2_stdio_server_that_refuses_the_handshake()
             [str(cache / "ts_v2_server.mjs"), "stdio", "reject"],
             cwd=cache,
             inherit_env=True,
+            era="legacy",
         ):
             pass
     # Reported as the server's refusal, with the revisions it offers; the
@@ -334,23 +358,63 @@ async def test_our_client_against_a_v2_stdio_server_that_refuses_the_handshake()
     assert refused.value.__cause__.code == -32022
 
 
+@pytest.mark.spec("SI-14")
+async def test_our_client_goes_modern_with_a_v2_stdio_server_that_refuses_the_handshake() -> None:
+    # era="auto" (the default): the server/discover probe is answered, so the
+    # 2025 handshake it refuses is never tried, and everything works in
+    # 2026-07-28 on the one process.
+    cache = await trio.to_thread.run_sync(ts_sdk_v2_dir)
+    server_log = Lines()
+    started = time.perf_counter()
+    with trio.fail_after(NOT_HUNG * 2):
+        async with open_stdio_client(
+            "node",
+            [str(cache / "ts_v2_server.mjs"), "stdio", "reject"],
+            cwd=cache,
+            inherit_env=True,
+            stderr=server_log.append,
+            # The answered probe is what this is about, not a cold start's speed.
+            probe_timeout=NOT_HUNG,
+        ) as client:
+            connected = time.perf_counter()
+            assert client.era == "modern"
+            assert client.initialize_result is None
+            cancel_to_stopped, ping_after_cancel = await exercise_v2_server(
+                client, server_log, "2026-07-28"
+            )
+            methods = [r.method for r in client.session.requests()]
+            transport = client.session.transport
+    assert "initialize" not in methods
+    assert isinstance(transport, StdioProcess)
+    assert transport.exit_step is ExitStep.STDIN_CLOSED
+    figure(
+        "our client (auto) -> v2 server refusing the handshake, stdio",
+        connected - started,
+        cancel_to_stopped,
+        ping_after_cancel,
+    )
+
+
 def v2_client_events(stdout: list[str]) -> dict[str, dict[str, Any]]:
     """The v2 client's JSON lines, by event name."""
     events = [json.loads(line) for line in stdout if line.startswith("{")]
     return {event.pop("event"): event for event in events}
 
 
-def assert_v2_client_saw_paper_trail(events: dict[str, dict[str, Any]], server: str) -> None:
+def assert_v2_client_saw_paper_trail(
+    events: dict[str, dict[str, Any]], server: str, era: str = "legacy"
+) -> None:
     assert events["connected"]["server"] == server
-    assert events["connected"]["protocol"] == "2025-11-25"
-    assert events["connected"]["era"] == "legacy"
+    assert events["connected"]["protocol"] == ("2026-07-28" if era == "modern" else "2025-11-25")
+    assert events["connected"]["era"] == era
     assert events["called"] == {
         "text": "PT-1042: shipped, carrier Parcelforce, ETA 2 Dec 2026",
         "isError": False,
     }
     # Its abort rejected the call on its side; then the session went on.
     assert events["aborted"]["outcome"].startswith("rejected")
-    assert "pinged" in events
+    # 2026-07-28 has no ping; the client sends server/discover there.
+    assert events["pinged"] == {"method": "server/discover" if era == "modern" else "ping"}
     # Closed: over stdio that includes our server's stderr ending (it exited);
     # over HTTP, its DELETE was answered.
     assert "closed" in events
@@ -374,7 +438,11 @@ async def test_a_v2_client_against_our_server_over_stdio(mode: str, tmp_path: Pa
         )
     assert done.returncode == 0, done.stderr.decode()
     events = v2_client_events(done.stdout.decode().splitlines())
-    assert_v2_client_saw_paper_trail(events, "paper-trail")
+    # Our stdio server is dual-era: `auto`'s probe is answered, so it goes
+    # 2026-07-28 (the session process then opens with tools/list).
+    assert_v2_client_saw_paper_trail(
+        events, "paper-trail", "modern" if mode == "auto" else "legacy"
+    )
     assert events["tools"]["names"] == ["order_status", "prepare_report", "sleep"]
     # Our handler saw the cancel and stopped (paper_trail logs it on stderr,
     # which the client piped and waited for).

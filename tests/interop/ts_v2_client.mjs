@@ -5,13 +5,15 @@
 //   node ts_v2_client.mjs MODE http URL                 our Streamable HTTP endpoint
 //
 // MODE is the client's version negotiation: `legacy` (its default: the plain 2025
-// handshake) or `auto` (`server/discover` first, falling back to `initialize`; on stdio
-// the probe runs on a throwaway sibling process).
+// handshake) or `auto` (`server/discover` first, going 2026-07-28 when the answer offers
+// it and falling back to `initialize` otherwise; on stdio the probe runs on a throwaway
+// sibling process).
 //
 // It connects, lists the tools, calls order_status, then calls sleep and aborts that
-// call once our handler is running, pings, and closes. It prints one JSON object per
-// step on stdout ({"event": ...}), so the test sees what happened and when; over HTTP
-// the last one lists the method and status of every POST it sent.
+// call once our handler is running, pings (server/discover in the 2026-07-28 era, which
+// has no ping), and closes. It prints one JSON object per step on stdout
+// ({"event": ...}), so the test sees what happened and when; over HTTP the last one
+// lists the method and status of every POST it sent.
 //
 // When to abort: over stdio it calls order_status again after sending the sleep call.
 // Our server reads the one stream in order and starts each request's handler task as
@@ -122,8 +124,11 @@ if (kind === "stdio") {
   emit("handler-stopped", { cancelStoppedMs: line && performance.now() - abortedAt, line });
 }
 
-await client.ping();
-emit("pinged");
+// 2026-07-28 has no ping (the SDK refuses to send one there); server/discover is the
+// request every modern server answers.
+const modern = client.getProtocolEra() === "modern";
+await (modern ? client.discover() : client.ping());
+emit("pinged", { method: modern ? "server/discover" : "ping" });
 
 if (kind === "http") {
   await transport.terminateSession();

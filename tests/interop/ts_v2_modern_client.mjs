@@ -1,16 +1,19 @@
 // A stdio client written with the TypeScript SDK v2 (@modelcontextprotocol/client 2.4.0)
 // for modern-era (2026-07-28) interop: the TS twin of modern_sdk_client.py.
 //
-//   node ts_v2_modern_client.mjs [--cancel=signal|timeout] COMMAND [ARG...]
+//   node ts_v2_modern_client.mjs [--mode=auto|pin] [--cancel=signal|timeout] COMMAND [ARG...]
 //
 // It spawns COMMAND (with this process's environment) through StdioClientTransport and
-// connects with `versionNegotiation: { mode: 'auto' }`. On the SDK's own stdio transport
-// the `server/discover` probe runs on a short-lived SIBLING process spawned from the same
-// parameters (its stderr discarded); the session's process is spawned once the era is
-// known, and its first line is the first request of the chosen era (`tools/list` here, or
-// `initialize` after a fallback). Then, one JSON object per step on stdout:
+// connects with `versionNegotiation: { mode: 'auto' }` (the default), or with
+// `--mode=pin`, `{ mode: { pin: '2026-07-28' } }` (no fallback: a server that does not
+// offer 2026-07-28 via server/discover fails the connect with ERA_NEGOTIATION_FAILED).
+// On the SDK's own stdio transport the `server/discover` probe runs on a short-lived
+// SIBLING process spawned from the same parameters (its stderr discarded), in both modes;
+// the session's process is spawned once the era is known, and its first line is the
+// first request of the chosen era (`tools/list` here, or `initialize` after a fallback).
+// Then, one JSON object per step on stdout:
 //
-//   connect       the era (client.getProtocolEra()) and the negotiated version
+//   connect       the mode, the era (client.getProtocolEra()) and the negotiated version
 //   tools         the sorted tool names
 //   add           the text of add(a=2, b=3)
 //   confirm       the text of confirm(item="order-7"); the elicitation/create handler
@@ -42,11 +45,18 @@ const CANCEL_REACHED_BOUND_MS = 10_000;
 const SLOW_TIMEOUT_MS = 500;
 const EVENTS = new Set(["slow started", "slow cancelled"]);
 
+const MODERN = "2026-07-28";
 const argv = process.argv.slice(2);
 let how = "signal";
-if (argv[0]?.startsWith("--cancel=")) how = argv.shift().slice("--cancel=".length);
-if ((how !== "signal" && how !== "timeout") || argv.length === 0) {
-  console.error("usage: ts_v2_modern_client.mjs [--cancel=signal|timeout] COMMAND [ARG...]");
+let mode = "auto";
+while (argv[0]?.startsWith("--")) {
+  const option = argv.shift();
+  if (option.startsWith("--cancel=")) how = option.slice("--cancel=".length);
+  else if (option.startsWith("--mode=")) mode = option.slice("--mode=".length);
+  else how = undefined;
+}
+if ((how !== "signal" && how !== "timeout") || (mode !== "auto" && mode !== "pin") || argv.length === 0) {
+  console.error("usage: ts_v2_modern_client.mjs [--mode=auto|pin] [--cancel=signal|timeout] COMMAND [ARG...]");
   process.exit(2);
 }
 const emit = (step, fields = {}) => console.log(JSON.stringify({ step, ...fields }));
@@ -88,7 +98,10 @@ const serverExited = new Promise((resolve) => transport.stderr.on("end", resolve
 
 const client = new Client(
   { name: "ts-v2-modern-client", version: "2.4.0" },
-  { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: "auto" } },
+  {
+    capabilities: { elicitation: { form: {} } },
+    versionNegotiation: { mode: mode === "pin" ? { pin: MODERN } : "auto" },
+  },
 );
 const asked = [];
 client.setRequestHandler("elicitation/create", async (request) => {
@@ -105,6 +118,7 @@ client.setNotificationHandler("notifications/tools/list_changed", (notification)
 await step("connect", () => client.connect(transport, { timeout: STEP_BOUND_MS }));
 const era = client.getProtocolEra();
 emit("connect", {
+  mode,
   era,
   protocolVersion: client.getNegotiatedProtocolVersion(),
   server: client.getServerVersion()?.name ?? null,

@@ -672,9 +672,13 @@ class Client:
             if updates is not None:
                 updates.close()
 
-    async def _listen_for_list_changes(self) -> None:
+    async def _listen_for_list_changes(self, listening: trio.Event) -> None:
         """Keep the cached lists fresh in 2026-07-28: one listen stream for
         every list the server says can change (SB-01); ended with the client.
+
+        Sets *listening* once the stream is acknowledged (or there is none to
+        open, or it could not open): from then on no change is missed, so the
+        lists fetched after it are kept fresh.
 
         Cancellation: runs until the client closes.
         """
@@ -684,17 +688,20 @@ class Client:
             prompts_list_changed=_declares(caps, "prompts") or None,
             resources_list_changed=_declares(caps, "resources") or None,
         )
-        if not (
-            wanted.tools_list_changed
-            or wanted.prompts_list_changed
-            or wanted.resources_list_changed
-        ):
-            return
         try:
+            if not (
+                wanted.tools_list_changed
+                or wanted.prompts_list_changed
+                or wanted.resources_list_changed
+            ):
+                return
             async with self._listening(wanted) as subscription:
+                listening.set()
                 await subscription.wait_ended()
         except SessionClosed:
             return  # the client closed before (or while) the stream opened
+        finally:
+            listening.set()
 
     # ----------------------------------------------------------- roots
 
@@ -867,7 +874,9 @@ async def open_client(
     handshake-era). ``client.era`` and ``client.protocol_version`` say what
     was chosen. With *discover* the client then fetches every list the server
     declared (tools, prompts, resources, templates), following every page, and
-    in 2026-07-28 keeps them fresh through a ``subscriptions/listen`` stream.
+    in 2026-07-28 keeps them fresh through a ``subscriptions/listen`` stream,
+    opened first: the lists are fetched once the server has acknowledged it
+    (waiting at most *probe_timeout* for that), so no change is missed (SB-02).
 
     Args:
         roots: roots to expose (list of :class:`~trio_mcp.types.Root`, or a
@@ -938,11 +947,21 @@ async def open_client(
         async with trio.open_nursery() as nursery:
             client._nursery = nursery
             if discover:
-                await client._cache.discover()
                 if client.era == "modern":
+                    # Listen before listing: a change reaches only streams the
+                    # server has acknowledged, so one made between a list and
+                    # the acknowledgment would leave that list stale for good.
+                    # A server slow to acknowledge delays discovery by at most
+                    # probe_timeout (then the race is back, for that server).
+                    listening = trio.Event()
                     nursery.start_soon(
-                        client._listen_for_list_changes, name="trio_mcp list subscription"
+                        client._listen_for_list_changes,
+                        listening,
+                        name="trio_mcp list subscription",
                     )
+                    with trio.move_on_after(probe_timeout):
+                        await listening.wait()
+                await client._cache.discover()
             nursery.start_soon(client._cache.run_refresher, name="trio_mcp list refresher")
             try:
                 yield client

@@ -16,7 +16,11 @@ Theory of operation
   client retries with a version it names and never falls back (VR-11), unless
   the versions it names are handshake-era ones we speak. Any other error or no
   answer in time (a legacy server answers -32601, -32602, -32600 or nothing:
-  SI-15) means legacy: ``initialize`` on the same connection. A server that
+  SI-15) means legacy: ``initialize`` on the same connection. After no answer
+  in time (not after an answer), a -32022 to that ``initialize`` naming a
+  modern version we speak still goes modern: a modern server slower than the
+  probe timeout read the probe, is in 2026-07-28 from then on, and refuses
+  the handshake (VR-13). A server that
   closes the connection on the probe raises :class:`ProbeClosedConnection`,
   so that the stdio client can start a fresh process for the handshake.
   With ``probe=False`` (a server remembered as handshake-era, VR-12), ``auto``
@@ -165,6 +169,8 @@ async def negotiate(
             raise ValueError("era='modern' needs a 2026-07-28 version among the client's versions")
         return await _handshake(session, protocol, handshake_version, fall_forward=era != "legacy")
     chosen: Negotiated | None = None
+    # Whether the probe went unanswered in time (rather than answered "not modern").
+    timed_out = False
     try:
         if era == "modern":
             chosen = await _discover_with_retry(session, protocol, modern_version)
@@ -195,10 +201,15 @@ async def negotiate(
         ) from error
     else:
         if era == "auto" and probe_scope.cancelled_caught:
+            timed_out = True
             logger.debug("era probe unanswered after %ss; using the handshake", probe_timeout)
-    # The probe found no modern server: a -32022 to initialize now cannot mean
-    # "go modern" (it already said otherwise).
-    return await _handshake(session, protocol, handshake_version, fall_forward=False)
+    # A probe answered with a handshake-era error found no modern server: a
+    # -32022 to initialize now cannot mean "go modern" (it already said
+    # otherwise). A probe that merely timed out said nothing: a slow modern
+    # server may have read it (a first request with the 2026-07-28 envelope
+    # locks some servers, mcp 2.x among them, into that era) and then refuses
+    # initialize with -32022 naming 2026-07-28, so that goes modern (VR-13).
+    return await _handshake(session, protocol, handshake_version, fall_forward=timed_out)
 
 
 async def _discover_with_retry(
