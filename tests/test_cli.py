@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -394,30 +395,155 @@ async def test_call_ctrl_c_cancels_the_call_and_tells_the_server() -> None:
     assert b"cancelled (the server was told)" in rest
 
 
-async def test_demo_narrates_the_whole_lifecycle() -> None:
+HANDSHAKE_STEPS = (
+    "0. Spawn the server",
+    "1. Handshake",
+    "2. Discovery",
+    "3. A tool call",
+    "4. A long call",
+    "5. A call that asks the user",
+    "6. A call cancelled",
+    "7. A call that times out",
+    "8. Ping",
+    "9. Shutdown",
+)
+MODERN_STEPS = (
+    "0. Spawn the same server again",
+    "1. No handshake",
+    "2. Discovery",
+    "3. The same tool call",
+    "4. A call that asks the user: an input-required round trip",
+    "5. A call cancelled",
+    "6. Shutdown",
+)
+PART_1 = "######## Part 1: the handshake era (--era legacy)"
+PART_2 = "######## Part 2: 2026-07-28, no handshake (--era modern)"
+
+
+def parts(text: str) -> tuple[str, str]:
+    """The demo's two parts (an absent part is empty)."""
+    before, _, modern = text.partition(PART_2)
+    _, _, legacy = before.partition(PART_1)
+    return legacy, modern
+
+
+def check_handshake_part(legacy: str) -> None:
+    """The handshake era's narration, as it was before 2026-07-28 joined."""
+    for step in HANDSHAKE_STEPS:
+        assert f"== {step}" in legacy, step
+    assert "era: legacy (2025-11-25), --era legacy: as asked, initialize answered" in legacy
+    assert '"method":"initialize"' in legacy
+    assert '"method":"server/discover"' not in legacy
+    assert "progress 3/3: step 3/3" in legacy
+    # The question was a server request inside the one tools/call.
+    assert '"method":"elicitation/create"' in legacy
+    assert "result: PT-1042: return booked (asked in round 1, answered in round 1)" in legacy
+    assert "server stderr: return_order: run 2" not in legacy
+    assert '"method":"notifications/cancelled"' in legacy
+    assert '"reason":"the user pressed stop"' in legacy
+    assert "server stderr: sleep: handler cancelled after" in legacy
+    assert "server handler stopped: True" in legacy
+    assert "responses that arrived for cancelled requests: 0" in legacy
+    assert "RequestTimeout: tools/call timed out after 1s without progress" in legacy
+    assert "exited after stdin was closed" in legacy
+
+
+def check_modern_part(modern: str) -> None:
+    """2026-07-28: no handshake, the same call, the rounds, the cancel."""
+    for step in MODERN_STEPS:
+        assert f"== {step}" in modern, step
+    assert "era: modern (2026-07-28), --era modern: as asked, server/discover answered" in modern
+    assert '"method":"initialize"' not in modern
+    assert "notifications/initialized" not in modern.split("no initialized notification")[1]
+    assert "result: PT-1042: shipped, carrier Parcelforce, ETA 2 Dec 2026" in modern
+    # The input-required round trip: two requests, the handler ran twice.
+    assert '"resultType":"input_required"' in modern
+    assert "server stderr: return_order: run 1 for PT-1042" in modern
+    assert "server stderr: return_order: run 2 for PT-1042" in modern
+    assert "result: PT-1042: return booked (asked in round 1, answered in round 2)" in modern
+    first = re.search(
+        r"request (\d+): round 1 of call \1: input required; "
+        r"the server asked for \['elicitation-1'\]",
+        modern,
+    )
+    assert first, modern
+    call = first.group(1)
+    assert re.search(
+        rf"request \d+: round 2 of call {call}: the answer; sent inputResponses "
+        r"\['elicitation-1'\]; requestState echoed untouched: True",
+        modern,
+    )
+    assert re.search(rf"\+ tools/call .* round 2 of call {call}: the answer", modern)
+    # The cancelled call: the caller's, the handler stopped, nothing sent after.
+    cancelled = re.search(
+        r"record (\d+): cancelled, origin CancelOrigin.CALLER; server handler stopped: True",
+        modern,
+    )
+    assert cancelled, modern
+    assert (
+        f"frames the server sent for request {cancelled.group(1)} after the cancel: 0; "
+        "late events on its record: 0"
+    ) in modern
+    assert "exited after stdin was closed" in modern
+
+
+async def test_demo_narrates_both_eras() -> None:
     out = io.StringIO()
     with trio.fail_after(60):
         await run_demo(out)
-    text = out.getvalue()
-    for step in (
-        "1. Handshake",
-        "2. Discovery",
-        "3. A tool call",
-        "4. A long call",
-        "5. A call cancelled",
-        "6. A call that times out",
-        "7. Ping",
-        "8. Shutdown",
-    ):
-        assert step in text
-    assert "progress 3/3: step 3/3" in text
-    assert '"method":"notifications/cancelled"' in text
-    assert '"reason":"the user pressed stop"' in text
-    assert "server stderr: sleep: handler cancelled after" in text
-    assert "server handler stopped: True" in text
-    assert "responses that arrived for cancelled requests: 0" in text
-    assert "RequestTimeout: tools/call timed out after 1s without progress" in text
-    assert "exited after stdin was closed" in text
+    legacy, modern = parts(out.getvalue())
+    check_handshake_part(legacy)
+    check_modern_part(modern)
+    assert "######## Both eras: the same order_status call, the same answer: True" in modern
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_demo_with_one_era_runs_that_part_only(era: _era.EraOption) -> None:
+    out = io.StringIO()
+    with trio.fail_after(60):
+        await run_demo(out, era=era)
+    legacy, modern = parts(out.getvalue())
+    if era == "legacy":
+        check_handshake_part(legacy)
+        assert modern == ""
+    else:
+        assert PART_1 not in out.getvalue()
+        check_modern_part(modern)
+        assert "as in the handshake era" not in modern  # nothing to compare with
+    assert "Both eras" not in out.getvalue()
+
+
+@pytest.mark.spec("SI-14")
+@pytest.mark.parametrize(
+    ("server", "skipped"),
+    [
+        (
+            MODERN_ONLY,
+            "skipped: the server does not speak the handshake era (--era legacy): "
+            "it speaks only 2026-07-28; try --era auto or --era modern",
+        ),
+        (
+            LEGACY_ONLY,
+            "skipped: the server does not speak 2026-07-28 (--era modern): server/discover "
+            "was answered with error -32601: Method not found: server/discover; "
+            "try --era auto or --era legacy",
+        ),
+    ],
+)
+async def test_demo_skips_the_era_a_server_does_not_speak(server: Path, skipped: str) -> None:
+    out = io.StringIO()
+    with trio.fail_after(60):
+        await run_demo(out, server=server)
+    legacy, modern = parts(out.getvalue())
+    if server == MODERN_ONLY:
+        assert skipped in legacy
+        assert "== 1. Handshake" not in legacy
+        check_modern_part(modern)
+    else:
+        check_handshake_part(legacy)
+        assert skipped in modern
+        assert "== 1. No handshake" not in modern
+    assert "Both eras" not in out.getvalue()
 
 
 def run_demo_command(cwd: Path, import_root: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -436,7 +562,8 @@ def run_demo_command(cwd: Path, import_root: Path = ROOT) -> subprocess.Complete
 def test_scripts_demo_command_runs() -> None:
     proc = run_demo_command(ROOT)
     assert proc.returncode == 0, proc.stderr
-    assert "8. Shutdown" in proc.stdout
+    assert "== 9. Shutdown" in proc.stdout
+    assert "== 6. Shutdown" in proc.stdout
 
 
 def test_demo_finds_its_server_outside_the_checkout(tmp_path: Path) -> None:
@@ -452,7 +579,8 @@ def test_demo_finds_its_server_outside_the_checkout(tmp_path: Path) -> None:
     proc = run_demo_command(elsewhere, import_root=site)
     assert proc.returncode == 0, proc.stderr
     assert f"{sys.executable} -m trio_mcp.examples.paper_trail" in proc.stdout
-    assert "8. Shutdown" in proc.stdout
+    assert "== 9. Shutdown" in proc.stdout
+    assert "== 6. Shutdown" in proc.stdout
 
 
 async def test_demo_runs_the_server_script_given_with_server() -> None:

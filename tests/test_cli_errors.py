@@ -100,7 +100,7 @@ def test_a_program_that_is_not_an_mcp_server(
 
 
 @pytest.mark.spec("SI-14")
-@pytest.mark.parametrize("command", ["call", "trace"])
+@pytest.mark.parametrize("command", ["call", "trace", "demo"])
 @pytest.mark.parametrize(
     ("era", "server", "message"),
     [("modern", LEGACY_ONLY, NOT_MODERN), ("legacy", MODERN_ONLY, NOT_LEGACY)],
@@ -108,14 +108,17 @@ def test_a_program_that_is_not_an_mcp_server(
 def test_an_era_the_server_does_not_speak(
     command: str, era: str, server: str, message: str, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    extra = ["order_status", '{"order_id": "PT-1042"}'] if command == "call" else []
-    argv = [command, "--era", era, "--inherit-env", "--", sys.executable, server, *extra]
+    if command == "demo":
+        argv = ["demo", "--era", era, "--server", server]
+    else:
+        extra = ["order_status", '{"order_id": "PT-1042"}'] if command == "call" else []
+        argv = [command, "--era", era, "--inherit-env", "--", sys.executable, server, *extra]
     status = main(argv)
     assert status == 1
     assert only_error_line(capfd) == message
 
 
-@pytest.mark.parametrize("command", ["call", "trace"])
+@pytest.mark.parametrize("command", ["call", "trace", "demo"])
 def test_an_unknown_era_is_an_argument_error(
     command: str, capfd: pytest.CaptureFixture[str]
 ) -> None:

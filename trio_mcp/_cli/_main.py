@@ -51,13 +51,16 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    demo = commands.add_parser("demo", help="spawn the example server and narrate a session")
+    demo = commands.add_parser(
+        "demo", help="spawn the example server and narrate a session in each era"
+    )
     demo.add_argument(
         "--server",
         type=Path,
         help="a server script to run instead (default: python -m trio_mcp.examples.paper_trail)",
     )
     demo.add_argument("--full", action="store_true", help="print frames whole")
+    _add_era(demo, "auto: both eras the server speaks, one after the other")
     trace = commands.add_parser("trace", help="trace a stdio server: trace [--json] -- CMD ...")
     trace.add_argument("--json", action="store_true", help="write JSON lines")
     trace.add_argument("--timeout", type=float, default=30.0, help="bound on the whole trace")
@@ -106,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         from ._demo import run_demo
 
         async def demo() -> int:
-            await run_demo(server=args.server, width=None if args.full else 110)
+            await run_demo(server=args.server, width=None if args.full else 110, era=args.era)
             return 0
 
         return _run(demo)
