@@ -198,7 +198,6 @@ async def say_yes(request: trio_mcp.FormElicitation) -> trio_mcp.types.ElicitRes
     return trio_mcp.types.ElicitResult(action="accept", content={"ok": True})
 
 
-@pytest.mark.spec("PT-12")
 async def test_the_request_table_tells_the_rounds_of_a_call_as_one_story() -> None:
     async with open_memory_client(
         two_question_server(), era="modern", elicitation=say_yes
@@ -487,7 +486,8 @@ def check_modern_part(modern: str) -> None:
     assert "exited after stdin was closed" in modern
 
 
-async def test_demo_narrates_both_eras() -> None:
+async def test_demo_narrates_the_whole_lifecycle() -> None:
+    # Both eras, one after the other (the name is the one spec_notes/ cites for SI-03).
     out = io.StringIO()
     with trio.fail_after(60):
         await run_demo(out)
