@@ -1,11 +1,12 @@
 """The ``trio-mcp`` command never ends in a traceback for a user error.
 
 Each user error (a server that cannot start, exits at once or does not speak
-MCP, bad tool arguments, an unknown tool, a timeout, Ctrl+C, a missing
-``--server`` file) ends the command with exactly one ``trio-mcp: error: ...``
-line on stderr and a non-zero status; a bug keeps its traceback. ``main()``
-runs in-process (stderr read at the file descriptor, where the CLI and the
-spawned servers write), Ctrl+C through a real process.
+MCP, does not speak the era asked for with ``--era``, bad tool arguments, an
+unknown tool, a timeout, Ctrl+C, a missing ``--server`` file) ends the
+command with exactly one ``trio-mcp: error: ...`` line on stderr and a
+non-zero status; a bug keeps its traceback. ``main()`` runs in-process
+(stderr read at the file descriptor, where the CLI and the spawned servers
+write), Ctrl+C through a real process.
 """
 
 from __future__ import annotations
@@ -27,6 +28,19 @@ ROOT = Path(__file__).resolve().parent.parent
 PAPER_TRAIL = str(ROOT / "examples" / "paper_trail.py")
 #: --inherit-env, so the spawned example server finds this tree's trio_mcp.
 PAPER_TRAIL_CALL = ["call", "--inherit-env", "--", sys.executable, PAPER_TRAIL]
+#: Paper Trail in one era only (see those scripts).
+MODERN_ONLY = str(ROOT / "tests" / "paper_trail_modern_only.py")
+LEGACY_ONLY = str(ROOT / "tests" / "paper_trail_legacy_only.py")
+#: What --era modern against a handshake-only server, and --era legacy
+#: against a 2026-07-28-only one, end with.
+NOT_MODERN = (
+    "the server does not speak 2026-07-28 (--era modern): server/discover was answered "
+    "with error -32601: Method not found: server/discover; try --era auto or --era legacy"
+)
+NOT_LEGACY = (
+    "the server does not speak the handshake era (--era legacy): it speaks only "
+    "2026-07-28; try --era auto or --era modern"
+)
 #: A server that exits at once, without a word.
 EXITS_AT_ONCE = [sys.executable, "-c", "pass"]
 #: A program that is not an MCP server: it echoes what it reads.
@@ -83,6 +97,35 @@ def test_a_program_that_is_not_an_mcp_server(
     status = main([command, "--", *ECHO, *extra])
     assert status == 1
     assert only_error_line(capfd) == "Method not found: initialize (code -32601)"
+
+
+@pytest.mark.spec("SI-14")
+@pytest.mark.parametrize("command", ["call", "trace", "demo"])
+@pytest.mark.parametrize(
+    ("era", "server", "message"),
+    [("modern", LEGACY_ONLY, NOT_MODERN), ("legacy", MODERN_ONLY, NOT_LEGACY)],
+)
+def test_an_era_the_server_does_not_speak(
+    command: str, era: str, server: str, message: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    if command == "demo":
+        argv = ["demo", "--era", era, "--server", server]
+    else:
+        extra = ["order_status", '{"order_id": "PT-1042"}'] if command == "call" else []
+        argv = [command, "--era", era, "--inherit-env", "--", sys.executable, server, *extra]
+    status = main(argv)
+    assert status == 1
+    assert only_error_line(capfd) == message
+
+
+@pytest.mark.parametrize("command", ["call", "trace", "demo"])
+def test_an_unknown_era_is_an_argument_error(
+    command: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main([command, "--era", "2026", "--", *EXITS_AT_ONCE])
+    assert exit_.value.code == 2
+    assert "argument --era: invalid choice: '2026' (choose from" in capfd.readouterr().err
 
 
 @pytest.mark.parametrize(

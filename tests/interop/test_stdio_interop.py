@@ -57,7 +57,7 @@ def test_official_python_client_against_our_server() -> None:
     seen = json.loads(proc.stdout)
     assert seen["server"] == "paper-trail"
     assert seen["protocol"] == "2025-11-25"
-    assert seen["tools"] == ["order_status", "prepare_report", "sleep"]
+    assert seen["tools"] == ["order_status", "prepare_report", "return_order", "sleep"]
     assert seen["order"].startswith("PT-1042: shipped")
     assert seen["progress"] == [[1, 3, "step 1/3"], [2, 3, "step 2/3"], [3, 3, "step 3/3"]]
     assert seen["cancelled"] is True

@@ -443,7 +443,7 @@ async def test_a_v2_client_against_our_server_over_stdio(mode: str, tmp_path: Pa
     assert_v2_client_saw_paper_trail(
         events, "paper-trail", "modern" if mode == "auto" else "legacy"
     )
-    assert events["tools"]["names"] == ["order_status", "prepare_report", "sleep"]
+    assert events["tools"]["names"] == ["order_status", "prepare_report", "return_order", "sleep"]
     # Our handler saw the cancel and stopped (paper_trail logs it on stderr,
     # which the client piped and waited for).
     assert events["handler-stopped"]["line"].startswith("sleep: handler cancelled after")

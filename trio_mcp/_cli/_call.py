@@ -5,8 +5,12 @@ live progress bar on a terminal while the server reports progress.
 ``--timeout`` is the progress-extended idle timeout (each progress
 notification restarts it). Ctrl+C cancels the call properly: the server is sent
 ``notifications/cancelled``, then shut down, and the command exits with 130.
-A failure (the server cannot start, exits, is not an MCP server, does not know
-the tool, times out) is one ``trio-mcp: error: ...`` line on stderr and status 1.
+``--era auto|modern|legacy`` chooses how the connection opens; the era got
+and its version (``era: modern (2026-07-28), ...``) are said on stderr on a
+terminal or with ``--verbose``, so that stdout holds only the result.
+A failure (the server cannot start, exits, is not an MCP server, does not speak
+the era asked for, does not know the tool, times out) is one
+``trio-mcp: error: ...`` line on stderr and status 1.
 """
 
 from __future__ import annotations
@@ -20,9 +24,9 @@ from typing import Any, TextIO
 import trio
 
 from .. import types as mcp_types
-from .._client._connect import open_stdio_client
 from .._util import unwrapping
 from ..protocol import Progress
+from ._era import EraOption, era_line, era_summary, open_cli_client
 from ._errors import INTERRUPTED, USER_ERRORS, describe, print_error
 
 
@@ -78,9 +82,13 @@ async def run_call(
     err: TextIO | None = None,
     inherit_env: bool = False,
     handle_signals: bool = True,
+    era: EraOption = "auto",
+    verbose: bool = False,
 ) -> int:
-    """Call *tool* once; return the command's exit status (0, 1 for a tool or
-    protocol error, 130 when interrupted). A failure is one line on *err*.
+    """Call *tool* once in *era*; return the command's exit status (0, 1 for a
+    tool or protocol error or an era the server does not speak, 130 when
+    interrupted). A failure is one line on *err*; the era line goes to *err*
+    when it is a terminal or with *verbose*.
 
     Cancellation: on Ctrl+C (or cancellation of the caller) the call is
     cancelled with ``notifications/cancelled``, then the server is shut down.
@@ -107,9 +115,11 @@ async def run_call(
 
                 await nursery.start(on_sigint)
             with call_scope:
-                async with open_stdio_client(
-                    command[0], command[1:], inherit_env=inherit_env, name="trio-mcp-call"
+                async with open_cli_client(
+                    command, era=era, inherit_env=inherit_env, name="trio-mcp-call"
                 ) as client:
+                    if verbose or err.isatty():
+                        print(era_line(era_summary(client, era)), file=err, flush=True)
                     result = await client.call_tool(
                         tool,
                         arguments,

@@ -6,8 +6,11 @@ Subcommands:
 * ``trace -- CMD ARGS...``: trace any stdio server's lifecycle, frame by frame;
 * ``call -- CMD ARGS... TOOL JSON``: call one tool and print the result.
 
-A user error ends any of them with one line, ``trio-mcp: error: ...``, on
-stderr and a non-zero status (2 for bad arguments, 130 for Ctrl+C).
+Each takes ``--era auto|modern|legacy`` (default ``auto``: probe with
+``server/discover``, fall back to the handshake) and says which era it got
+and at which version. A user error, among them an era the server does not
+speak, ends any of them with one line, ``trio-mcp: error: ...``, on stderr and
+a non-zero status (2 for bad arguments, 130 for Ctrl+C).
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ import trio
 
 from .._util import reraise_unwrapped
 from ._errors import INTERRUPTED, USER_ERRORS, CommandError, describe, print_error
+
+#: ``--era``'s choices (kept here, not imported, so that --help loads no client code).
+ERA_CHOICES = ("auto", "modern", "legacy")
 
 #: Exit status for arguments the command cannot use (argparse's own).
 BAD_ARGUMENTS = 2
@@ -45,23 +51,45 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    demo = commands.add_parser("demo", help="spawn the example server and narrate a session")
+    demo = commands.add_parser(
+        "demo", help="spawn the example server and narrate a session in each era"
+    )
     demo.add_argument(
         "--server",
         type=Path,
         help="a server script to run instead (default: python -m trio_mcp.examples.paper_trail)",
     )
     demo.add_argument("--full", action="store_true", help="print frames whole")
+    _add_era(demo, "auto: both eras the server speaks, one after the other")
     trace = commands.add_parser("trace", help="trace a stdio server: trace [--json] -- CMD ...")
     trace.add_argument("--json", action="store_true", help="write JSON lines")
     trace.add_argument("--timeout", type=float, default=30.0, help="bound on the whole trace")
     trace.add_argument("--inherit-env", action="store_true", help="pass our whole environment")
+    _add_era(trace)
     call = commands.add_parser("call", help="call one tool: call -- CMD ... TOOL JSON")
     call.add_argument(
         "--timeout", type=float, default=60.0, help="seconds without progress before giving up"
     )
     call.add_argument("--inherit-env", action="store_true", help="pass our whole environment")
+    call.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="say the era on stderr (always said on a terminal)",
+    )
+    _add_era(call)
     return parser
+
+
+def _add_era(command: argparse.ArgumentParser, auto: str | None = None) -> None:
+    command.add_argument(
+        "--era",
+        choices=ERA_CHOICES,
+        default="auto",
+        help=auto
+        or "auto (default): probe with server/discover, else the handshake; "
+        "modern: 2026-07-28 only; legacy: the handshake era only",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         from ._demo import run_demo
 
         async def demo() -> int:
-            await run_demo(server=args.server, width=None if args.full else 110)
+            await run_demo(server=args.server, width=None if args.full else 110, era=args.era)
             return 0
 
         return _run(demo)
@@ -97,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
                 as_json=args.json,
                 time_limit=args.timeout,
                 inherit_env=args.inherit_env,
+                era=args.era,
             )
         )
     if len(command) < 3:
@@ -117,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
             arguments,
             progress_idle_timeout=args.timeout,
             inherit_env=args.inherit_env,
+            era=args.era,
+            verbose=args.verbose,
         )
     )
 

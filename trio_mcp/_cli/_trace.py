@@ -2,12 +2,16 @@
 
 Spawns the server (ours or anyone's), runs the handshake and discovers what
 the server declared (tools, resources, templates, prompts), pings it, and shuts
-it down; prints every frame with its direction and time since the start, then
-the request table (each request's states and durations), then the shutdown
+it down; prints every frame with its direction and time since the start, the
+era chosen (``--era auto|modern|legacy``) and its version, then the request
+table (each request's states and durations; the rounds of a 2026-07-28
+input-required call read as one story: "round 2 of call 5"), then the shutdown
 step that ended the server. Colour only on a terminal; ``--json`` writes JSON
-lines instead. A failure (the server cannot start, exits, is not an MCP server,
-the trace outlasts ``--timeout``) is narrated on stdout with what was seen so
-far, and reported as one ``trio-mcp: error: ...`` line on stderr (status 1).
+lines instead (one ``{"type": "era", ...}`` line says the era). A failure
+(the server cannot start, exits, is not an MCP server, does not speak the era
+asked for, the trace outlasts ``--timeout``) is narrated on stdout with what
+was seen so far, and reported as one ``trio-mcp: error: ...`` line on stderr
+(status 1).
 """
 
 from __future__ import annotations
@@ -17,20 +21,22 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+import attrs
 import trio
 
 from .. import types as mcp_types
-from .._client._connect import open_stdio_client
 from .._errors import MCPError
 from ..protocol import (
     Direction,
     FrameDirection,
+    RequestId,
     RequestObserver,
     RequestRecord,
     RequestState,
 )
 from ..transports import StdioProcess
 from ..transports._stdio_client import describe_returncode
+from ._era import EraOption, era_line, era_summary, open_cli_client
 from ._errors import USER_ERRORS, describe, print_error
 
 if TYPE_CHECKING:
@@ -100,8 +106,49 @@ class FramePrinter(RequestObserver):
         print(f"  {stamp} {prefix}{self.paint(arrow, direction.value)} {text}", file=self.out)
 
 
-def record_row(record: RequestRecord, start: float) -> dict[str, Any]:
-    """One request as a JSON-ready dict (times relative to *start*)."""
+@attrs.frozen
+class Round:
+    """One round of a multi round-trip call (2026-07-28)."""
+
+    #: 1 for the first request of the call, 2 for its first retry, ...
+    number: int
+    #: The id of the call's first request: what names the call.
+    first: RequestId
+    #: This round ended with an ``InputRequiredResult`` (the client retries).
+    input_required: bool
+
+    def describe(self) -> str:
+        """``round 2 of call 5: input required`` (or ``...: the answer``)."""
+        ending = "input required" if self.input_required else "the answer"
+        return f"round {self.number} of call {self.first}: {ending}"
+
+
+def call_rounds(records: Sequence[RequestRecord]) -> dict[tuple[Direction, RequestId], Round]:
+    """Which round of which call each multi round-trip request is (2026-07-28).
+
+    A request that ``follows`` another is the next round of the same logical
+    call; the first round is the one that follows nothing. Only the rounds of
+    calls that had more than one (or that asked for input) are in the map,
+    keyed by ``(direction, id)`` (ids of the two directions may coincide).
+
+    Spec: PT-12, PT-13.
+    """
+    rounds: dict[tuple[Direction, RequestId], Round] = {}
+    for record in sorted(records, key=lambda r: r.queued_at):
+        key = (record.direction, record.id)
+        if record.follows is None:
+            if record.input_required:
+                rounds[key] = Round(1, record.id, record.input_required)
+            continue
+        previous = rounds.get((record.direction, record.follows))
+        number, first = (previous.number + 1, previous.first) if previous else (2, record.follows)
+        rounds[key] = Round(number, first, record.input_required)
+    return rounds
+
+
+def record_row(record: RequestRecord, start: float, round_: Round | None = None) -> dict[str, Any]:
+    """One request as a JSON-ready dict (times relative to *start*); *round_*
+    places it in its multi round-trip call."""
 
     def rel(t: float | None) -> float | None:
         return None if t is None else round(t - start, 6)
@@ -119,11 +166,17 @@ def record_row(record: RequestRecord, start: float) -> dict[str, Any]:
         "cancel_origin": record.cancel_origin.value if record.cancel_origin else None,
         "cancel_reason": record.cancel_reason,
         "error": None if record.error is None else record.error.message,
+        "input_required": record.input_required,
+        "follows": record.follows,
+        "round": None if round_ is None else round_.number,
+        "first_round": None if round_ is None else round_.first,
     }
 
 
 def print_records(out: TextIO, title: str, records: Sequence[RequestRecord], start: float) -> None:
-    """The request table: id, method, direction, final state, when each state began."""
+    """The request table, in the order the requests were made: id, method,
+    direction, final state, when each state began; the note says why a
+    request ended as it did and which round of a multi round-trip call it is."""
     print(f"\n  {title}", file=out)
     print(
         f"  {'id':>4} {'method':<26} {'dir':<8} {'state':<10} "
@@ -134,15 +187,23 @@ def print_records(out: TextIO, title: str, records: Sequence[RequestRecord], sta
     def rel(t: float | None) -> str:
         return "-" if t is None else f"{t - start:.3f}"
 
-    for r in records:
+    rounds = call_rounds(records)
+    for r in sorted(records, key=lambda r: r.queued_at):
         ms = f"{r.duration * 1000:.1f}" if r.duration is not None else "-"
-        note = f"{r.cancel_origin.value}: {r.cancel_reason}" if r.cancel_origin else ""
-        if r.error is not None and not note:
-            note = f"error {r.error.code}: {r.error.message}"
+        notes: list[str] = []
+        round_ = rounds.get((r.direction, r.id))
+        if round_ is not None:
+            notes.append(round_.describe())
+        if r.cancel_origin:
+            notes.append(f"{r.cancel_origin.value}: {r.cancel_reason}")
+        elif r.error is not None:
+            notes.append(f"error {r.error.code}: {r.error.message}")
+        # A later round is indented under the first: one call, several requests.
+        method = r.method if round_ is None or round_.number == 1 else f"  + {r.method}"
         print(
-            f"  {r.id!s:>4} {r.method:<26} {r.direction.value:<8} {r.state.value:<10} "
+            f"  {r.id!s:>4} {method:<26} {r.direction.value:<8} {r.state.value:<10} "
             f"{rel(r.queued_at):>8} {rel(r.started_at):>8} {rel(r.finished_at):>8} {ms:>8}  "
-            f"{note}",
+            f"{'; '.join(notes)}".rstrip(),
             file=out,
         )
 
@@ -156,14 +217,17 @@ async def run_trace(
     colour: bool | None = None,
     time_limit: float = 30.0,
     inherit_env: bool = False,
+    era: EraOption = "auto",
 ) -> int:
-    """Trace one stdio server's lifecycle; return the exit status for the command
-    (0, or 1 after a failure, which is also one line on *err*).
+    """Trace one stdio server's lifecycle in *era*; return the exit status for
+    the command (0, or 1 after a failure, which is also one line on *err*:
+    among them an *era* the server does not speak).
 
     Cancellation: the server is shut down (bounded) whatever happens; the
     whole trace is bounded by *time_limit* seconds.
 
-    Spec: SI-01 (any stdio server, spawned), LC-01 (the lifecycle it narrates).
+    Spec: SI-01 (any stdio server, spawned), LC-01 (the lifecycle it
+    narrates), SI-14 (the era probe of ``auto``, shown frame by frame).
     """
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
@@ -182,9 +246,9 @@ async def run_trace(
     status = 0
     try:
         with trio.fail_after(time_limit):
-            async with open_stdio_client(
-                command[0],
-                command[1:],
+            async with open_cli_client(
+                command,
+                era=era,
                 inherit_env=inherit_env,
                 observer=printer,
                 name="trio-mcp-trace",
@@ -192,15 +256,21 @@ async def run_trace(
             ) as client:
                 assert isinstance(client.session.transport, StdioProcess)
                 transport = client.session.transport
+                summary = era_summary(client, era)
+                if as_json:
+                    print(json.dumps({"type": "era", **summary}), file=out)
+                say(era_line(summary))
                 caps = mcp_types.unstructure(client.server_capabilities)
+                opened = "initialized" if client.era == "legacy" else "discovered"
                 say(
-                    f"initialized: {client.server_info.name} {client.server_info.version}, "
+                    f"{opened}: {client.server_info.name} {client.server_info.version}, "
                     f"protocol {client.protocol_version}, capabilities {json.dumps(caps)}"
                 )
                 for capability, method in DISCOVERY:
                     if capability in caps:
                         await _discover(client, method, say)
-                say("ping")
+                # 2026-07-28 has no ping: the client sends server/discover instead.
+                say("ping" if client.era == "legacy" else "ping (2026-07-28: server/discover)")
                 await client.ping()
                 say("shutdown: closing the server's stdin")
                 records = client.session.requests()
@@ -215,8 +285,10 @@ async def run_trace(
         status = 1
     if transport is not None:
         if as_json:
-            for record in records:
-                print(json.dumps(record_row(record, start)), file=out)
+            rounds = call_rounds(records)
+            for record in sorted(records, key=lambda r: r.queued_at):
+                row = record_row(record, start, rounds.get((record.direction, record.id)))
+                print(json.dumps(row), file=out)
             step = transport.exit_step.name if transport.exit_step else None
             exit_line = {"type": "exit", "step": step, "returncode": transport.returncode}
             print(json.dumps(exit_line), file=out)

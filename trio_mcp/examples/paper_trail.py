@@ -8,7 +8,14 @@ Tools:
 * ``sleep(seconds)``: waits, then says so (a slow tool for lifecycle demos:
   cancel it, or let it time out);
 * ``prepare_report(steps)``: a long tool that reports progress after each step
-  when the client asked for progress.
+  when the client asked for progress;
+* ``return_order(order_id)``: books a return after asking the user to confirm
+  it (an elicitation: a server request in the handshake era, an input-required
+  round in 2026-07-28, where the handler runs again on the client's retry).
+
+The server speaks both eras (a dual-era server); :func:`build_server` makes
+one restricted to some protocol versions (the tests use a 2026-07-28-only and
+a handshake-only Paper Trail).
 
 It ships inside the package because ``trio-mcp demo`` spawns it. Run it:
 ``python -m trio_mcp.examples.paper_trail`` (it speaks MCP on stdin/stdout; try
@@ -26,6 +33,7 @@ import trio
 
 import trio_mcp
 from trio_mcp import parse_http_option
+from trio_mcp.protocol import ALL_VERSIONS
 
 ORDERS = {
     "PT-1042": ("shipped", "Parcelforce", "2 Dec 2026"),
@@ -35,27 +43,32 @@ ORDERS = {
 
 _ORDER_ID = re.compile(r"PT-\d{4}")
 
-server = trio_mcp.Server(
-    "paper-trail", version="1.0", instructions="Look up Paper Trail orders by id (PT-NNNN)."
-)
+#: What ``return_order`` asks the user to fill in.
+RETURN_FORM = {
+    "type": "object",
+    "properties": {"confirm": {"type": "boolean", "description": "book the return"}},
+    "required": ["confirm"],
+}
 
 
-@server.tool()
+def _check_order(order_id: str) -> None:
+    if not _ORDER_ID.fullmatch(order_id):
+        raise trio_mcp.ToolError(f"order ids look like PT-NNNN, not {order_id!r}")
+    if order_id not in ORDERS:
+        raise trio_mcp.ToolError(f"no order {order_id}")
+
+
 async def order_status(order_id: str) -> str:
     """Status, carrier and ETA of an order.
 
     Args:
         order_id: the order id, ``PT-`` and four digits (e.g. PT-1042).
     """
-    if not _ORDER_ID.fullmatch(order_id):
-        raise trio_mcp.ToolError(f"order ids look like PT-NNNN, not {order_id!r}")
-    if order_id not in ORDERS:
-        raise trio_mcp.ToolError(f"no order {order_id}")
+    _check_order(order_id)
     status, carrier, eta = ORDERS[order_id]
     return f"{order_id}: {status}, carrier {carrier or 'not assigned'}, ETA {eta}"
 
 
-@server.tool()
 async def sleep(seconds: float) -> str:
     """Wait for *seconds*, then say so.
 
@@ -73,17 +86,75 @@ async def sleep(seconds: float) -> str:
     return f"slept {seconds:g}s"
 
 
-@server.tool()
 async def prepare_report(ctx: trio_mcp.Context, steps: int = 3) -> str:
     """Prepare the daily order report, reporting progress after each step.
 
     Args:
         steps: how many steps the report takes (each about 50 ms).
     """
-    for done in range(1, steps + 1):
-        await trio.sleep(0.05)
-        await ctx.report_progress(done, total=steps, message=f"step {done}/{steps}")
+    done = 0
+    try:
+        for done in range(1, steps + 1):
+            await trio.sleep(0.05)
+            await ctx.report_progress(done, total=steps, message=f"step {done}/{steps}")
+    except trio.Cancelled:
+        print(f"prepare_report: handler cancelled at step {done}", file=sys.stderr, flush=True)
+        raise
     return f"report ready ({steps} steps, {len(ORDERS)} orders)"
+
+
+async def return_order(ctx: trio_mcp.Context, order_id: str) -> str:
+    """Book the return of an order, once the user confirms it.
+
+    Args:
+        order_id: the order id, ``PT-`` and four digits (e.g. PT-1042).
+    """
+    _check_order(order_id)
+    if "elicitation" not in ctx.client_capabilities:
+        # Said as a tool error in both eras, rather than a failed request.
+        raise trio_mcp.ToolError(
+            "return_order asks the user to confirm: the client must "
+            "declare the elicitation capability"
+        )
+    print(f"return_order: run {ctx.round} for {order_id}", file=sys.stderr, flush=True)
+    # In 2026-07-28 the handler runs once per round: ``ctx.saved`` (carried
+    # in the signed requestState) remembers which round first asked.
+    ctx.saved.setdefault("asked_in_round", ctx.round)
+    answer = await ctx.elicit(
+        {
+            "mode": "form",
+            "message": f"Return order {order_id}?",
+            "requestedSchema": RETURN_FORM,
+        }
+    )
+    if answer.action != "accept":
+        return f"{order_id}: return not booked (the user chose {answer.action})"
+    if not (answer.content or {}).get("confirm"):
+        return f"{order_id}: return not booked (not confirmed)"
+    return (
+        f"{order_id}: return booked (asked in round {ctx.saved['asked_in_round']}, "
+        f"answered in round {ctx.round})"
+    )
+
+
+TOOLS = (order_status, sleep, prepare_report, return_order)
+
+
+def build_server(protocol_versions: Sequence[str] = ALL_VERSIONS) -> trio_mcp.Server:
+    """A Paper Trail server speaking *protocol_versions* (default: both eras)."""
+    paper_trail = trio_mcp.Server(
+        "paper-trail",
+        version="1.0",
+        instructions="Look up Paper Trail orders by id (PT-NNNN).",
+        protocol_versions=protocol_versions,
+    )
+    for tool in TOOLS:
+        paper_trail.add_tool(tool)
+    return paper_trail
+
+
+#: The dual-era server that ``python -m trio_mcp.examples.paper_trail`` runs.
+server = build_server()
 
 
 def main(argv: Sequence[str] | None = None) -> None:
