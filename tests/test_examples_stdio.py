@@ -194,6 +194,7 @@ async def test_scan_repository_reports_progress_per_file(tmp_path: Path) -> None
 
 @pytest.mark.spec("CN-05")
 @pytest.mark.spec("SI-03")
+@pytest.mark.spec("SI-08", "SI-09")
 async def test_scan_repository_cancelled_midway_stops_and_sends_no_response(
     tmp_path: Path,
 ) -> None:
@@ -214,6 +215,8 @@ async def test_scan_repository_cancelled_midway_stops_and_sends_no_response(
 
     with trio.fail_after(30):
         async with example_client(SCAN_REPOSITORY, [repo], on_stderr) as (client, recording):
+            # The example is dual-era: this cancel is 2026-07-28's, over a real pipe.
+            assert client.era == "modern"
             async with trio.open_nursery() as nursery:
 
                 async def scan() -> None:

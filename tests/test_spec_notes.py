@@ -1,11 +1,14 @@
 """spec_notes/ cannot rot: every note points at code and tests that exist.
 
 Each ``spec_notes/*.md`` table row is ``| ID | Rev | Kw | Status | Requirement |
-Code | Tests |``. A ``done`` row names at least one importable symbol and at
-least one existing test; ``n/a`` and ``later`` rows say why. Every
-``@pytest.mark.spec("ID")`` in the tests names a listed id, and the base
-protocol, lifecycle, timeout, cancellation, progress and ping rows of the
-requirements checklist are all listed.
+Code | Tests |``. The ID is a checklist id (``VR-02``) or, for a part of the
+checklist that has none, its section and a number (``§26.1-03``, ``§29-01``).
+A ``done`` row names at least one importable symbol and at least one existing
+test; ``n/a`` and ``later`` rows say why, and the code and tests they name
+(what is done so far) must exist too. Every ``@pytest.mark.spec("ID")`` in the
+tests names a listed id; the base protocol, lifecycle, timeout, cancellation,
+progress and ping rows and every 2026-07-28 section of the requirements
+checklist are all listed; and the §26.1 rows name every method of 2026-07-28.
 """
 
 from __future__ import annotations
@@ -17,14 +20,37 @@ from pathlib import Path
 
 import pytest
 
+from trio_mcp.protocol import methods_in
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTES = ROOT / "spec_notes"
 
 #: Rows per prefix in the requirements checklist (spec-requirements.md, "Requirement
-#: counts"); every one of them must be listed, implemented or explained.
-REQUIRED = {"BP": 27, "LC": 20, "TO": 7, "CN": 16, "PG": 12, "PI": 5}
+#: counts"); every one of them must be listed, implemented or explained. The
+#: 2026-07-28 sections (ME, VR, ST, PT, SB, DS, CA) are complete too.
+REQUIRED = {
+    "BP": 27,
+    "LC": 20,
+    "TO": 7,
+    "CN": 16,
+    "PG": 12,
+    "PI": 5,
+    "SI": 16,
+    "LG": 11,
+    "ME": 17,
+    "VR": 14,
+    "ST": 7,
+    "PT": 18,
+    "SB": 14,
+    "DS": 5,
+    "CA": 8,
+}
 
-_ROW = re.compile(r"^\|\s*([A-Z]+-\d+)\s*\|(.*)\|\s*$")
+#: The inputs a 2026-07-28 server asks for inside an ``InputRequiredResult``
+#: (§26.1 lists them beside the JSON-RPC methods; they are not messages).
+MRTR_INPUTS = {"elicitation/create", "sampling/createMessage", "roots/list"}
+
+_ROW = re.compile(r"^\|\s*([A-Z]+-\d+|§\d+(?:\.\d+)?-\d+)\s*\|(.*)\|\s*$")
 _TICKED = re.compile(r"`([^`]+)`")
 
 
@@ -140,11 +166,30 @@ def test_row_is_backed(rid: str) -> None:
         assert re.match(r"^(n/a|later #\d+): \S", status), (
             f"{rid}: status must be 'done', 'n/a: why' or 'later #issue: why', not {status!r}"
         )
+        # What a row that is not done names (the part done so far) exists too.
+        for node_id in _TICKED.findall(row["tests"]):
+            assert _test_exists(node_id), f"{rid}: test {node_id} does not exist"
+        for symbol in _TICKED.findall(row["code"]):
+            assert _resolve(symbol), f"{rid}: symbol {symbol} does not resolve"
 
 
 def test_spec_marks_name_listed_ids() -> None:
     unknown = {rid: where for rid, where in _spec_marks().items() if rid not in ROWS}
     assert not unknown, f"@pytest.mark.spec ids missing from spec_notes/: {unknown}"
+
+
+def test_the_2026_07_28_method_table_names_every_method() -> None:
+    """Each method of 2026-07-28 (and each input of a round) has its own
+    §26.1 row, whose paraphrase starts with its name in backticks."""
+    named: dict[str, str] = {}
+    for rid, row in ROWS.items():
+        first = _TICKED.match(row["requirement"])
+        if rid.startswith("§26.1-") and first:
+            name = first.group(1)
+            assert name not in named, f"{name} named by {named.get(name)} and {rid}"
+            named[name] = rid
+    expected = {spec.name for spec in methods_in("2026-07-28")} | MRTR_INPUTS
+    assert set(named) >= expected, f"no §26.1 row for {sorted(expected - set(named))}"
 
 
 def test_checker_rejects_a_missing_test() -> None:
@@ -153,3 +198,5 @@ def test_checker_rejects_a_missing_test() -> None:
     assert _test_exists("tests/test_spec_notes.py::test_checker_rejects_a_missing_test")
     assert not _resolve("trio_mcp.protocol.NoSuchThing")
     assert _resolve("trio_mcp.protocol.Connection.receive_data")
+    assert _ROW.match("| §26.1-03 | 26-07 | — | done | x | y | z |")
+    assert not _ROW.match("| Method | Kind | Direction |")

@@ -8,13 +8,19 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 import trio
+from helpers import Recorder, first_text
 
 from trio_mcp import open_stdio_client
-from trio_mcp._client._connect import forget_eras
+from trio_mcp._client._connect import _ERA_CACHE, forget_eras
+from trio_mcp.protocol import FrameDirection
 
 EXITS_ON_PROBE = str(Path(__file__).with_name("exits_on_probe.py"))
+MODERN_ONLY = str(Path(__file__).with_name("modern_only.py"))
+#: The spawned server imports this tree's trio_mcp.
+ENV = {"PYTHONPATH": str(Path(__file__).resolve().parents[2])}
 PAPER_TRAIL = ["-m", "trio_mcp.examples.paper_trail"]
 
 
@@ -53,4 +59,27 @@ async def test_a_dual_era_server_is_spoken_to_in_the_modern_era() -> None:
             sys.executable, PAPER_TRAIL, stderr=None, era="legacy"
         ) as client:
             assert (client.era, client.protocol_version) == ("legacy", "2025-11-25")
+    forget_eras()
+
+
+@pytest.mark.spec("VR-12")
+async def test_a_command_remembered_as_handshake_era_that_turned_modern_is_corrected() -> None:
+    forget_eras()
+    key = (sys.executable, (MODERN_ONLY,), None)
+    # Remembered from an earlier run, when the command was a handshake-era server.
+    _ERA_CACHE[key] = "legacy"
+    recorder = Recorder()
+    with trio.fail_after(30):
+        async with open_stdio_client(
+            sys.executable, [MODERN_ONLY], env=ENV, stderr=None, observer=recorder
+        ) as client:
+            assert (client.era, client.protocol_version) == ("modern", "2026-07-28")
+            assert first_text(await client.call_tool("hello")) == "hi"
+    sent = [
+        orjson.loads(d) for direction, d, _ in recorder.frames if direction is FrameDirection.OUT
+    ]
+    # No probe (the memory said handshake-era); initialize was refused with
+    # -32022 naming 2026-07-28, so the client went modern and corrected the memory.
+    assert [f.get("method") for f in sent[:2]] == ["initialize", "server/discover"]
+    assert _ERA_CACHE[key] == "modern"
     forget_eras()

@@ -48,6 +48,7 @@ from .._errors import RPCError
 from .._session._engine import RequestContext, Session
 from ..protocol import (
     ALL_VERSIONS,
+    CancelOrigin,
     Connection,
     ErrorCode,
     LocalProtocolError,
@@ -527,7 +528,10 @@ class Server:
         the level set for it lets *level* through: the session's
         (``logging/setLevel``) in the handshake era; in 2026-07-28 only for a
         *request* that asked with ``io.modelcontextprotocol/logLevel``, at or
-        above that level, while it runs (LG-06, LG-07; never on a listen stream).
+        above that level, while it runs (LG-06, LG-07; never on a listen stream)
+        and until the client cancels it: after its ``notifications/cancelled``
+        nothing more is sent for that request, log messages included (CN-16,
+        SI-09).
 
         Raises:
             NotJSON: *data* is not JSON (NaN, a lone surrogate, an object JSON
@@ -535,14 +539,22 @@ class Server:
 
         Cancellation: a checkpoint; if cancelled while the queue is full, nothing is sent.
 
-        Spec: LG-01, LG-02, LG-03, LG-04.
+        Spec: LG-01, LG-02, LG-03, LG-04, LG-06, LG-07, CN-16.
         """
         wanted = coerce_level(level)
         request_meta = request.request_meta if request is not None else None
         revision = session.protocol.revision
         if request_meta is not None or (revision is not None and revision.request_scoped_logging):
             asked = request_meta.log_level if request_meta is not None else None
-            if not self.logging or asked is None or wanted < coerce_level(asked):
+            if (
+                not self.logging
+                or asked is None
+                or wanted < coerce_level(asked)
+                # A request-scoped message is a message for that request: none
+                # once the client cancelled it (a handler's shielded cleanup
+                # may still log).
+                or (request is not None and request.record.cancel_origin is CancelOrigin.PEER)
+            ):
                 await trio.lowlevel.checkpoint()
                 return
         else:

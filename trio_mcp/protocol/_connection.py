@@ -52,6 +52,10 @@ request itself (ME-06).
 Responses, cancellations and progress for unknown, finished or foreign ids are
 ignored and recorded (CN-04, CN-06, PG-10).
 
+A client in the 2026-07-28 era answers nothing: a request from the server (there
+are none in that era) or a malformed frame is counted and left unanswered, since
+any reply would be a response from the client (PT-01, SI-07).
+
 Invariants:
 
 * every request ends in exactly one terminal state;
@@ -620,6 +624,10 @@ class Connection:
                 # A line that is not JSON from a server is noise (a stray
                 # print, a log line): counted, not answered (reliability F-06).
                 return self._invalid_message(None, item.detail)
+            if item.reply is not None and self._lifecycle.state is SessionState.MODERN:
+                # 2026-07-28: a client writes no responses, not even an error
+                # for a malformed frame (PT-01, SI-07): counted, not answered.
+                return self._invalid_message(None, item.detail)
         reply = item.reply
         if reply is not None and self._book.id_in_use(reply.id):
             # A malformed request reusing an id: answering with that id would
@@ -675,6 +683,13 @@ class Connection:
 
     def _receive_request(self, request: Request, batched: bool) -> Event:
         method = request.method
+        if self.role is Role.CLIENT and self._lifecycle.state is SessionState.MODERN:
+            # 2026-07-28: servers send no requests and clients write no
+            # responses (PT-01, SI-07), so a request from the server is
+            # counted and left unanswered: even an error would be a response.
+            return self._invalid_message(
+                None, f"request {method!r} from the server ignored: 2026-07-28 has none"
+            )
         book = self._book
         # The duplicate check comes first: any other refusal would carry the
         # duplicated id and read as a (second) response to the original request.
