@@ -737,29 +737,10 @@ class Connection:
             if refusal is not None:
                 return self._refuse(request, ErrorCode.INVALID_REQUEST, refusal)
             _INBOUND_OK[key] = spec
-        gate = spec.gate(version)
-        if (
-            gate is not None
-            and gate.held_by(self.role, receiving=True)
-            and not gate.declared_in(self.local_capabilities)
-        ):
-            return self._refuse(
-                request,
-                ErrorCode.METHOD_NOT_FOUND,
-                f"Method not found: {method} ({gate} was not declared)",
-            )
-        params_or_error = self._structure_params(spec, request.params)
-        if isinstance(params_or_error, ErrorObject):
-            return self._invalid_message(
-                ErrorResponse(request.id, params_or_error), params_or_error.message
-            )
-        token = _progress_token(request.params)
-        if token is _BAD_TOKEN:
-            return self._refuse(
-                request,
-                ErrorCode.INVALID_PARAMS,
-                "_meta.progressToken must be a string or an integer",
-            )
+        checked = self._check_body(request, spec, version)
+        if not isinstance(checked, tuple):
+            return checked
+        params_or_error, token = checked
         if method == "initialize":
             lifecycle.process(LifecycleEvent.RECV_INITIALIZE)
         entry = RequestEntry(request_id, method, Direction.INBOUND, book.clock(), token)
@@ -845,29 +826,10 @@ class Connection:
                 ErrorCode.INVALID_PARAMS,
                 f"_meta {_LOG_LEVEL_KEY} must be one of {', '.join(sorted(_LOG_LEVELS))}",
             )
-        gate = spec.gate(version)
-        if (
-            gate is not None
-            and gate.held_by(Role.SERVER, receiving=True)
-            and not gate.declared_in(self.local_capabilities)
-        ):
-            return self._refuse(
-                request,
-                ErrorCode.METHOD_NOT_FOUND,
-                f"Method not found: {method} ({gate} was not declared)",
-            )
-        params_or_error = self._structure_params(spec, params)
-        if isinstance(params_or_error, ErrorObject):
-            return self._invalid_message(
-                ErrorResponse(request.id, params_or_error), params_or_error.message
-            )
-        token = _progress_token(params)
-        if token is _BAD_TOKEN:
-            return self._refuse(
-                request,
-                ErrorCode.INVALID_PARAMS,
-                "_meta.progressToken must be a string or an integer",
-            )
+        checked = self._check_body(request, spec, version)
+        if not isinstance(checked, tuple):
+            return checked
+        params_or_error, token = checked
         lifecycle = self._lifecycle
         if lifecycle.state is SessionState.NEW and method != "server/discover":
             # A probe does not decide the era; anything else does (VR-09).
@@ -878,6 +840,38 @@ class Connection:
         entry.request_meta = RequestMeta(version, capabilities, info, level)
         book.add_inbound(entry, reused=reused)
         return RequestReceived(request, spec, params_or_error, reused)
+
+    def _check_body(
+        self, request: Request, spec: MethodSpec, version: str | None
+    ) -> Event | tuple[Any, Any]:
+        """The checks of both eras after the method's: our own capability gate
+        (-32601, LC-11), the params (-32602, path-labelled ``data``) and
+        ``_meta.progressToken`` (-32602, PG-01). Returns the refusal, or the
+        structured params and the token."""
+        gate = spec.gate(version)
+        if (
+            gate is not None
+            and gate.held_by(self.role, receiving=True)
+            and not gate.declared_in(self.local_capabilities)
+        ):
+            return self._refuse(
+                request,
+                ErrorCode.METHOD_NOT_FOUND,
+                f"Method not found: {spec.name} ({gate} was not declared)",
+            )
+        params_or_error = self._structure_params(spec, request.params)
+        if isinstance(params_or_error, ErrorObject):
+            return self._invalid_message(
+                ErrorResponse(request.id, params_or_error), params_or_error.message
+            )
+        token = _progress_token(request.params)
+        if token is _BAD_TOKEN:
+            return self._refuse(
+                request,
+                ErrorCode.INVALID_PARAMS,
+                "_meta.progressToken must be a string or an integer",
+            )
+        return params_or_error, token
 
     def _refuse_handshake(self, request: Request) -> Event:
         """A modern-only server's answer to ``initialize``: -32022 naming the
