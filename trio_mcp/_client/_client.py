@@ -161,6 +161,9 @@ class Client:
         #: Bound on the input-required rounds of one call (2026-07-28).
         self.max_input_rounds = max_input_rounds
         revision = session.protocol.revision
+        # Whether calls may be answered with input-required results.
+        self._input_rounds = revision is not None and revision.input_required
+        revision = session.protocol.revision
         self._cache = ListCache(
             self._request,
             session.protocol.peer_capabilities,
@@ -391,13 +394,25 @@ class Client:
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
-        result: mcp_types.CallToolResult = await self._call_with_inputs(
-            "tools/call",
-            params,
-            on_progress=on_progress,
-            progress_idle_timeout=progress_idle_timeout,
-            max_duration=max_duration,
-        )
+        result: mcp_types.CallToolResult
+        if self._input_rounds:
+            result = await self._call_with_inputs(
+                "tools/call",
+                params,
+                on_progress=on_progress,
+                progress_idle_timeout=progress_idle_timeout,
+                max_duration=max_duration,
+            )
+        else:
+            # The handshake era has no input rounds: straight to the session
+            # (one coroutine frame less on the commonest call).
+            result = await self.session.request(
+                "tools/call",
+                params,
+                on_progress=on_progress,
+                progress_idle_timeout=progress_idle_timeout,
+                max_duration=max_duration,
+            )
         if result.is_error:
             if raise_on_error:
                 raise ToolCallError(name, result)
