@@ -430,6 +430,48 @@ async def test_after_the_clients_cancel_not_even_a_log_message_is_sent(
         assert peer.responses(rid) == []
 
 
+@pytest.mark.spec("CN-16")
+async def test_no_log_after_the_clients_cancel_even_when_shutdown_asked_first(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """The record keeps the first asker (shutdown here), but the peer's cancel
+    still means nothing more is sent for the request."""
+    server, _ = build()
+    cleaned_up = trio.Event()
+
+    @server.tool()
+    async def stubborn(ctx: Context) -> str:
+        await ctx.info("started")
+        try:
+            await trio.sleep_forever()
+        finally:
+            with trio.CancelScope(shield=True):
+                await ctx.info("cleaning up")
+                cleaned_up.set()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async with open_raw_server(server, version=None) as (peer, session):
+        rid = await peer.send_request(
+            "tools/call", {"name": "stubborn", "_meta": meta(level="info")}
+        )
+        await peer.wait_method("notifications/message")
+        # Shutdown notes its wish first (without cancelling yet), then the peer cancels.
+        assert session.protocol.request_cancel(
+            Direction.INBOUND, rid, CancelOrigin.SHUTDOWN, "going down"
+        )
+        await peer.cancel(rid)
+        await session.wait_inbound_settled()
+        assert cleaned_up.is_set()
+        await result_of(peer, await call(peer, "add", {"a": 1, "b": 1}))
+        logged = [
+            f["params"]["data"] for f in peer.frames if f.get("method") == "notifications/message"
+        ]
+        assert logged == ["started"]
+        assert peer.responses(rid) == []
+        (record,) = [r for r in session.requests() if r.id == rid]
+        assert record.cancel_origin is CancelOrigin.SHUTDOWN
+
+
 @pytest.mark.spec("SB-13", "PG-12", "LG-07")
 async def test_a_listen_stream_carries_no_request_scoped_notification(
     autojump_clock: trio.testing.MockClock,

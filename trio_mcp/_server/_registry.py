@@ -48,7 +48,6 @@ from .._errors import RPCError
 from .._session._engine import RequestContext, Session
 from ..protocol import (
     ALL_VERSIONS,
-    CancelOrigin,
     Connection,
     ErrorCode,
     LocalProtocolError,
@@ -553,7 +552,7 @@ class Server:
                 # A request-scoped message is a message for that request: none
                 # once the client cancelled it (a handler's shielded cleanup
                 # may still log).
-                or (request is not None and request.record.cancel_origin is CancelOrigin.PEER)
+                or (request is not None and not request.may_send)
             ):
                 await trio.lowlevel.checkpoint()
                 return

@@ -252,6 +252,13 @@ class RequestContext:
         return self._protocol.cancel_requested(self.request_id)
 
     @property
+    def may_send(self) -> bool:
+        """Whether a message about this request may still be sent: it has not
+        ended and the peer has not cancelled it, even if a deadline or shutdown
+        asked first (CN-05, CN-16)."""
+        return self._protocol.may_send_for(self.request_id)
+
+    @property
     def progress_token(self) -> str | int | None:
         """The token the requester supplied, or None (then progress is not sent)."""
         return self._protocol.progress_token(self.request_id)

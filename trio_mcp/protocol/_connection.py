@@ -1549,6 +1549,14 @@ class Connection:
         entry = self._book.inbound_entry(request_id)
         return entry is None or entry.cancel_origin is not None
 
+    def may_send_for(self, request_id: RequestId) -> bool:
+        """Whether a message about an inbound request may still be sent: it is
+        in flight and the peer has not cancelled it (whoever asked to cancel
+        first). After its response or the peer's cancel, nothing more is sent
+        for it (CN-05, CN-16, LG-07, PG-10)."""
+        entry = self._book.inbound_entry(request_id)
+        return entry is not None and not entry.state.is_terminal and not entry.peer_cancelled
+
     def progress_token(self, request_id: RequestId) -> str | int | None:
         """The progress token of an in-flight inbound request, or None."""
         entry = self._book.inbound_entry(request_id)
