@@ -38,7 +38,7 @@ from .._errors import InvalidPeerResult, MCPError, RPCError, SessionClosed
 from .._session._engine import DEFAULT, RequestContext, Session, open_session
 from .._transport import Transport
 from .._util import covers
-from ..protocol import Connection, NotificationReceived, Progress, Role, SessionState
+from ..protocol import Capability, Connection, NotificationReceived, Progress, Revision, Role
 from ._cache import LISTS, ClientEvent, ListCache
 from ._era import EraChoice, Negotiated, negotiate
 from ._handlers import (
@@ -90,8 +90,7 @@ _SUBSCRIPTION_ID_KEY = mcp_types.SUBSCRIPTION_ID_META_KEY
 
 def _declares(capabilities: dict[str, Any], feature: str) -> bool:
     """Whether a server capability object declares ``<feature>.listChanged``."""
-    node = capabilities.get(feature)
-    return isinstance(node, dict) and bool(node.get("listChanged"))
+    return Capability(Role.SERVER, (feature, "listChanged")).declared_in(capabilities)
 
 
 class _Subscription:
@@ -224,8 +223,11 @@ class Client:
         return self.discover_result.instructions
 
     @property
-    def _modern(self) -> bool:
-        return self.session.protocol.state is SessionState.MODERN
+    def _revision(self) -> Revision:
+        """The negotiated revision (what differs between eras is read from it)."""
+        revision = self.session.protocol.revision
+        assert revision is not None  # negotiated before the Client exists
+        return revision
 
     # ------------------------------------------------------- cached lists
 
@@ -338,7 +340,7 @@ class Client:
 
         Cancellation: as :meth:`Session.request`.
         """
-        if self._modern:
+        if not self._revision.ping:
             await self.session.request("server/discover")
             return
         await self.session.request("ping")
@@ -570,7 +572,7 @@ class Client:
             2026-07-28 a checkpoint only.
         """
         level = mcp_types.LoggingLevel(level)
-        if self._modern:
+        if self._revision.request_scoped_logging:
             self.session.protocol.set_request_meta(_LOG_LEVEL_KEY, level.value)
             await trio.lowlevel.checkpoint()
             return
@@ -618,7 +620,7 @@ class Client:
             then, nothing is sent.
         """
         send, receive = trio.open_memory_channel[str](buffer)
-        if self._modern:
+        if self._revision.listen_subscriptions:
             if uri is None:
                 raise ValueError("2026-07-28 subscribes by URI: pass the uri to resource_updates")
             async with self._listening(
@@ -749,7 +751,7 @@ class Client:
         """
         if self.handlers.roots is None:
             raise RuntimeError("open the client with roots= to expose roots")
-        if self._modern:
+        if not self._revision.server_requests:
             # 2026-07-28 has no such notification: the server asks for the
             # roots in each request that needs them.
             await trio.lowlevel.checkpoint()
@@ -962,7 +964,7 @@ async def open_client(
         async with trio.open_nursery() as nursery:
             client._nursery = nursery
             if discover:
-                if client.era == "modern":
+                if client._revision.listen_subscriptions:
                     # Listen before listing: a change reaches only streams the
                     # server has acknowledged, so one made between a list and
                     # the acknowledgment would leave that list stale for good.

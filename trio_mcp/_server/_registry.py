@@ -54,7 +54,6 @@ from ..protocol import (
     NotificationReceived,
     NotJSON,
     Role,
-    SessionState,
 )
 from ._completion import Completer, answer_complete
 from ._context import Context
@@ -480,9 +479,10 @@ class Server:
             return
         self._listeners.changed(method)
         for session, peer in list(self._peers.items()):
-            # A modern connection hears of changes only through its listen
+            # A 2026-07-28 connection hears of changes only through its listen
             # streams (SB-01).
-            if not session.closed and session.state is not SessionState.MODERN:
+            revision = session.protocol.revision
+            if not session.closed and (revision is None or not revision.listen_subscriptions):
                 peer.push(method)
 
     # ---------------------------------------------------------- dispatch

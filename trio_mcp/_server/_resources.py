@@ -27,13 +27,14 @@ import attrs
 from .. import types as mcp_types
 from .._errors import RPCError
 from .._session._engine import RequestContext
+from ..protocol import ErrorCode
 from ._context import Context, ContextServer
 from ._schema import parse_docstring
 from ._tools import call_function, check_options
 from ._uri_template import UriTemplate
 
 #: Handshake-era "Resource not found" (RS-08).
-RESOURCE_NOT_FOUND = -32002
+RESOURCE_NOT_FOUND = int(ErrorCode.RESOURCE_NOT_FOUND)
 
 _CONTEXT_TYPES = (Context, RequestContext)
 

@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from .. import types as mcp_types
-from .._util import covers
+from ..protocol import Capability, Role
+from ._serve import subscribed
 
 if TYPE_CHECKING:
     from .._session._engine import RequestContext
@@ -53,15 +54,7 @@ _LIST_FILTERS = {
     ),
 }
 _RESOURCE_UPDATED = "notifications/resources/updated"
-
-
-def _declares(capabilities: dict[str, Any], path: tuple[str, ...]) -> bool:
-    node: Any = capabilities
-    for key in path:
-        if not isinstance(node, dict) or not node.get(key):
-            return False
-        node = node[key]
-    return True
+_SUBSCRIBE = Capability(Role.SERVER, ("resources", "subscribe"))
 
 
 def honoured(
@@ -71,10 +64,10 @@ def honoured(
     lists = {
         field: True
         for field, (_, path) in _LIST_FILTERS.items()
-        if getattr(wanted, field) and _declares(capabilities, path)
+        if getattr(wanted, field) and Capability(Role.SERVER, path).declared_in(capabilities)
     }
     uris = wanted.resource_subscriptions
-    if uris is not None and not _declares(capabilities, ("resources", "subscribe")):
+    if uris is not None and not _SUBSCRIBE.declared_in(capabilities):
         uris = None
     return mcp_types.SubscriptionFilter(**lists, resource_subscriptions=uris)
 
@@ -90,7 +83,7 @@ class Listener:
             method for field, (method, _) in _LIST_FILTERS.items() if getattr(accepted, field)
         )
         #: The URIs it receives updates for (a parent covers its sub-resources, RS-06).
-        self.uris = tuple(accepted.resource_subscriptions or ())
+        self.uris = set(accepted.resource_subscriptions or ())
         #: (method, uri or None) to deliver; a dict, so repeats coalesce.
         self.pending: dict[tuple[str, str | None], None] = {}
         self.wake = trio.Event()
@@ -126,7 +119,7 @@ class Listeners:
     def resource_updated(self, uri: str) -> None:
         """*uri* changed: tell every stream subscribed to it or to a parent of it."""
         for listener in self._listeners:
-            if any(uri == wanted or covers(wanted, uri) for wanted in listener.uris):
+            if subscribed(listener.uris, uri):
                 listener.push(_RESOURCE_UPDATED, uri)
 
 

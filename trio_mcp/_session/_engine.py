@@ -230,12 +230,19 @@ class RequestContext:
         This is how a 2026-07-28 handler ends its round with an
         ``InputRequiredResult`` from deep inside the code that needs the input.
 
+        Raises:
+            LocalProtocolError: the request is not in flight (it has ended).
+
         Cancellation: never returns; raises :class:`trio.Cancelled`.
         """
-        self.final_result = result
         handle = self._protocol.handle(self.request_id)
-        if handle is not None:
-            handle.cancel(reason="the request ended with a result (input required)")
+        if handle is None:
+            # Not in flight: no scope to unwind, and waiting would hang the handler.
+            raise LocalProtocolError(
+                f"finish_with() for {self.request_id!r}, which is not in flight"
+            )
+        self.final_result = result
+        handle.cancel(reason="the request ended with a result (input required)")
         await trio.sleep_forever()
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -451,13 +458,10 @@ class Session:
         message = self.protocol.send_request(
             method, params, want_progress=on_progress is not None, follows=follows
         )
-        if progress_idle_timeout is DEFAULT:
-            progress_idle_timeout = None if _long_lived(method) else self.progress_idle_timeout
-        if max_duration is DEFAULT:
-            max_duration = None if _long_lived(method) else self.max_duration
-        # Straight to the calls (not via _call): one coroutine frame less,
-        # resumed on every wake-up.
-        return await self._outbound.call(message, on_progress, progress_idle_timeout, max_duration)
+        idle, total = self._limits(method, progress_idle_timeout, max_duration)
+        # Straight to the calls (not via call_prepared): one coroutine frame
+        # less, resumed on every wake-up.
+        return await self._outbound.call(message, on_progress, idle, total)
 
     def prepare_request(
         self,
@@ -493,13 +497,8 @@ class Session:
         Raises / Cancellation: as :meth:`request` (with the same defaults,
         including none for a long-lived request).
         """
-        if progress_idle_timeout is DEFAULT:
-            progress_idle_timeout = (
-                None if _long_lived(message.method) else self.progress_idle_timeout
-            )
-        if max_duration is DEFAULT:
-            max_duration = None if _long_lived(message.method) else self.max_duration
-        return await self._outbound.call(message, on_progress, progress_idle_timeout, max_duration)
+        idle, total = self._limits(message.method, progress_idle_timeout, max_duration)
+        return await self._outbound.call(message, on_progress, idle, total)
 
     async def notify(self, method: str, params: Any = None) -> None:
         """Send a notification.
@@ -607,21 +606,23 @@ class Session:
 
     # ------------------------------------------------------------ internals
 
-    async def _call(
-        self,
-        message: Request,
-        on_progress: Callable[[Progress], None] | None,
-        idle: float | None,
-        total: float | None,
-    ) -> Any:
-        """Queue an already-made request and wait for its outcome (the client's
-        handshake uses it for ``initialize``); *idle*/*total* may be DEFAULT."""
-        return await self._outbound.call(
-            message,
-            on_progress,
-            self.progress_idle_timeout if idle is DEFAULT else idle,
-            self.max_duration if total is DEFAULT else total,
-        )
+    def _limits(
+        self, method: str, idle: float | None, total: float | None
+    ) -> tuple[float | None, float | None]:
+        """A request's two time limits, DEFAULT replaced by the session's
+        (none for a long-lived request, A-11)."""
+        if idle is DEFAULT or total is DEFAULT:
+            spec = METHODS.get(method)
+            if spec is not None and spec.long_lived:
+                default_idle: float | None = None
+                default_total: float | None = None
+            else:
+                default_idle, default_total = self.progress_idle_timeout, self.max_duration
+            if idle is DEFAULT:
+                idle = default_idle
+            if total is DEFAULT:
+                total = default_total
+        return idle, total
 
     async def _queue(self, message: Message) -> None:
         """Put *message* on the outgoing queue.
@@ -866,11 +867,6 @@ class Session:
         self._transport_lost(reason)
         with trio.CancelScope(shield=True), trio.move_on_after(self.cancel_notify_grace):
             await self.transport.aclose()
-
-
-def _long_lived(method: str) -> bool:
-    spec = METHODS.get(method)
-    return spec is not None and spec.long_lived
 
 
 @asynccontextmanager

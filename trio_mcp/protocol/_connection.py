@@ -132,18 +132,17 @@ _INBOUND_OK: dict[tuple[str, SessionState, str | None, bool, Role], MethodSpec] 
 
 _BAD_TOKEN: Any = object()
 
-# The reserved _meta keys of a 2026-07-28 request (types.versioning names them
-# too; here they are wire strings the connection reads on every request).
-_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-_CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
-_LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
-_SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
-_SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
-_LOG_LEVELS = frozenset(
-    ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-)
-_RESULT_TYPES = frozenset(("complete", "input_required"))
+# The reserved _meta keys of a 2026-07-28 request and result (types.versioning).
+_VERSION_KEY = mcp_types.PROTOCOL_VERSION_META_KEY
+_CAPABILITIES_KEY = mcp_types.CLIENT_CAPABILITIES_META_KEY
+_CLIENT_INFO_KEY = mcp_types.CLIENT_INFO_META_KEY
+_LOG_LEVEL_KEY = mcp_types.LOG_LEVEL_META_KEY
+_SERVER_INFO_KEY = mcp_types.SERVER_INFO_META_KEY
+_LOG_LEVELS = frozenset(level.value for level in mcp_types.LoggingLevel)
+#: Modern requests (method, version) that passed the method checks of
+#: ``_receive_modern_request``; like ``_INBOUND_OK`` they read only the static
+#: method table, so one cache serves every connection.
+_MODERN_OK: dict[tuple[str, str], MethodSpec] = {}
 
 
 def _progress_token(params: JSONObject | None) -> Any:
@@ -221,7 +220,6 @@ class Connection:
         "_book",
         "_handshake_versions",
         "_lifecycle",
-        "_modern_ok",
         "_modern_versions",
         "_next_id",
         "_outbound_ok",
@@ -271,8 +269,6 @@ class Connection:
         self.local_info: JSONObject = dict(info or {"name": "trio_mcp", "version": "0"})
         self.instructions = instructions
         self.supported_versions = supported_versions
-        # Modern requests that passed the method checks, by (method, version).
-        self._modern_ok: dict[tuple[str, str], MethodSpec] = {}
         # Client, modern era: the _meta every request carries (ME-06, ME-08).
         self._request_meta: JSONObject | None = None
         #: Server, modern era: ``(ttlMs, cacheScope)`` of each cacheable method's
@@ -801,7 +797,7 @@ class Connection:
                 {"supported": list(self.supported_versions), "requested": version},
             )
         key = (method, version)
-        spec = self._modern_ok.get(key)
+        spec = _MODERN_OK.get(key)
         if spec is None:
             spec = METHODS.get(method)
             if (
@@ -813,7 +809,7 @@ class Connection:
                 return self._refuse(
                     request, ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method}"
                 )
-            self._modern_ok[key] = spec
+            _MODERN_OK[key] = spec
         info = meta.get(_CLIENT_INFO_KEY)
         if info is not None and not isinstance(info, dict):
             return self._refuse(
