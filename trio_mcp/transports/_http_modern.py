@@ -54,6 +54,7 @@ from ._asgi import (
     Send,
     refuse,
     respond,
+    sse_headers,
     stream_sse,
     watch_disconnect,
 )
@@ -253,19 +254,40 @@ class ModernPost:
         if watching.cancelled_caught:
             transport.detach(stream, conn)
             return  # the client left: the finally of handle cancels the request
-        if not deferred.cancelled_caught:
-            if first is END:
-                transport.detach(stream, conn)
-                await self._session_failed(send, request_id)
-                return
-            if stream.done:
+        if deferred.cancelled_caught:
+            # Slow to start: the head goes out now, the messages as they come.
+            await stream_sse(receive, send, transport, stream, conn, keepalive=self.keepalive)
+            return
+        if first is END:
+            transport.detach(stream, conn)
+            await self._session_failed(send, request_id)
+            return
+        # Whatever else is queued already goes out with the first message.
+        ready = [first]
+        ended = False
+        while not ended:
+            try:
+                item = conn.receive_channel.receive_nowait()
+            except trio.WouldBlock:
+                break
+            except trio.EndOfChannel:
+                item = END
+            if item is END:
+                ended = True
+            else:
+                ready.append(item)
+        if ended:
+            transport.detach(stream, conn)
+            if len(ready) == 1:
                 # Answered before anything else: one JSON body, with the status
                 # its error calls for.
-                transport.detach(stream, conn)
-                _, data = first
+                data = ready[0][1]
                 await respond(send, modern_status(data), data, content_type=JSON)
-                return
-        head = b"" if deferred.cancelled_caught else format_event(first[1], event="message")
+            else:
+                events = b"".join(format_event(data, event="message") for _, data in ready)
+                await respond(send, 200, events, headers=sse_headers(None))
+            return
+        head = b"".join(format_event(data, event="message") for _, data in ready)
         await stream_sse(
             receive, send, transport, stream, conn, first=head, keepalive=self.keepalive
         )
