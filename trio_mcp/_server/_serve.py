@@ -54,6 +54,9 @@ class SessionServer(Dispatcher, Protocol):
     session for the notices it queues.
     """
 
+    #: The revisions served, newest first (both eras unless narrowed).
+    protocol_versions: tuple[str, ...]
+
     def make_protocol(self) -> Connection:
         """A fresh server-side connection for one session."""
         ...

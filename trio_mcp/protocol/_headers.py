@@ -271,7 +271,9 @@ def header_mismatch(
     -32020), or None when they agree with the body.
 
     *headers* are the received ones (names in any case; a repeated header is a
-    mismatch); *annotations* those of the called tool.
+    mismatch); *annotations* those of the called tool. A body without a
+    ``_meta`` version is not judged on its version header: it lacks a required
+    field, a -32602 of its own (ME-07).
 
     Spec: HM-15, HM-19, HM-21, HM-22, HM-24, HM-28.
     """
@@ -292,7 +294,9 @@ def header_mismatch(
         sent_version = one("MCP-Protocol-Version")
         if sent_version is None:
             return "the MCP-Protocol-Version header is missing"
-        if sent_version != version:
+        # A body that names no version is refused for that, as missing _meta
+        # (-32602, ME-07), by whoever reads the body next: it is not a mismatch.
+        if isinstance(version, str) and sent_version != version:
             return (
                 f"MCP-Protocol-Version {sent_version[:64]!r} does not match the body's {version!r}"
             )
