@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Annotated, Any
 
 import httpx
 import orjson
@@ -24,9 +24,9 @@ from http_helpers import (
     sse_messages,
 )
 
-from trio_mcp import Context, Server, http_app
+from trio_mcp import Context, Header, Server, http_app
 from trio_mcp.lowlevel import CancelOrigin, RequestRecord, RequestState
-from trio_mcp.protocol._headers import encode_header_value, header_annotations
+from trio_mcp.protocol._headers import encode_header_value
 from trio_mcp.testing import RecordingObserver
 from trio_mcp.transports._http_modern import modern_status
 
@@ -71,36 +71,17 @@ async def post(
     )
 
 
-REGION_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "region": {"type": "string", "x-mcp-header": "Region"},
-        "count": {"type": "integer", "x-mcp-header": "Count"},
-    },
-    "required": ["region"],
-}
-
-
 def annotated_server() -> Server:
     server = make_server()
 
     @server.tool()
-    async def forecast(region: str, count: int = 1) -> str:
+    async def forecast(
+        region: Annotated[str, Header("Region")], count: Annotated[int, Header("Count")] = 1
+    ) -> str:
         """A forecast for a region."""
         return f"{region} x{count}"
 
     return server
-
-
-def tool_headers_of(server: Server) -> Any:
-    """The endpoint's annotation lookup, as if ``forecast`` declared REGION_SCHEMA's."""
-    schemas = {"forecast": REGION_SCHEMA}
-
-    def lookup(name: str) -> Any:
-        schema = schemas.get(name)
-        return header_annotations(schema) if schema is not None else ()
-
-    return lookup
 
 
 @asynccontextmanager
@@ -329,7 +310,7 @@ async def test_a_sentinel_encoded_name_is_decoded_before_comparing() -> None:
 @pytest.mark.spec("HM-25", "HM-28", "HM-22")
 async def test_mcp_param_headers_are_checked_against_the_tool_arguments() -> None:
     server = annotated_server()
-    async with modern_http(server, tool_headers=tool_headers_of(server)) as http:
+    async with modern_http(server) as http:
         body = modern_body("tools/call", {"name": "forecast", "arguments": {"region": "EU"}})
         ok = await post(http, body, modern_headers(body, mcp_param_region="EU"))
         assert ok.status_code == 200, ok.text

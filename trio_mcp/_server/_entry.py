@@ -190,6 +190,9 @@ def http_app(
     # The endpoint serves the eras the server speaks: both by default; a
     # modern-only server's endpoint answers GET and DELETE with 405 (HM-31).
     app_options.setdefault("versions", server.protocol_versions)
+    # Mcp-Param-* headers are checked against the called tool's x-mcp-header
+    # annotations, worked out once at registration (HM-28).
+    app_options.setdefault("tool_headers", server.tool_header_annotations)
     return StreamableHTTPApp(
         sessions.serve, stateless_handler=sessions.serve_stateless, **app_options
     )
