@@ -18,9 +18,9 @@ fail.
 * A v2 client (``ts_v2_client.mjs``) against our servers: the paper_trail
   example over stdio and ``serve_http`` in process, in the client's default
   negotiation mode and in ``auto`` (``server/discover`` first; on stdio sent to
-  a throwaway process, and answered by our dual-era stdio server, so the
-  session is 2026-07-28; our HTTP endpoint refuses the envelope, so over HTTP
-  it falls back to the handshake).
+  a throwaway process; answered by our dual-era servers, so the session is
+  2026-07-28 on both transports, stateless over HTTP). The full modern
+  exercise over HTTP is test_http_modern_interop.py's.
 
 Each lists tools, calls one, cancels a call whose handler is running and checks
 that the handler stopped, then shuts down. Events are ordered by what the peer
@@ -516,20 +516,29 @@ async def test_a_v2_client_against_our_server_over_http(mode: str) -> None:
         nursery.cancel_scope.cancel()
     assert process.returncode == 0, err.lines
     events = v2_client_events(out.lines)
-    assert_v2_client_saw_paper_trail(events, "trio-http-v2")
+    modern = mode == "auto"
+    assert_v2_client_saw_paper_trail(events, "trio-http-v2", "modern" if modern else "legacy")
     assert events["tools"]["names"] == ["order_status", "sleep"]
-    assert events["connected"]["sessionId"]
     assert sleep_handler.cancelled
-    # Its DELETE (terminateSession) ended the session on our side.
+    # Its DELETE (terminateSession) ended the session on our side; in
+    # 2026-07-28 there never was one.
     assert sessions_left == 0
-    # What it POSTed, in the order the answers came: `auto` probed with
-    # server/discover (our server refuses the 2026-07-28 envelope with 400) and
-    # fell back to initialize; its abort reached us as notifications/cancelled.
+    # What it POSTed, in the order the answers came.
     posted = events["closed"]["posted"]
-    first = ["server/discover", 400] if mode == "auto" else ["initialize", 200]
-    assert posted[0] == first, posted
-    assert ["initialize", 200] in posted
-    assert ["notifications/cancelled", 202] in posted
+    if modern:
+        # `auto` probed with server/discover, which our dual-era endpoint
+        # answers, so it went 2026-07-28 with no session (HM-31); its abort
+        # closed the call's POST, which our server took as the cancel (HM-13).
+        assert events["connected"]["sessionId"] is None
+        assert posted[0] == ["server/discover", 200], posted
+        assert ["tools/call", "aborted"] in posted, posted
+        assert not [entry for entry in posted if entry[0].startswith("notifications/")]
+        assert "initialize" not in [method for method, _ in posted], posted
+    else:
+        # The handshake; its abort reached us as notifications/cancelled.
+        assert events["connected"]["sessionId"]
+        assert posted[0] == ["initialize", 200], posted
+        assert ["notifications/cancelled", 202] in posted
     figure(
         f"v2 client ({mode}) -> our server, HTTP",
         events["connected"]["connectMs"] / 1000,
