@@ -216,15 +216,17 @@ async def _discover_with_retry(
     session: Session, protocol: Connection, version: str
 ) -> Negotiated | None:
     """``server/discover`` at *version*; on -32022, once more at a modern
-    version the server names; None when it names only handshake-era versions
-    we speak (then the handshake, VR-03)."""
+    version the server names (our newest such; the same one when it names
+    the very version it refused, as a server that lost the request's state
+    may: one retry either way, never a loop); None when it names only
+    handshake-era versions we speak (then the handshake, VR-03)."""
     try:
         return await _discover(session, protocol, version)
     except RPCError as error:
         supported = _supported(error)
         if supported is None:
             raise
-        common = [v for v in protocol.modern_versions if v in supported and v != version]
+        common = [v for v in protocol.modern_versions if v in supported]
         if common:
             return await _discover(session, protocol, common[0])
         if any(v in supported for v in protocol.handshake_versions):
