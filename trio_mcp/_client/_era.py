@@ -228,7 +228,19 @@ async def _discover_with_retry(
             raise
         common = [v for v in protocol.modern_versions if v in supported]
         if common:
-            return await _discover(session, protocol, common[0])
+            try:
+                return await _discover(session, protocol, common[0])
+            except RPCError as again:
+                named = _supported(again)
+                if named is None:
+                    raise
+                raise _refused(
+                    again,
+                    named,
+                    "server/discover",
+                    f"it refused {common[0]} too, a version it named; it speaks only "
+                    f"{', '.join(named)}",
+                ) from again
         if any(v in supported for v in protocol.handshake_versions):
             return None
         raise _refused(
