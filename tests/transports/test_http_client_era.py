@@ -1,7 +1,7 @@
 """``open_http_client(era=...)`` against real servers: which era, and what it is remembered as.
 
-Our own server (``serve_http``, which today speaks the handshake era only over
-HTTP) is the legacy-only server: ``era="auto"`` POSTs ``server/discover``,
+Our own server made handshake-only (``protocol_versions=("2025-11-25",)``)
+is the legacy-only server: ``era="auto"`` POSTs ``server/discover``,
 reads the refusal, and falls back to ``initialize`` on the same endpoint; the
 endpoint is then remembered (VR-12) and the next client starts with
 ``initialize``. A counting ASGI wrapper sees what reached the server. The
@@ -19,11 +19,11 @@ from typing import Any
 import orjson
 import pytest
 import trio
-from http_helpers import make_server
+from http_helpers import make_server, running
 from hypercorn.trio import serve
 from modern_http_script import scripted
 
-from trio_mcp import http_app, open_http_client
+from trio_mcp import Server, http_app, open_http_client
 from trio_mcp._client._connect import forget_eras
 from trio_mcp._errors import HandshakeRefused, RPCError
 from trio_mcp._util import unwrap_group
@@ -75,7 +75,14 @@ class Counting:
 @asynccontextmanager
 async def our_legacy_server() -> AsyncIterator[tuple[str, Counting]]:
     """Our server (``http_app``) behind :class:`Counting`, on hypercorn, 127.0.0.1:0."""
-    app = http_app(make_server())
+    server = Server("legacy-only", version="1.0", protocol_versions=("2025-11-25",))
+
+    @server.tool()
+    async def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    app = http_app(server)
     counting = Counting(app)
     config = hypercorn_config()
 
@@ -171,3 +178,16 @@ async def test_era_modern_against_a_legacy_only_server_fails_without_initialize(
     assert "2026-07-28" in error.message
     assert "initialize" not in server.methods
     assert server.methods[0] == "server/discover"
+
+
+@pytest.mark.spec("HM-04", "HM-32")
+@pytest.mark.parametrize(("era", "expected"), [("auto", "modern"), ("legacy", "legacy")])
+async def test_our_client_against_our_dual_era_server(era: str, expected: str) -> None:
+    """Our ``http_app`` serves both eras on one endpoint: auto goes 2026-07-28
+    (no initialize), legacy gets a handshake-era session; both call a tool."""
+    async with running(make_server()) as (base, _):
+        with trio.fail_after(NOT_HUNG):
+            async with open_http_client(base + "/mcp", era=era, remember_era=False) as client:
+                assert client.era == expected
+                result = await client.call_tool("add", {"a": 2, "b": 3})
+                assert result.structured_content == {"result": 5}
