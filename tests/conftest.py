@@ -32,10 +32,9 @@ settings.load_profile("trio_mcp")
 
 
 @pytest.fixture(autouse=True)
-def _no_remembered_eras() -> Iterator[None]:
+def _no_remembered_eras() -> None:
     """The era memory of stdio commands and HTTP endpoints is process-wide."""
     forget_eras()
-    yield
 
 
 @pytest.fixture(autouse=True)
