@@ -428,7 +428,7 @@ async def test_closing_the_response_stream_cancels_the_request() -> None:
     assert not any(orjson.loads(data).get("id") == 77 for data in written)
 
 
-@pytest.mark.spec("SB-01", "SB-02", "HM-08")
+@pytest.mark.spec("SB-01", "SB-02", "SB-14", "HM-08")
 async def test_listen_is_a_long_lived_stream_with_keepalives_and_change_notices() -> None:
     server = make_server()
     async with running(http_app(server, modern_keepalive=0.05)) as (url, _):
@@ -533,3 +533,103 @@ def test_modern_status_maps_error_codes_to_http_statuses(
 ) -> None:
     assert modern_status(orjson.dumps({"jsonrpc": "2.0", "id": 1, "error": error})) == status
     assert modern_status(orjson.dumps({"jsonrpc": "2.0", "id": 1, "result": {}})) == 200
+
+
+# ------------------------------------------------- input rounds, capabilities
+
+FORM = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+
+
+def asking_server() -> Server:
+    server = make_server()
+
+    @server.tool()
+    async def confirm(item: str, ctx: Context) -> str:
+        """Asks the user first."""
+        answer = await ctx.elicit(
+            {"mode": "form", "message": f"Buy {item}?", "requestedSchema": FORM}
+        )
+        return f"{item}: {answer.action}"
+
+    return server
+
+
+@pytest.mark.spec("HM-09", "PT-01")
+async def test_a_question_to_the_client_is_an_input_required_result_not_a_request() -> None:
+    capabilities: dict[str, Any] = {"elicitation": {"form": {}}}
+    async with modern_http(asking_server()) as http:
+        first = modern_body("tools/call", {"name": "confirm", "arguments": {"item": "tea"}}, 1)
+        first["params"]["_meta"][CAPABILITIES_KEY] = capabilities
+        response = await post(http, first)
+        assert response.status_code == 200
+        assert response.headers["content-type"] == "application/json"  # no request on a stream
+        result = response.json()["result"]
+        assert result["resultType"] == "input_required"
+        (key,) = result["inputRequests"]
+        retry = modern_body(
+            "tools/call",
+            {
+                "name": "confirm",
+                "arguments": {"item": "tea"},
+                "inputResponses": {key: {"action": "accept", "content": {"ok": True}}},
+                "requestState": result["requestState"],
+            },
+            2,
+        )
+        retry["params"]["_meta"][CAPABILITIES_KEY] = capabilities
+        final = await post(http, retry)
+        assert final.json()["result"]["content"][0]["text"] == "tea: accept"
+
+
+@pytest.mark.spec("PT-08")
+async def test_a_missing_client_capability_is_400() -> None:
+    async with modern_http(asking_server()) as http:
+        body = modern_body("tools/call", {"name": "confirm", "arguments": {"item": "tea"}}, 5)
+        response = await post(http, body)
+        assert response.status_code == 400
+        error = response.json()
+        assert error["id"] == 5
+        assert error["error"]["code"] == -32021
+        assert "elicitation" in error["error"]["data"]["requiredCapabilities"]
+
+
+@pytest.mark.spec("HM-18")
+async def test_a_post_naming_no_version_is_handshake_era_unless_modern_only() -> None:
+    plain = {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}
+    async with modern_http() as http:
+        # Dual era: no header, no _meta version: the handshake era (a session is needed).
+        response = await http.post("/mcp", content=orjson.dumps(plain), headers=post_headers())
+        assert response.status_code == 400
+        assert "Mcp-Session-Id" in response.json()["error"]["message"]
+    modern_only = Server("modern-only", version="1", protocol_versions=[MODERN])
+
+    @modern_only.tool()
+    async def echo(text: str) -> str:
+        """Echo."""
+        return text
+
+    async with modern_http(modern_only) as http:
+        response = await http.post("/mcp", content=orjson.dumps(plain), headers=post_headers())
+        assert response.status_code == 400
+        error = response.json()
+        assert error["id"] == 3
+        assert error["error"]["code"] == -32602
+        assert error["error"]["data"]["missing"]
+
+
+@pytest.mark.spec("HM-24")
+async def test_header_names_are_case_insensitive_and_values_case_sensitive() -> None:
+    async with modern_http() as http:
+        body = modern_body("tools/call", {"name": "echo", "arguments": {"text": "x"}})
+        headers = {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "mcp-PROTOCOL-version": MODERN,
+            "MCP-METHOD": "tools/call",
+            "Mcp-Name": "echo",
+        }
+        assert (await post(http, body, headers)).status_code == 200
+        headers["MCP-METHOD"] = "TOOLS/CALL"
+        refused = await post(http, body, headers)
+        assert refused.status_code == 400
+        assert refused.json()["error"]["code"] == -32020

@@ -23,6 +23,13 @@ JSON body in ``json_response`` mode (HT-09). A client that disconnects cancels
 nothing (HT-17). In stateless mode each POST runs a session of its own for the
 duration of the request.
 
+Two eras on one endpoint: when the application serves 2026-07-28, a POST whose
+``MCP-Protocol-Version`` header or ``_meta`` names that era (or any POST, on a
+modern-only endpoint) goes to ``_http_modern.ModernPost`` after the body
+checks, and the version header is checked there against the body instead of
+here. There a disconnect *is* the cancel (HM-13). A modern-only endpoint
+offers neither GET nor DELETE (405, HM-31).
+
 A GET opens the session's standalone GET stream (one at a time, 409 otherwise)
 or, with ``Last-Event-ID``, resumes a stream from the event store (HT-25,
 HT-26). A DELETE ends the session.
