@@ -724,11 +724,89 @@ def test_client_without_a_url_prints_usage(capsys: pytest.CaptureFixture[str]) -
 
 def test_expected_failures_list_only_oauth_client_scenarios() -> None:
     runner = _load_script()
-    for version in runner.HARNESSES:
-        expected = runner.load_expected(ROOT / "conformance" / f"expected-failures-{version}.yml")
+    assert [leg.name for leg in runner.LEGS] == [
+        "0.1.16",
+        "0.2.0-alpha.12/2025-11-25",
+        "0.2.0-alpha.12/2026-07-28",
+    ]
+    for leg in runner.LEGS:
+        assert leg.expected_path.is_file(), leg.expected_path
+        expected = runner.load_expected(leg.expected_path)
         assert expected["server"] == set()
         assert expected["client"]
         assert all(s.startswith("auth/") for s in expected["client"])
+
+
+#: The shape of ``conformance list --requirements REV`` (harness 0.2.0-alpha.12).
+LISTING = """Required for 2026-07-28 (5 scenarios, frozen; run at the 2026-07-28 wire):
+
+Server scenarios (test against a server):
+  - server-stateless
+  - caching
+
+Client scenarios (test against a client):
+  - tools_call
+  - auth/metadata-default
+
+Run and reported, but never scored:
+  extension (2):
+    - auth/dpop [client]
+    - tasks-lifecycle [server]
+  pending (1):
+    - json-schema-2020-12 [server]
+
+"""
+
+
+def test_a_requirement_set_listing_gives_scored_then_unscored_scenarios() -> None:
+    runner = _load_script()
+    plan = runner.parse_requirements(LISTING)
+    assert plan.server == ["server-stateless", "caching", "tasks-lifecycle", "json-schema-2020-12"]
+    assert plan.client == ["tools_call", "auth/metadata-default", "auth/dpop"]
+    assert plan.scored("server") == ["server-stateless", "caching"]
+    assert plan.unscored == {
+        ("client", "auth/dpop"): "extension",
+        ("server", "tasks-lifecycle"): "extension",
+        ("server", "json-schema-2020-12"): "pending",
+    }
+    with pytest.raises(runner.SetupError):
+        runner.parse_requirements("Server scenarios (test against a server):\n")
+
+
+def test_a_requirement_leg_runs_each_scenario_at_its_revision() -> None:
+    runner = _load_script()
+    legs = {leg.name: leg for leg in runner.LEGS}
+    assert legs["0.1.16"].scenario_args() == []
+    # As the harness's own --requirements run: the mock speaks the revision.
+    assert legs["0.2.0-alpha.12/2026-07-28"].scenario_args() == [
+        "--spec-version",
+        "2026-07-28",
+        "--force",
+    ]
+    assert legs["0.2.0-alpha.12/2026-07-28"].expected_path.name == (
+        "expected-failures-0.2.0-alpha.12-2026-07-28.yml"
+    )
+
+
+def test_unscored_scenarios_never_fail_the_run_and_stale_entries_do() -> None:
+    runner = _load_script()
+    unscored = runner.Outcome("server", "tasks-lifecycle", problems=["FAILURE x"])
+    unscored.unscored = "extension"
+    assert (unscored.verdict, unscored.ok) == ("fail", True)
+    failed = runner.Outcome("client", "auth/metadata-default", problems=["FAILURE y"])
+    assert (failed.verdict, failed.ok) == ("FAIL", False)
+    failed.expected_failure = True
+    assert (failed.verdict, failed.ok) == ("xfail", True)
+    stale = runner.Outcome("client", "auth/metadata-default", expected_failure=True)
+    assert (stale.verdict, stale.ok) == ("STALE", False)
+    # An entry must name a scenario the leg scores: an unscored one never fails,
+    # so listing it (or a typo) is refused.
+    plan = runner.parse_requirements(LISTING)
+    path = Path("expected.yml")
+    runner.check_expected(path, {"server": set(), "client": {"auth/metadata-default"}}, plan)
+    for entry in ("auth/dpop", "auth/metadata-defualt"):
+        with pytest.raises(runner.SetupError, match=entry):
+            runner.check_expected(path, {"server": set(), "client": {entry}}, plan)
 
 
 def _load_script() -> Any:
