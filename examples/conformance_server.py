@@ -2,12 +2,62 @@
 
 Run ``python examples/conformance_server.py --port PORT`` and point
 ``conformance server --url http://127.0.0.1:PORT/mcp`` at it (``scripts/conformance``
-does both). It serves Streamable HTTP at ``/mcp`` with sessions, an event store
-(resumable streams, priming events with a ``retry`` field) and the default
-DNS-rebinding protection (loopback Host/Origin only), and exposes exactly what
+does both). It serves Streamable HTTP at ``/mcp`` in both eras on one endpoint:
+handshake sessions (with an event store: resumable streams, priming events with
+a ``retry`` field) and stateless 2026-07-28 requests, behind the default
+DNS-rebinding protection (loopback Host/Origin only). It exposes exactly what
 the harness's server scenarios call: the ``test_*`` tools, the ``test://``
-resources and template, the ``test_*`` prompts, a completion, logging, progress,
-and sampling and elicitation round trips. Only the public API is used.
+resources and template, the ``test_*`` prompts, a completion, logging,
+progress, the inputs a tool or prompt asks the client for (requests in the
+handshake era, input-required rounds in 2026-07-28), and hooks that change the
+tool and prompt lists. Only the public API is used.
+
+What each scenario needs, and from whom (harness 0.2.0-alpha.12,
+``--requirements 2025-11-25`` and ``--requirements 2026-07-28``; "fixture" is
+this file, "transport" is ``trio_mcp``'s HTTP endpoint and protocol):
+
+* ``tools-*``, ``resources-*``, ``prompts-*``, ``completion-complete``,
+  ``ping``, ``logging-set-level``, ``elicitation-sep1034-defaults``,
+  ``elicitation-sep1330-enums``, ``tools-call-sampling``,
+  ``tools-call-elicitation``, ``tools-call-with-logging``: fixture, the names
+  and shapes in the sections below (described in the harness notes).
+  ``resources-subscribe``/``-unsubscribe`` and the three round-trip ``tools-call``
+  scenarios are of the handshake era only (removed in 2026-07-28).
+* ``server-initialize``, ``server-sse-multiple-streams``,
+  ``dns-rebinding-protection``, ``server-session-lifecycle`` (unscored),
+  ``server-sse-polling`` (pending): transport (sessions, concurrent SSE
+  streams, Host/Origin checks, 404 after DELETE, resumption); the fixture only
+  gives ``test_reconnection``.
+* ``server-stateless`` (2026-07-28): transport for the ``_meta`` checks (-32602
+  and 400), ``server/discover``, unsupported version and header mismatch (400,
+  -32020), 404 with -32601 for removed and unknown methods, error ids, the
+  listen stream's acknowledgement and ``subscriptionId`` tags and its filter.
+  Fixture: ``test_missing_capability`` (needs ``sampling``: -32021 with
+  ``requiredCapabilities: {"sampling": {}}``, 400 is the transport's),
+  ``test_streaming_elicitation`` (its stream carries an input-required result,
+  never a request), ``test_logging_tool`` (logs, so a request without
+  ``logLevel`` shows that nothing is sent), ``test_trigger_tool_change`` and
+  ``test_trigger_prompt_change`` (change the lists, so listen streams hear
+  ``notifications/tools|prompts/list_changed``; ``listChanged`` declared).
+* ``caching`` (2026-07-28): ``ttlMs`` and ``cacheScope`` on the list and read
+  results: the protocol adds them; the fixture declares its hints
+  (:data:`CACHE_HINTS`).
+* ``sep-2164-resource-not-found`` (2026-07-28): -32602 with ``data.uri``: the
+  server; the fixture only must not match ``test://nonexistent-...`` with its
+  template.
+* ``input-required-result-*`` (2026-07-28, SEP-2322): the round trips are the
+  server's (``resultType``, sealed ``requestState``, -32602 on a tampered or
+  malformed one, answers validated); the fixture gives the tools and the
+  prompt named ``test_input_required_result_*`` that ask with the input keys
+  the scenarios expect (``user_name``, ``capital_question``, ``client_roots``,
+  ``confirm``, ``greeting``, ``step1``/``step2``, ``user_context``) and the
+  tool that asks only for what the request's capabilities declare.
+* ``json-schema-2020-12`` (pending, unscored): fixture, the verbatim
+  :data:`SCHEMA_2020_12` (SEP-1613 and SEP-2106 keywords).
+* ``http-header-validation`` (pending): transport. ``http-custom-header-server-validation``
+  (pending): transport, on the fixture's ``test_header_param`` (a parameter
+  mirrored into ``Mcp-Param-Region``).
+* ``tasks-*`` (extension, unscored): not served (the tasks issue).
 
 With ``--port 0`` a free port is picked; the first line on stdout is always
 ``listening on <url>`` once the server accepts connections.
@@ -18,15 +68,14 @@ from __future__ import annotations
 import argparse
 import base64
 import sys
-from typing import Any, TypedDict
+from typing import Annotated, Any, Literal, TypedDict
 
-import attrs
 import orjson
 import trio
 
-from trio_mcp import Context, Server, ToolError, http_app, serve_http
+from trio_mcp import Context, Header, Server, ToolError, http_app, serve_http
 from trio_mcp import types as t
-from trio_mcp.lowlevel import RequestContext
+from trio_mcp.protocol import ALL_VERSIONS
 from trio_mcp.transports import MemoryEventStore
 
 # A 1x1 PNG and a minimal (empty) WAV file.
@@ -35,20 +84,48 @@ PNG = base64.b64decode(
 )
 WAV = base64.b64decode("UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=")
 
-#: The tool whose input schema must be listed verbatim (SEP-1613, json-schema-2020-12).
+#: The tool whose input schema must be listed verbatim (json-schema-2020-12:
+#: SEP-1613's ``$schema``, ``$defs`` and ``additionalProperties``, and SEP-2106's
+#: ``$anchor``, ``allOf``/``anyOf`` and ``if``/``then``/``else``).
 SCHEMA_TOOL = "json_schema_2020_12_tool"
 SCHEMA_2020_12: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
     "$defs": {
         "address": {
+            "$anchor": "addressDef",
             "type": "object",
             "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
         }
     },
-    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
     "additionalProperties": False,
 }
+
+#: 2026-07-28 cache hints (caching, SEP-2549): the tool and prompt lists change
+#: at run time (the trigger tools), so they are stale at once; the resource
+#: lists are fixed for the process's life.
+CACHE_HINTS: dict[str, tuple[int, t.CacheScope]] = {
+    "tools/list": (0, "private"),
+    "prompts/list": (0, "private"),
+    "resources/list": (60_000, "public"),
+    "resources/templates/list": (60_000, "public"),
+    "resources/read": (0, "private"),
+}
+
+#: What the tool and prompt triggers add and remove (server-stateless).
+DYNAMIC_TOOL = "test_dynamic_tool"
+DYNAMIC_PROMPT = "test_dynamic_prompt"
 
 #: SEP-1034: a default for every primitive type.
 DEFAULTS_SCHEMA: dict[str, Any] = {
@@ -122,28 +199,52 @@ class Address(TypedDict, total=False):
     city: str
 
 
-class ConformanceServer(Server):
-    """A :class:`Server` that lists :data:`SCHEMA_TOOL` with a hand-written schema.
+#: The forms of the input-required scenarios (SEP-2322).
+NAME_FORM: dict[str, Any] = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}},
+    "required": ["name"],
+}
+COLOR_FORM: dict[str, Any] = {
+    "type": "object",
+    "properties": {"color": {"type": "string"}},
+    "required": ["color"],
+}
+CONFIRM_FORM: dict[str, Any] = {
+    "type": "object",
+    "properties": {"ok": {"type": "boolean"}},
+    "required": ["ok"],
+}
+CONTEXT_FORM: dict[str, Any] = {
+    "type": "object",
+    "properties": {"context": {"type": "string"}},
+    "required": ["context"],
+}
 
-    The tool registry derives input schemas from signatures and has no option
-    for a verbatim JSON Schema (with ``$schema`` and ``$defs``), which the
-    ``json-schema-2020-12`` scenario checks; so the ``tools/list`` result is
-    adjusted here, through the public dispatch method.
-    """
 
-    async def handle_request(self, ctx: RequestContext) -> Any:
-        result = await super().handle_request(ctx)
-        if ctx.method == "tools/list" and isinstance(result, t.ListToolsResult):
-            tools = [
-                _with_schema(tool, SCHEMA_2020_12) if tool.name == SCHEMA_TOOL else tool
-                for tool in result.tools
-            ]
-            result = t.ListToolsResult(tools=tools, next_cursor=result.next_cursor)
-        return result
+def _form(message: str, schema: dict[str, Any]) -> tuple[str, t.ElicitRequestFormParams]:
+    return "elicitation/create", t.ElicitRequestFormParams(message=message, requested_schema=schema)
 
 
-def _with_schema(tool: t.Tool, schema: dict[str, Any]) -> t.Tool:
-    return attrs.evolve(tool, input_schema=schema)
+def _sampling(text: str, max_tokens: int) -> tuple[str, t.CreateMessageRequestParams]:
+    return "sampling/createMessage", t.CreateMessageRequestParams(
+        messages=[t.SamplingMessage(role="user", content=t.TextContent(text=text))],
+        max_tokens=max_tokens,
+    )
+
+
+ROOTS: tuple[str, None] = ("roots/list", None)
+
+
+def _field(result: t.ElicitResult, name: str) -> str:
+    """A field of an elicitation's answer, or what the user did instead."""
+    if result.action != "accept" or not result.content or name not in result.content:
+        return f"({result.action})"
+    return str(result.content[name])
+
+
+def _roots(result: t.ListRootsResult) -> str:
+    return ", ".join(root.uri for root in result.roots) or "(none)"
 
 
 def _text(result: Any) -> str:
@@ -153,9 +254,15 @@ def _text(result: Any) -> str:
     return " ".join(texts) or "(no text)"
 
 
-def build_server() -> ConformanceServer:
-    """The conformance fixture (a fresh registry per call)."""
-    server = ConformanceServer("trio-mcp-conformance-server", "1.0.0")
+def build_server() -> Server:
+    """The conformance fixture (a fresh registry per call), serving both eras."""
+    server = Server(
+        "trio-mcp-conformance-server",
+        "1.0.0",
+        # Both eras, 2026-07-28 first (it is what the 2026-07-28 set runs at).
+        protocol_versions=ALL_VERSIONS,
+        cache_hints=CACHE_HINTS,
+    )
 
     # ------------------------------------------------------------ tools
 
@@ -291,10 +398,164 @@ def build_server() -> ConformanceServer:
         )
         return f"Elicitation completed: action={result.action}, content={_json(result.content)}"
 
-    @server.tool(name=SCHEMA_TOOL)
-    async def json_schema_tool(name: str | None = None, address: Address | None = None) -> str:
-        """Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)."""
+    @server.tool(name=SCHEMA_TOOL, input_schema=SCHEMA_2020_12)
+    async def json_schema_tool(
+        name: str | None = None,
+        address: Address | None = None,
+        contactMethod: Literal["phone", "email"] | None = None,
+        phone: str | None = None,
+        email: str | None = None,
+    ) -> str:
+        """Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613, SEP-2106)."""
         return f"JSON Schema 2020-12 tool called with: name={name!r}, address={address!r}"
+
+    @server.tool()
+    async def test_header_param(region: Annotated[str, Header("Region")]) -> str:
+        """Tests a parameter mirrored into the Mcp-Param-Region header (SEP-2243).
+
+        Args:
+            region: Where to run; sent in the body and as the Mcp-Param-Region header.
+        """
+        return f"Region: {region}"
+
+    # ---------------------------------------- server-stateless (2026-07-28)
+
+    @server.tool()
+    async def test_missing_capability(ctx: Context) -> str:
+        """Tests a tool that needs the client's sampling capability.
+
+        A request that did not declare ``sampling`` gets -32021 with
+        ``requiredCapabilities: {"sampling": {}}`` before anything is asked.
+        """
+        result = await ctx.create_message(_sampling("Say hello.", 20)[1])
+        return f"Sampled: {_text(result)}"
+
+    @server.tool()
+    async def test_streaming_elicitation(ctx: Context) -> str:
+        """Tests a tool whose response stream carries an input request, never a
+        server request (2026-07-28: an input-required result)."""
+        result = await ctx.elicit(_form("Continue?", CONFIRM_FORM)[1])
+        return f"Streaming elicitation: ok={_field(result, 'ok')}"
+
+    @server.tool()
+    async def test_logging_tool(ctx: Context) -> str:
+        """Tests a tool that logs: in 2026-07-28 only a request that set a
+        log level (``io.modelcontextprotocol/logLevel``) hears of it."""
+        await ctx.info("Logging tool started", logger="conformance")
+        await ctx.debug("Logging tool working", logger="conformance")
+        await ctx.info("Logging tool completed", logger="conformance")
+        return "Logging tool executed"
+
+    dynamic = {"tool": False, "prompt": False}
+
+    async def dynamic_tool() -> str:
+        """A tool added and removed by test_trigger_tool_change."""
+        return "dynamic tool"
+
+    async def dynamic_prompt() -> str:
+        """A prompt added and removed by test_trigger_prompt_change."""
+        return "dynamic prompt"
+
+    @server.tool()
+    async def test_trigger_tool_change() -> str:
+        """Tests tools/list change notices: adds or removes the tool test_dynamic_tool."""
+        if dynamic["tool"]:
+            server.remove_tool(DYNAMIC_TOOL)
+        else:
+            server.add_tool(dynamic_tool, name=DYNAMIC_TOOL)
+        dynamic["tool"] = not dynamic["tool"]
+        return f"{DYNAMIC_TOOL} {'added' if dynamic['tool'] else 'removed'}"
+
+    @server.tool()
+    async def test_trigger_prompt_change() -> str:
+        """Tests prompts/list change notices: adds or removes the prompt test_dynamic_prompt."""
+        if dynamic["prompt"]:
+            server.remove_prompt(DYNAMIC_PROMPT)
+        else:
+            server.add_prompt(dynamic_prompt, name=DYNAMIC_PROMPT)
+        dynamic["prompt"] = not dynamic["prompt"]
+        return f"{DYNAMIC_PROMPT} {'added' if dynamic['prompt'] else 'removed'}"
+
+    # ------------------------- input-required-result-* (2026-07-28, SEP-2322)
+    # Each asks with the input keys the scenarios name. In the handshake era the
+    # same tools send the inputs as requests to the client.
+
+    @server.tool()
+    async def test_input_required_result_elicitation(ctx: Context) -> str:
+        """Tests one elicitation input (key user_name); greets the user."""
+        answers = await ctx.request_inputs({"user_name": _form("What is your name?", NAME_FORM)})
+        return f"Hello, {_field(answers['user_name'], 'name')}!"
+
+    @server.tool()
+    async def test_input_required_result_sampling(ctx: Context) -> str:
+        """Tests one sampling input (key capital_question); returns the model's answer."""
+        answers = await ctx.request_inputs(
+            {"capital_question": _sampling("What is the capital of France?", 100)}
+        )
+        return f"The model said: {_text(answers['capital_question'])}"
+
+    @server.tool()
+    async def test_input_required_result_list_roots(ctx: Context) -> str:
+        """Tests one roots/list input (key client_roots); lists the client's roots."""
+        answers = await ctx.request_inputs({"client_roots": ROOTS})
+        return f"Client roots: {_roots(answers['client_roots'])}"
+
+    @server.tool()
+    async def test_input_required_result_request_state(ctx: Context) -> str:
+        """Tests the requestState round trip (key confirm): says state-ok when the
+        answer came with the verified requestState of the round before."""
+        answers = await ctx.request_inputs({"confirm": _form("Please confirm", CONFIRM_FORM)})
+        # ctx.round > 1 only when a requestState came back and was verified.
+        verdict = "state-ok" if ctx.round > 1 else "no requestState echoed"
+        return f"{verdict}: ok={_field(answers['confirm'], 'ok')}"
+
+    @server.tool()
+    async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+        """Tests three inputs of three kinds in one round (user_name, greeting, client_roots)."""
+        answers = await ctx.request_inputs(
+            {
+                "user_name": _form("What is your name?", NAME_FORM),
+                "greeting": _sampling("Generate a greeting", 50),
+                "client_roots": ROOTS,
+            }
+        )
+        return (
+            f"{_text(answers['greeting'])} {_field(answers['user_name'], 'name')}; "
+            f"roots: {_roots(answers['client_roots'])}"
+        )
+
+    @server.tool()
+    async def test_input_required_result_multi_round(ctx: Context) -> str:
+        """Tests two rounds of input (step1, then step2) and a third that completes."""
+        first = await ctx.request_inputs({"step1": _form("Step 1: What is your name?", NAME_FORM)})
+        second = await ctx.request_inputs(
+            {"step2": _form("Step 2: What is your favorite color?", COLOR_FORM)}
+        )
+        return (
+            f"{_field(first['step1'], 'name')} likes {_field(second['step2'], 'color')} "
+            f"(round {ctx.round})"
+        )
+
+    @server.tool()
+    async def test_input_required_result_tampered_state(ctx: Context) -> str:
+        """Tests that a tampered requestState is refused (-32602) before this runs again."""
+        answers = await ctx.request_inputs({"confirm": _form("Please confirm", CONFIRM_FORM)})
+        return f"Confirmed: ok={_field(answers['confirm'], 'ok')}"
+
+    @server.tool()
+    async def test_input_required_result_capabilities(ctx: Context) -> str:
+        """Tests asking only for inputs whose capability the request declared
+        (sampling and/or elicitation)."""
+        declared = ctx.client_capabilities
+        inputs: dict[str, tuple[str, Any]] = {}
+        if "sampling" in declared:
+            inputs["capital_question"] = _sampling("What is the capital of France?", 100)
+        if "elicitation" in declared:
+            inputs["user_name"] = _form("What is your name?", NAME_FORM)
+        if not inputs:
+            return "The client declared neither sampling nor elicitation: nothing to ask."
+        answers = await ctx.request_inputs(inputs)
+        return f"Answered: {', '.join(sorted(answers))}"
 
     # -------------------------------------------------------- resources
 
@@ -365,6 +626,14 @@ def build_server() -> ConformanceServer:
             t.PromptMessage(role="user", content=t.ImageContent.from_bytes(PNG, "image/png")),
             t.PromptMessage(role="user", content=t.TextContent(text="Please analyze the image.")),
         ]
+
+    @server.prompt(title="Prompt With Input")
+    async def test_input_required_result_prompt(ctx: Context) -> str:
+        """A prompt that asks the user for its context (key user_context, SEP-2322)."""
+        answers = await ctx.request_inputs(
+            {"user_context": _form("What context should the prompt use?", CONTEXT_FORM)}
+        )
+        return f"Answer with this context in mind: {_field(answers['user_context'], 'context')}"
 
     # ------------------------------------------------------- completion
 

@@ -1,23 +1,38 @@
 """Run the official MCP conformance harness against trio_mcp; print a table.
 
-Used by ``scripts/conformance`` (see ``--help``). For each pinned harness
-version it
+Used by ``scripts/conformance`` (see ``--help``). It runs *legs*: a pinned
+harness version, and for the 0.2 harnesses one of their frozen requirement
+sets (``--requirements 2025-11-25``, ``--requirements 2026-07-28``: exactly the
+scenarios a spec revision requires, frozen at its release, run at that
+revision's wire version). For each leg it
 
 1. installs, once, Node 22 (the npm package ``node``; the harness needs
    Node >= 22) and the harness with its TypeScript SDK pinned, from the npm
    registry only, into a cache directory outside the repository;
-2. starts ``examples/conformance_server.py --port 0`` and runs every server
-   scenario against it in one harness run;
-3. runs every client scenario one at a time (the harness's parallel mode is
-   timing-sensitive on small machines) with ``examples/conformance_client.py``;
+2. starts ``examples/conformance_server.py --port 0`` and runs the leg's server
+   scenarios against it in one harness run;
+3. runs the leg's client scenarios one at a time (the harness's parallel mode
+   is timing-sensitive on small machines) with ``examples/conformance_client.py``.
+   A requirement set's client scenario is run as the harness's own
+   ``--requirements`` run does it: ``--scenario NAME --spec-version REV
+   --force``, so its mock server speaks REV and the client is told REV in
+   ``MCP_CONFORMANCE_PROTOCOL_VERSION`` (without ``--spec-version`` the harness
+   would run a scenario that predates 2026-07-28 at the 2025-11-25 wire);
 4. scores each scenario as the harness's ``--expected-failures`` mode does (a
    FAILURE or WARNING check fails it; for client scenarios so does a non-zero
    harness exit, i.e. a client that failed or timed out) and compares with
-   ``conformance/expected-failures-<version>.yml``: an unexpected failure, or
-   a listed scenario that passes (a stale entry), makes the run fail.
+   the leg's ``conformance/expected-failures-<leg>.yml``: an unexpected
+   failure, or a listed scenario that passes (a stale entry), makes the run
+   fail; so does an entry that names no scenario the leg scores.
 
-Exit status: 0 when every scenario did what the expected-failures file says,
-1 otherwise, 2 on a setup problem (install, server start).
+The scenarios a requirement set lists as "Run and reported, but never scored"
+(``extension``: the ``tasks-*`` and some OAuth ones; ``pending``;
+``added-after-release``) are run and shown in their own section of the table;
+they never fail the run and never belong in an expected-failures file.
+
+Exit status: 0 when every scored scenario did what the expected-failures file
+says, 1 otherwise, 2 on a setup problem (install, server start, a bad
+expected-failures file).
 """
 
 from __future__ import annotations
@@ -41,22 +56,58 @@ SDK_VERSION = "1.32.2"
 
 
 @dataclass(frozen=True)
-class Harness:
-    version: str
-    #: Extra arguments of the single ``server`` run.
-    server_args: tuple[str, ...]
-    #: Extra arguments of ``list`` that select the client scenarios.
-    client_filter: tuple[str, ...] = ()
+class Leg:
+    """One scored run: a harness version, and maybe one of its requirement sets."""
+
+    harness: str
+    #: A frozen requirement set of the harness (``list --requirements``); None:
+    #: every server scenario (``--suite all``) and every client scenario.
+    requirements: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.harness if self.requirements is None else f"{self.harness}/{self.requirements}"
+
+    @property
+    def slug(self) -> str:
+        return self.name.replace("/", "-")
+
+    @property
+    def expected_path(self) -> Path:
+        return ROOT / "conformance" / f"expected-failures-{self.slug}.yml"
+
+    def scenario_args(self) -> list[str]:
+        """What runs one scenario as this leg's harness run would (the wire of
+        the requirement set's revision)."""
+        if self.requirements is None:
+            return []
+        return ["--spec-version", self.requirements, "--force"]
 
 
-HARNESSES = {
-    "0.1.16": Harness("0.1.16", ("--suite", "all")),
-    "0.2.0-alpha.12": Harness(
-        "0.2.0-alpha.12",
-        ("--suite", "all", "--spec-version", "2025-11-25"),
-        ("--spec-version", "2025-11-25"),
-    ),
-}
+#: The pinned legs. 0.2.0-alpha.12's ``--spec-version 2025-11-25`` run of
+#: before is gone: its scenarios are exactly those of the 2025-11-25
+#: requirement set (scored or not), run at the same wire.
+LEGS = (
+    Leg("0.1.16"),
+    Leg("0.2.0-alpha.12", "2025-11-25"),
+    Leg("0.2.0-alpha.12", "2026-07-28"),
+)
+
+
+@dataclass
+class Plan:
+    """What a leg runs: scenario names by mode, and the reasons of the unscored ones."""
+
+    server: list[str] = field(default_factory=list)
+    client: list[str] = field(default_factory=list)
+    #: ``(mode, scenario)`` -> why it is never scored (extension, pending, ...).
+    unscored: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def scenarios(self, mode: str) -> list[str]:
+        return self.server if mode == "server" else self.client
+
+    def scored(self, mode: str) -> list[str]:
+        return [s for s in self.scenarios(mode) if (mode, s) not in self.unscored]
 
 
 @dataclass
@@ -67,6 +118,8 @@ class Outcome:
     problems: list[str] = field(default_factory=list)
     seconds: float | None = None
     expected_failure: bool = False
+    #: Why the leg never scores it (None: scored).
+    unscored: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -74,13 +127,16 @@ class Outcome:
 
     @property
     def verdict(self) -> str:
+        if self.unscored is not None:
+            return "pass" if self.passed else "fail"
         if self.passed:
             return "STALE" if self.expected_failure else "PASS"
         return "xfail" if self.expected_failure else "FAIL"
 
     @property
     def ok(self) -> bool:
-        return self.passed != self.expected_failure
+        """Whether it did what the leg expects (an unscored one always does)."""
+        return self.unscored is not None or self.passed != self.expected_failure
 
 
 class SetupError(Exception):
@@ -155,6 +211,49 @@ def list_scenarios(node: str, cli: Path, mode: str, extra: tuple[str, ...] = ())
     return re.findall(r"^  - (\S+)", out, flags=re.MULTILINE)
 
 
+def parse_requirements(text: str) -> Plan:
+    """The scenarios of ``conformance list --requirements REV`` (harness 0.2):
+    the server and client lists, then the "never scored" ones by reason, each
+    tagged ``[server]`` or ``[client]``; they run too, after the scored ones.
+
+    Raises:
+        SetupError: the output has none of that (another harness's format).
+    """
+    plan = Plan()
+    section: str | None = None
+    reason = ""
+    for line in text.splitlines():
+        if line.startswith("Server scenarios"):
+            section = "server"
+        elif line.startswith("Client scenarios"):
+            section = "client"
+        elif line.startswith("Run and reported, but never scored"):
+            section = "unscored"
+        elif section == "unscored" and (m := re.match(r"^  (\S+) \(\d+\):$", line)):
+            reason = m[1]
+        elif section == "unscored" and (m := re.match(r"^    - (\S+) \[(server|client)\]$", line)):
+            plan.unscored[(m[2], m[1])] = reason
+            plan.scenarios(m[2]).append(m[1])
+        elif section in ("server", "client") and (m := re.match(r"^  - (\S+)$", line)):
+            plan.scenarios(section).append(m[1])
+    if not plan.server and not plan.client:
+        raise SetupError(f"no scenarios in the requirement-set listing:\n{text}")
+    return plan
+
+
+def plan_leg(node: str, cli: Path, leg: Leg) -> Plan:
+    """What *leg* runs (read from the harness itself)."""
+    if leg.requirements is None:
+        return Plan(list_scenarios(node, cli, "server"), list_scenarios(node, cli, "client"))
+    out = subprocess.run(
+        [node, str(cli), "list", "--requirements", leg.requirements],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return parse_requirements(out)
+
+
 # ------------------------------------------------------------------ results
 
 
@@ -218,6 +317,22 @@ def load_expected(path: Path) -> dict[str, set[str]]:
     return expected
 
 
+def check_expected(path: Path, expected: dict[str, set[str]], plan: Plan) -> None:
+    """Refuse an entry that names no scenario the leg scores (a typo, a renamed
+    scenario, or an unscored one, which never fails and so is never expected to).
+
+    Raises:
+        SetupError: such an entry.
+    """
+    for mode, names in expected.items():
+        unknown = sorted(names - set(plan.scored(mode)))
+        if unknown:
+            raise SetupError(
+                f"{path}: {mode} entries that are no scored scenario of this leg: "
+                + ", ".join(unknown)
+            )
+
+
 # ------------------------------------------------------------------- server
 
 
@@ -246,14 +361,19 @@ def stop_server(proc: subprocess.Popen[str]) -> None:
 
 
 def run_server_suite(
-    node: str, cli: Path, harness: Harness, out: Path, only: list[str]
+    node: str, cli: Path, leg: Leg, plan: Plan, out: Path, only: list[str]
 ) -> list[Outcome]:
     out.mkdir(parents=True, exist_ok=True)
-    scenarios = only or list_scenarios(node, cli, "server", _spec_filter(harness.server_args))
+    scenarios = only or plan.server
     proc, url = start_server(out / "server.log")
     try:
-        # One scenario: run just it; otherwise the whole suite (and report on *only*).
-        args = ["--scenario", only[0]] if len(only) == 1 else list(harness.server_args)
+        # One scenario: run just it; otherwise the leg's whole run (and report on *only*).
+        if len(only) == 1:
+            args = ["--scenario", only[0], *leg.scenario_args()]
+        elif leg.requirements is not None:
+            args = ["--requirements", leg.requirements]
+        else:
+            args = ["--suite", "all"]
         with (out / "harness.log").open("w") as log:
             subprocess.run(
                 [node, str(cli), "server", "--url", url, "-o", str(out), *args],
@@ -267,24 +387,17 @@ def run_server_suite(
     results = read_checks(out, prefix="server-")
     outcomes = []
     for name in scenarios:
-        outcome = Outcome("server", name)
+        outcome = Outcome("server", name, unscored=plan.unscored.get(("server", name)))
         score(outcome, results.get(name))
         outcomes.append(outcome)
     return outcomes
-
-
-def _spec_filter(args: tuple[str, ...]) -> tuple[str, ...]:
-    if "--spec-version" in args:
-        i = args.index("--spec-version")
-        return args[i : i + 2]
-    return ()
 
 
 # ------------------------------------------------------------------- client
 
 
 def run_client_scenarios(
-    node: str, cli: Path, harness: Harness, out: Path, only: list[str], timeout_ms: int
+    node: str, cli: Path, leg: Leg, plan: Plan, out: Path, only: list[str], timeout_ms: int
 ) -> list[Outcome]:
     out.mkdir(parents=True, exist_ok=True)
     client = ROOT / "examples" / "conformance_client.py"
@@ -292,7 +405,7 @@ def run_client_scenarios(
     if " " in sys.executable or " " in str(client):
         # The harness splits --command on single spaces.
         raise SetupError(f"paths with spaces are not supported by the harness: {command!r}")
-    scenarios = only or list_scenarios(node, cli, "client", harness.client_filter)
+    scenarios = only or plan.client
     outcomes = []
     for name in scenarios:
         start = time.monotonic()
@@ -306,6 +419,7 @@ def run_client_scenarios(
                     command,
                     "--scenario",
                     name,
+                    *leg.scenario_args(),
                     "--timeout",
                     str(timeout_ms),
                     "-o",
@@ -316,38 +430,84 @@ def run_client_scenarios(
                 check=False,
                 timeout=timeout_ms / 1000 + 60,
             ).returncode
-        outcome = Outcome("client", name, seconds=time.monotonic() - start)
+        outcome = Outcome(
+            "client",
+            name,
+            seconds=time.monotonic() - start,
+            unscored=plan.unscored.get(("client", name)),
+        )
         score(outcome, read_checks(out).get(name))
         if rc != 0 and outcome.passed:
             outcome.problems.append(f"harness exit code {rc} (client failed or timed out)")
         outcomes.append(outcome)
-        print(f"  client {name:45} {outcome.seconds:5.1f}s", file=sys.stderr)
+        print(f"  {leg.name} client {name:45} {outcome.seconds:5.1f}s", file=sys.stderr)
     return outcomes
 
 
 # -------------------------------------------------------------------- main
 
 
-def report(version: str, outcomes: list[Outcome], details: bool) -> None:
-    for o in outcomes:
-        counts = " ".join(f"{k[0]}={v}" for k, v in o.counts.items())
-        print(f"{version:16} {o.mode:6} {o.verdict:5} {o.scenario:45} {counts}")
-        if o.problems and (details or not o.expected_failure):
-            for problem in o.problems[:5]:
-                print(f"{'':29}- {problem[:240]}")
+WIDTH = 26
+
+
+def report(leg: str, outcomes: list[Outcome], details: bool) -> None:
+    """The leg's table: scored scenarios, then the unscored ones in their own section."""
+    scored = [o for o in outcomes if o.unscored is None]
+    unscored = [o for o in outcomes if o.unscored is not None]
+    for o in scored:
+        _row(leg, o, show=details or not o.expected_failure)
         if o.verdict == "STALE":
-            print(f"{'':29}- listed as an expected failure but passed: remove the entry")
+            print(f"{'':{WIDTH + 13}}- listed as an expected failure but passed: remove the entry")
+    if unscored:
+        print(f"{leg:{WIDTH}} run and reported, but never scored (they never fail the run):")
+        for o in unscored:
+            _row(leg, o, show=details, note=f"({o.unscored})")
+
+
+def _row(leg: str, o: Outcome, *, show: bool, note: str = "") -> None:
+    counts = " ".join(f"{k[0]}={v}" for k, v in o.counts.items())
+    print(f"{leg:{WIDTH}} {o.mode:6} {o.verdict:5} {o.scenario:45} {counts} {note}".rstrip())
+    if o.problems and show:
+        for problem in o.problems[:5]:
+            print(f"{'':{WIDTH + 13}}- {problem[:240]}")
+
+
+def summarize(leg: str, outcomes: list[Outcome]) -> list[str]:
+    lines = []
+    for mode in ("server", "client"):
+        mine = [o for o in outcomes if o.mode == mode and o.unscored is None]
+        extra = [o for o in outcomes if o.mode == mode and o.unscored is not None]
+        if not mine and not extra:
+            continue
+        passed = sum(o.passed for o in mine)
+        xfail = sum(1 for o in mine if o.expected_failure and not o.passed)
+        bad = sum(1 for o in mine if not o.ok)
+        line = (
+            f"{leg} {mode}: {passed}/{len(mine)} passed, "
+            f"{xfail} expected failures, {bad} unexpected"
+        )
+        if extra:
+            line += f"; unscored {sum(o.passed for o in extra)}/{len(extra)} passed"
+        lines.append(line)
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="scripts/conformance", description=__doc__.split("\n\n")[0]
     )
+    legs = {leg.name: leg for leg in LEGS}
+    parser.add_argument(
+        "--leg",
+        action="append",
+        choices=sorted(legs),
+        help="leg(s) to run (default: all pinned ones)",
+    )
     parser.add_argument(
         "--harness",
         action="append",
-        choices=sorted(HARNESSES),
-        help="harness version(s) to run (default: all pinned ones)",
+        choices=sorted({leg.harness for leg in LEGS}),
+        help="run every leg of this harness version (repeatable)",
     )
     parser.add_argument("--server-only", action="store_true")
     parser.add_argument("--client-only", action="store_true")
@@ -365,51 +525,54 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="results directory (default: under --home)")
     parser.add_argument("--timeout-ms", type=int, default=30000, help="per client scenario")
     parser.add_argument("--install-only", action="store_true")
-    parser.add_argument("--details", action="store_true", help="show checks of xfail scenarios")
+    parser.add_argument(
+        "--details", action="store_true", help="show checks of xfail and unscored scenarios"
+    )
     args = parser.parse_args(argv)
 
-    versions = args.harness or list(HARNESSES)
+    chosen = [legs[name] for name in args.leg or ()]
+    chosen += [leg for leg in LEGS if leg.harness in (args.harness or ()) and leg not in chosen]
+    chosen = chosen or list(LEGS)
     out_root = args.out or args.home / "results" / time.strftime("%Y%m%d-%H%M%S")
     started = time.monotonic()
     all_ok = True
     summary = []
     try:
-        for version in versions:
-            harness = HARNESSES[version]
-            node, cli = install(args.home, version)
+        for leg in chosen:
+            leg_started = time.monotonic()
+            node, cli = install(args.home, leg.harness)
             if args.install_only:
-                print(f"harness {version}: {node} {cli}")
+                print(f"harness {leg.harness}: {node} {cli}")
                 continue
-            expected = load_expected(ROOT / "conformance" / f"expected-failures-{version}.yml")
+            plan = plan_leg(node, cli, leg)
+            expected = load_expected(leg.expected_path)
+            check_expected(leg.expected_path, expected, plan)
             outcomes: list[Outcome] = []
             if not args.client_only:
-                known = set(list_scenarios(node, cli, "server"))
-                only = [s for s in args.scenario if s in known]
+                only = [s for s in args.scenario if s in plan.server]
                 if not args.scenario or only:
                     outcomes += run_server_suite(
-                        node, cli, harness, out_root / version / "server", only
+                        node, cli, leg, plan, out_root / leg.slug / "server", only
                     )
             if not args.server_only:
-                known = set(list_scenarios(node, cli, "client"))
-                only = [s for s in args.scenario if s in known]
+                only = [s for s in args.scenario if s in plan.client]
                 if not args.scenario or only:
                     outcomes += run_client_scenarios(
-                        node, cli, harness, out_root / version / "client", only, args.timeout_ms
+                        node,
+                        cli,
+                        leg,
+                        plan,
+                        out_root / leg.slug / "client",
+                        only,
+                        args.timeout_ms,
                     )
             for o in outcomes:
                 o.expected_failure = o.scenario in expected[o.mode]
-            report(version, outcomes, args.details)
+            report(leg.name, outcomes, args.details)
             all_ok &= all(o.ok for o in outcomes)
-            for mode in ("server", "client"):
-                mine = [o for o in outcomes if o.mode == mode]
-                if mine:
-                    passed = sum(o.passed for o in mine)
-                    xfail = sum(1 for o in mine if o.expected_failure and not o.passed)
-                    bad = sum(1 for o in mine if not o.ok)
-                    summary.append(
-                        f"harness {version} {mode}: {passed}/{len(mine)} passed, "
-                        f"{xfail} expected failures, {bad} unexpected"
-                    )
+            summary += summarize(leg.name, outcomes)
+            if outcomes:
+                summary.append(f"{leg.name}: {time.monotonic() - leg_started:.0f}s")
     except (SetupError, subprocess.SubprocessError) as exc:
         print(f"conformance: setup problem: {exc}", file=sys.stderr)
         return 2

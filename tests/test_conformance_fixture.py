@@ -1,10 +1,12 @@
 """The conformance fixtures expose exactly what the official harness calls.
 
 ``examples/conformance_server.py`` is checked in memory, scenario by scenario
-of harness 0.1.16 (names, shapes, the round trips), so a change that would
-break the harness run fails here in a second; ``examples/conformance_client.py``
-is checked against small in-memory servers that play the harness's mocks.
-``scripts/conformance`` runs the real harness.
+of harness 0.1.16 and of the 2025-11-25 and 2026-07-28 requirement sets of
+0.2.0-alpha.12 (names, shapes, the round trips; the 2026-07-28 ones as the
+harness sends them, raw frames with per-request ``_meta``), so a change that
+would break the harness run fails here in a second;
+``examples/conformance_client.py`` is checked against small in-memory servers
+that play the harness's mocks. ``scripts/conformance`` runs the real harness.
 """
 
 from __future__ import annotations
@@ -12,15 +14,19 @@ from __future__ import annotations
 import base64
 import importlib.util
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
+import trio.testing
+from helpers import RawPeer
 
-from trio_mcp import Context, Server
+from trio_mcp import Context, Server, serve_session
 from trio_mcp import types as t
-from trio_mcp.testing import open_memory_client
+from trio_mcp.testing import memory_transport_pair, open_memory_client
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,12 +62,29 @@ TOOLS = {
     "test_elicitation_sep1034_defaults",
     "test_elicitation_sep1330_enums",
     "json_schema_2020_12_tool",
+    "test_header_param",
+    # server-stateless (2026-07-28)
+    "test_missing_capability",
+    "test_streaming_elicitation",
+    "test_logging_tool",
+    "test_trigger_tool_change",
+    "test_trigger_prompt_change",
+    # input-required-result-* (2026-07-28)
+    "test_input_required_result_elicitation",
+    "test_input_required_result_sampling",
+    "test_input_required_result_list_roots",
+    "test_input_required_result_request_state",
+    "test_input_required_result_multiple_inputs",
+    "test_input_required_result_multi_round",
+    "test_input_required_result_tampered_state",
+    "test_input_required_result_capabilities",
 }
 PROMPTS = {
     "test_simple_prompt",
     "test_prompt_with_arguments",
     "test_prompt_with_embedded_resource",
     "test_prompt_with_image",
+    "test_input_required_result_prompt",
 }
 
 
@@ -111,10 +134,15 @@ async def test_json_schema_2020_12_tool_is_listed_verbatim() -> None:
         assert tool.input_schema == fixture.SCHEMA_2020_12
         assert tool.input_schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
         assert tool.input_schema["$defs"] == fixture.SCHEMA_2020_12["$defs"]
+        # The listed schema is the one arguments are checked against (SEP-2106's
+        # allOf and if/then/else: no phone, so an email is required).
         result = await client.call_tool(
-            "json_schema_2020_12_tool", {"name": "n", "address": {"city": "c"}}
+            "json_schema_2020_12_tool",
+            {"name": "n", "address": {"city": "c"}, "email": "n@example.org"},
         )
         assert not result.is_error
+        refused = await client.call_tool("json_schema_2020_12_tool", {"name": "n"})
+        assert refused.is_error
 
 
 async def test_content_tools_return_the_shapes_the_harness_checks() -> None:
@@ -228,12 +256,406 @@ async def test_resources_prompts_and_completion() -> None:
         assert completion.completion.values == ["test", "testing", "tested"]
 
 
+# --------------------------------------------- 2026-07-28, as the harness asks
+
+MODERN = "2026-07-28"
+V = "io.modelcontextprotocol/protocolVersion"
+CAPS = "io.modelcontextprotocol/clientCapabilities"
+INFO = "io.modelcontextprotocol/clientInfo"
+LEVEL = "io.modelcontextprotocol/logLevel"
+SUB_ID = "io.modelcontextprotocol/subscriptionId"
+#: What the harness's stateless requests declare unless a scenario says otherwise.
+HARNESS_CAPS: dict[str, Any] = {"sampling": {}, "elicitation": {}, "roots": {"listChanged": True}}
+ACCEPT_ALICE = {"action": "accept", "content": {"name": "Alice"}}
+SAMPLED = {
+    "role": "assistant",
+    "content": {"type": "text", "text": "Paris."},
+    "model": "test-model",
+    "stopReason": "endTurn",
+}
+ROOTS = {"roots": [{"uri": "file:///test/root", "name": "Test Root"}]}
+
+
+def _meta(capabilities: dict[str, Any] | None = None, level: str | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        V: MODERN,
+        INFO: {"name": "conformance-test-client", "version": "1.0.0"},
+        CAPS: HARNESS_CAPS if capabilities is None else capabilities,
+    }
+    if level is not None:
+        meta[LEVEL] = level
+    return meta
+
+
+@asynccontextmanager
+async def _stateless() -> AsyncIterator[RawPeer]:
+    """The fixture served to a raw peer that speaks 2026-07-28 (no handshake)."""
+    peer_end, server_end = memory_transport_pair()
+    peer = RawPeer(peer_end)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(peer.collect)
+        session = await nursery.start(serve_session, fixture.build_server(), server_end)
+        yield peer
+        await session.aclose()
+        await peer.wait_eof()
+
+
+async def _call(
+    peer: RawPeer,
+    name: str,
+    capabilities: dict[str, Any] | None = None,
+    level: str | None = None,
+    **params: Any,
+) -> dict[str, Any]:
+    rid = await peer.send_request(
+        "tools/call", {"name": name, "arguments": {}, "_meta": _meta(capabilities, level), **params}
+    )
+    frame: dict[str, Any] = await peer.wait_response(rid)
+    return frame
+
+
+def _texts(result: dict[str, Any]) -> str:
+    return " ".join(block["text"] for block in result["content"] if block["type"] == "text")
+
+
+@pytest.mark.parametrize(
+    ("tool", "asked", "answers", "text"),
+    [
+        (
+            "test_input_required_result_elicitation",
+            {"user_name": "elicitation/create"},
+            {"user_name": ACCEPT_ALICE},
+            "Hello, Alice!",
+        ),
+        (
+            "test_input_required_result_sampling",
+            {"capital_question": "sampling/createMessage"},
+            {"capital_question": SAMPLED},
+            "The model said: Paris.",
+        ),
+        (
+            "test_input_required_result_list_roots",
+            {"client_roots": "roots/list"},
+            {"client_roots": ROOTS},
+            "Client roots: file:///test/root",
+        ),
+        (
+            "test_input_required_result_request_state",
+            {"confirm": "elicitation/create"},
+            {"confirm": {"action": "accept", "content": {"ok": True}}},
+            "state-ok: ok=True",
+        ),
+        (
+            "test_input_required_result_multiple_inputs",
+            {
+                "user_name": "elicitation/create",
+                "greeting": "sampling/createMessage",
+                "client_roots": "roots/list",
+            },
+            {"user_name": ACCEPT_ALICE, "greeting": SAMPLED, "client_roots": ROOTS},
+            "Paris. Alice; roots: file:///test/root",
+        ),
+    ],
+)
+async def test_input_required_tools_ask_with_the_keys_the_scenarios_name(
+    tool: str, asked: dict[str, str], answers: dict[str, Any], text: str
+) -> None:
+    # input-required-result-basic-*, -request-state, -multiple-input-requests,
+    # -result-type: round 1 is an InputRequiredResult with these keys and a
+    # requestState; the retry with the answers and that state completes.
+    async with _stateless() as peer:
+        first = (await _call(peer, tool))["result"]
+        assert first["resultType"] == "input_required"
+        assert {k: v["method"] for k, v in first["inputRequests"].items()} == asked
+        assert isinstance(first["requestState"], str)
+        final = await _call(peer, tool, inputResponses=answers, requestState=first["requestState"])
+        assert final["result"]["resultType"] == "complete"
+        assert _texts(final["result"]) == text
+
+
+async def test_input_required_params_are_what_the_scenarios_describe() -> None:
+    async with _stateless() as peer:
+        first = (await _call(peer, "test_input_required_result_multiple_inputs"))["result"]
+    requests = first["inputRequests"]
+    assert requests["user_name"]["params"]["message"] == "What is your name?"
+    assert requests["user_name"]["params"]["requestedSchema"] == fixture.NAME_FORM
+    sampling = requests["greeting"]["params"]
+    assert sampling["maxTokens"] == 50
+    assert sampling["messages"] == [
+        {"role": "user", "content": {"type": "text", "text": "Generate a greeting"}}
+    ]
+    assert requests["client_roots"] == {"method": "roots/list"}
+
+
+async def test_multi_round_asks_step1_then_step2_with_a_new_state() -> None:
+    tool = "test_input_required_result_multi_round"
+    async with _stateless() as peer:
+        r1 = (await _call(peer, tool))["result"]
+        assert list(r1["inputRequests"]) == ["step1"]
+        r2 = (
+            await _call(
+                peer, tool, inputResponses={"step1": ACCEPT_ALICE}, requestState=r1["requestState"]
+            )
+        )["result"]
+        assert r2["resultType"] == "input_required"
+        assert list(r2["inputRequests"]) == ["step2"]
+        assert r2["inputRequests"]["step2"]["params"]["requestedSchema"] == fixture.COLOR_FORM
+        assert r2["requestState"] != r1["requestState"]
+        r3 = (
+            await _call(
+                peer,
+                tool,
+                inputResponses={"step2": {"action": "accept", "content": {"color": "blue"}}},
+                requestState=r2["requestState"],
+            )
+        )["result"]
+    assert r3["resultType"] == "complete"
+    assert _texts(r3) == "Alice likes blue (round 3)"
+
+
+async def test_tampered_state_is_refused_and_a_stateless_answer_is_not_state_ok() -> None:
+    async with _stateless() as peer:
+        tool = "test_input_required_result_tampered_state"
+        first = (await _call(peer, tool))["result"]
+        answers = {"confirm": {"action": "accept", "content": {"ok": True}}}
+        tampered = await _call(
+            peer, tool, inputResponses=answers, requestState=first["requestState"] + "-TAMPERED"
+        )
+        assert tampered["error"]["code"] == -32602
+        # An answer without a requestState (ignore-extra-params sends one so)
+        # completes, but nothing was verified: no "state-ok".
+        bare = await _call(peer, "test_input_required_result_request_state", inputResponses=answers)
+        assert _texts(bare["result"]) == "no requestState echoed: ok=True"
+
+
+async def test_missing_and_extra_and_invalid_answers() -> None:
+    tool = "test_input_required_result_elicitation"
+    async with _stateless() as peer:
+        # missing-input-response: a wrong key is asked for again.
+        wrong = await _call(
+            peer, tool, inputResponses={"wrong_key": {"action": "accept", "content": {}}}
+        )
+        assert list(wrong["result"]["inputRequests"]) == ["user_name"]
+        # ignore-extra-params: extra keys are ignored.
+        extra = await _call(
+            peer, tool, inputResponses={"user_name": ACCEPT_ALICE, "unknown": {"action": "cancel"}}
+        )
+        assert _texts(extra["result"]) == "Hello, Alice!"
+        # validate-input: an answer that is no ElicitResult is an error.
+        invalid = await _call(peer, tool, inputResponses={"user_name": 12345})
+        assert invalid["error"]["code"] == -32602
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "asked"),
+    [
+        ({"sampling": {}}, ["capital_question"]),
+        ({"elicitation": {}}, ["user_name"]),
+        (HARNESS_CAPS, ["capital_question", "user_name"]),
+    ],
+)
+async def test_capabilities_tool_asks_only_for_what_was_declared(
+    capabilities: dict[str, Any], asked: list[str]
+) -> None:
+    async with _stateless() as peer:
+        result = (await _call(peer, "test_input_required_result_capabilities", capabilities))[
+            "result"
+        ]
+    assert sorted(result["inputRequests"]) == asked
+
+
+async def test_capabilities_tool_completes_when_nothing_can_be_asked() -> None:
+    async with _stateless() as peer:
+        result = (await _call(peer, "test_input_required_result_capabilities", {}))["result"]
+    assert result["resultType"] == "complete"
+    assert "nothing to ask" in _texts(result)
+
+
+async def test_prompt_asks_for_its_context_then_renders() -> None:
+    # input-required-result-non-tool-request: prompts/get may ask too.
+    name = "test_input_required_result_prompt"
+    async with _stateless() as peer:
+        rid = await peer.send_request("prompts/get", {"name": name, "_meta": _meta()})
+        first = (await peer.wait_response(rid))["result"]
+        assert first["resultType"] == "input_required"
+        assert list(first["inputRequests"]) == ["user_context"]
+        rid = await peer.send_request(
+            "prompts/get",
+            {
+                "name": name,
+                "_meta": _meta(),
+                "inputResponses": {
+                    "user_context": {"action": "accept", "content": {"context": "tests"}}
+                },
+                "requestState": first["requestState"],
+            },
+        )
+        final = (await peer.wait_response(rid))["result"]
+    assert final["messages"][0]["content"]["text"].endswith("in mind: tests")
+
+
+async def test_missing_capability_is_refused_with_the_capability_named() -> None:
+    # server-stateless: a request that declared nothing gets -32021.
+    async with _stateless() as peer:
+        refused = await _call(peer, "test_missing_capability", {})
+        asked = await _call(peer, "test_missing_capability", {"sampling": {}})
+    assert refused["error"]["code"] == -32021
+    assert refused["error"]["data"]["requiredCapabilities"] == {"sampling": {}}
+    assert list(asked["result"]["inputRequests"]) == ["sampling-1"]
+
+
+async def test_streaming_elicitation_sends_an_input_request_not_a_request() -> None:
+    async with _stateless() as peer:
+        reply = await _call(peer, "test_streaming_elicitation", {"elicitation": {}})
+        assert reply["result"]["resultType"] == "input_required"
+        # Nothing but the response went out: no elicitation/create request.
+        assert not [f for f in peer.frames if "method" in f]
+
+
+async def test_logging_tool_logs_only_for_a_request_that_set_a_level() -> None:
+    async with _stateless() as peer:
+        quiet = await _call(peer, "test_logging_tool")
+        assert _texts(quiet["result"]) == "Logging tool executed"
+        assert not [f for f in peer.frames if f.get("method") == "notifications/message"]
+        await _call(peer, "test_logging_tool", level="info")
+        logged = [f["params"] for f in peer.frames if f.get("method") == "notifications/message"]
+    # The debug line is below the level asked for.
+    assert [(m["level"], m["data"]) for m in logged] == [
+        ("info", "Logging tool started"),
+        ("info", "Logging tool completed"),
+    ]
+
+
+async def test_triggers_reach_the_listen_streams_that_asked() -> None:
+    async with _stateless() as peer:
+        tools = await peer.send_request(
+            "subscriptions/listen", {"notifications": {"toolsListChanged": True}, "_meta": _meta()}
+        )
+        prompts = await peer.send_request(
+            "subscriptions/listen",
+            {"notifications": {"promptsListChanged": True}, "_meta": _meta()},
+        )
+        # Both streams are acknowledged before anything changes.
+        await trio.testing.wait_all_tasks_blocked()
+        acknowledged = [
+            f["params"]["_meta"][SUB_ID]
+            for f in peer.frames
+            if f.get("method") == "notifications/subscriptions/acknowledged"
+        ]
+        assert acknowledged == [tools, prompts]
+        added = await _call(peer, "test_trigger_tool_change")
+        assert _texts(added["result"]) == "test_dynamic_tool added"
+        await peer.wait_method("notifications/tools/list_changed")
+        await _call(peer, "test_trigger_prompt_change")
+        await peer.wait_method("notifications/prompts/list_changed")
+        rid = await peer.send_request("tools/list", {"_meta": _meta()})
+        listed = {tool["name"] for tool in (await peer.wait_response(rid))["result"]["tools"]}
+        assert listed == TOOLS | {"test_dynamic_tool"}
+        removed = await _call(peer, "test_trigger_tool_change")
+        assert _texts(removed["result"]) == "test_dynamic_tool removed"
+        # Every notice queued by now has been written once all tasks wait.
+        await trio.testing.wait_all_tasks_blocked()
+        changes = [
+            (f["method"], f["params"]["_meta"][SUB_ID])
+            for f in peer.frames
+            if f.get("method", "").endswith("/list_changed")
+        ]
+    # Each stream heard only its own kind (the notification filter).
+    assert changes == [
+        ("notifications/tools/list_changed", tools),
+        ("notifications/prompts/list_changed", prompts),
+        ("notifications/tools/list_changed", tools),
+    ]
+
+
+async def test_cache_hints_and_resource_not_found() -> None:
+    async with _stateless() as peer:
+        hints = {}
+        for method in fixture.CACHE_HINTS:
+            params: dict[str, Any] = {"_meta": _meta()}
+            if method == "resources/read":
+                params["uri"] = "test://static-text"
+            result = (await peer.wait_response(await peer.send_request(method, params)))["result"]
+            hints[method] = (result["ttlMs"], result["cacheScope"])
+        missing = "test://nonexistent-resource-for-conformance-testing"
+        rid = await peer.send_request("resources/read", {"uri": missing, "_meta": _meta()})
+        error = (await peer.wait_response(rid))["error"]
+    assert hints == fixture.CACHE_HINTS
+    # sep-2164-resource-not-found: -32602 naming the URI in 2026-07-28.
+    assert (error["code"], error["data"]) == (-32602, {"uri": missing})
+
+
+async def test_header_param_is_annotated_for_the_custom_header_scenario() -> None:
+    async with _stateless() as peer:
+        rid = await peer.send_request("tools/list", {"_meta": _meta()})
+        tools = {x["name"]: x for x in (await peer.wait_response(rid))["result"]["tools"]}
+        reply = await _call(peer, "test_header_param", arguments={"region": "us-west1"})
+    region = tools["test_header_param"]["inputSchema"]["properties"]["region"]
+    assert region == {
+        "type": "string",
+        "description": region["description"],
+        "x-mcp-header": "Region",
+    }
+    assert _texts(reply["result"]) == "Region: us-west1"
+
+
+# ---------------------------------------------- the same tools through a Client
+
+
+async def _elicited(request: Any) -> t.ElicitResult:
+    properties = request.schema["properties"]
+    content: dict[str, t.ElicitValue] = {}
+    for name, value in (("name", "Alice"), ("color", "blue"), ("ok", True), ("context", "c")):
+        if name in properties:
+            content[name] = value
+    return t.ElicitResult(action="accept", content=content)
+
+
+async def _echo(params: t.CreateMessageRequestParams) -> t.CreateMessageResult:
+    (message,) = params.messages
+    assert isinstance(message.content, t.TextContent)
+    return t.CreateMessageResult(
+        role="assistant", content=t.TextContent(text=f"echo: {message.content.text}"), model="m"
+    )
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_round_trips_through_a_client_in_both_eras(era: str) -> None:
+    # The modern client loops through the input-required rounds; the handshake
+    # era sends each input as a request. Same tools, same answers.
+    async with open_memory_client(
+        fixture.build_server(),
+        era=era,
+        sampling=_echo,
+        elicitation=_elicited,
+        roots=[t.Root(uri="file:///test/root", name="Test Root")],
+    ) as client:
+        assert client.era == era
+        multiple = await client.call_tool("test_input_required_result_multiple_inputs", {})
+        rounds = await client.call_tool("test_input_required_result_multi_round", {})
+        prompt = await client.get_prompt("test_input_required_result_prompt")
+    assert multiple.content == [
+        t.TextContent(text="echo: Generate a greeting Alice; roots: file:///test/root")
+    ]
+    last_round = 3 if era == "modern" else 1
+    assert rounds.content == [t.TextContent(text=f"Alice likes blue (round {last_round})")]
+    assert isinstance(prompt.messages[0].content, t.TextContent)
+    assert prompt.messages[0].content.text.endswith("in mind: c")
+
+
+async def test_a_handshake_session_hears_the_triggers() -> None:
+    async with open_memory_client(fixture.build_server(), era="legacy") as client:
+        await client.call_tool("test_trigger_prompt_change", {})
+        await client.wait_list_changed("prompts")
+        assert "test_dynamic_prompt" in client.prompts
+
+
 # ------------------------------------------------------------------ client
 
 
 def _mock_server() -> tuple[Server, list[Any]]:
     """Plays the harness's client-mode mocks; returns it and the calls it saw."""
-    server: Server = fixture.ConformanceServer("mock", "1.0")
+    server = Server("mock", "1.0")
     calls: list[Any] = []
 
     @server.tool()
@@ -251,9 +673,15 @@ def _mock_server() -> tuple[Server, list[Any]]:
         calls.append(("elicited", result.content))
         return "ok"
 
-    # ConformanceServer lists this one with the SEP-1613 schema.
-    @server.tool(name="json_schema_2020_12_tool")
-    async def schema_tool() -> str:
+    # Listed with the SEP-1613 schema, as the harness's mock does.
+    @server.tool(name="json_schema_2020_12_tool", input_schema=fixture.SCHEMA_2020_12)
+    async def schema_tool(
+        name: str | None = None,
+        address: dict[str, Any] | None = None,
+        contactMethod: str | None = None,
+        phone: str | None = None,
+        email: str | None = None,
+    ) -> str:
         """The SEP-1613 focal tool."""
         return "unused"
 
@@ -296,11 +724,89 @@ def test_client_without_a_url_prints_usage(capsys: pytest.CaptureFixture[str]) -
 
 def test_expected_failures_list_only_oauth_client_scenarios() -> None:
     runner = _load_script()
-    for version in runner.HARNESSES:
-        expected = runner.load_expected(ROOT / "conformance" / f"expected-failures-{version}.yml")
+    assert [leg.name for leg in runner.LEGS] == [
+        "0.1.16",
+        "0.2.0-alpha.12/2025-11-25",
+        "0.2.0-alpha.12/2026-07-28",
+    ]
+    for leg in runner.LEGS:
+        assert leg.expected_path.is_file(), leg.expected_path
+        expected = runner.load_expected(leg.expected_path)
         assert expected["server"] == set()
         assert expected["client"]
         assert all(s.startswith("auth/") for s in expected["client"])
+
+
+#: The shape of ``conformance list --requirements REV`` (harness 0.2.0-alpha.12).
+LISTING = """Required for 2026-07-28 (5 scenarios, frozen; run at the 2026-07-28 wire):
+
+Server scenarios (test against a server):
+  - server-stateless
+  - caching
+
+Client scenarios (test against a client):
+  - tools_call
+  - auth/metadata-default
+
+Run and reported, but never scored:
+  extension (2):
+    - auth/dpop [client]
+    - tasks-lifecycle [server]
+  pending (1):
+    - json-schema-2020-12 [server]
+
+"""
+
+
+def test_a_requirement_set_listing_gives_scored_then_unscored_scenarios() -> None:
+    runner = _load_script()
+    plan = runner.parse_requirements(LISTING)
+    assert plan.server == ["server-stateless", "caching", "tasks-lifecycle", "json-schema-2020-12"]
+    assert plan.client == ["tools_call", "auth/metadata-default", "auth/dpop"]
+    assert plan.scored("server") == ["server-stateless", "caching"]
+    assert plan.unscored == {
+        ("client", "auth/dpop"): "extension",
+        ("server", "tasks-lifecycle"): "extension",
+        ("server", "json-schema-2020-12"): "pending",
+    }
+    with pytest.raises(runner.SetupError):
+        runner.parse_requirements("Server scenarios (test against a server):\n")
+
+
+def test_a_requirement_leg_runs_each_scenario_at_its_revision() -> None:
+    runner = _load_script()
+    legs = {leg.name: leg for leg in runner.LEGS}
+    assert legs["0.1.16"].scenario_args() == []
+    # As the harness's own --requirements run: the mock speaks the revision.
+    assert legs["0.2.0-alpha.12/2026-07-28"].scenario_args() == [
+        "--spec-version",
+        "2026-07-28",
+        "--force",
+    ]
+    assert legs["0.2.0-alpha.12/2026-07-28"].expected_path.name == (
+        "expected-failures-0.2.0-alpha.12-2026-07-28.yml"
+    )
+
+
+def test_unscored_scenarios_never_fail_the_run_and_stale_entries_do() -> None:
+    runner = _load_script()
+    unscored = runner.Outcome("server", "tasks-lifecycle", problems=["FAILURE x"])
+    unscored.unscored = "extension"
+    assert (unscored.verdict, unscored.ok) == ("fail", True)
+    failed = runner.Outcome("client", "auth/metadata-default", problems=["FAILURE y"])
+    assert (failed.verdict, failed.ok) == ("FAIL", False)
+    failed.expected_failure = True
+    assert (failed.verdict, failed.ok) == ("xfail", True)
+    stale = runner.Outcome("client", "auth/metadata-default", expected_failure=True)
+    assert (stale.verdict, stale.ok) == ("STALE", False)
+    # An entry must name a scenario the leg scores: an unscored one never fails,
+    # so listing it (or a typo) is refused.
+    plan = runner.parse_requirements(LISTING)
+    path = Path("expected.yml")
+    runner.check_expected(path, {"server": set(), "client": {"auth/metadata-default"}}, plan)
+    for entry in ("auth/dpop", "auth/metadata-defualt"):
+        with pytest.raises(runner.SetupError, match=entry):
+            runner.check_expected(path, {"server": set(), "client": {entry}}, plan)
 
 
 def _load_script() -> Any:
