@@ -1,0 +1,296 @@
+"""``serve_http(..., workers=N)``: one server as N processes on one socket.
+
+Real worker processes on 127.0.0.1, port 0, each importing ``workers_app``.
+Which worker accepts a connection is the kernel's choice; the ``busy_pid``
+tool holds its worker's event loop for a moment, so concurrent connections
+must reach the other one, and every spreading test sends rounds of calls
+until both workers have answered (bounded), asserting that every call is
+answered. Shutdown is checked by pid: every worker is gone when the call ends.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+import trio
+import workers_app
+from http_helpers import ACCEPT_BOTH, LATEST, sse_messages
+from process_check import child_pids, running
+
+from trio_mcp import RequestStateSealer, Server, serve_http
+from trio_mcp._server._request_state import KEY_ENV, StateRejection, key_from_env
+from trio_mcp._server._workers import WorkerExited, _stop
+
+TARGET = "workers_app:build"
+ROUNDS = 20
+PER_ROUND = 8
+
+
+@asynccontextmanager
+async def workers(
+    target: Any = TARGET, count: int = 2, **options: Any
+) -> AsyncIterator[tuple[str, set[int]]]:
+    """Serve *target* with *count* workers; yield (base URL, the workers' pids).
+
+    On leaving, checks that every worker process is gone.
+    """
+    before = child_pids()
+    async with trio.open_nursery() as nursery:
+        url = await nursery.start(
+            lambda task_status: serve_http(
+                target, workers=count, stateless=True, task_status=task_status, **options
+            )
+        )
+        pids = child_pids() - before
+        assert len(pids) == count
+        yield url, pids
+        nursery.cancel_scope.cancel()
+    assert not [pid for pid in pids if running(pid)]
+
+
+async def call(url: str, tool: str, arguments: dict[str, Any] | None = None) -> Any:
+    """One stateless handshake-era ``tools/call`` on a connection of its own."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments or {}},
+    }
+    headers = {
+        "accept": ACCEPT_BOTH,
+        "content-type": "application/json",
+        "mcp-protocol-version": LATEST,
+    }
+    async with httpx.AsyncClient(timeout=httpx.Timeout(30.0)) as http:
+        response = await http.post(f"{url}/mcp", content=orjson.dumps(body), headers=headers)
+    assert response.status_code == 200, response.text
+    [message] = sse_messages(response.text)
+    content = message["result"]["structuredContent"]
+    # A scalar result is wrapped as {"result": ...}; an object is itself.
+    return content["result"] if set(content) == {"result"} else content
+
+
+async def spread(
+    url: str, pids: set[int], send: Callable[[], Any], done: Callable[[list[Any]], bool]
+) -> list[Any]:
+    """Rounds of PER_ROUND concurrent *send()* calls until *done(answers)*; every
+    call must be answered. Returns all the answers."""
+    answers: list[Any] = []
+
+    async def one() -> None:
+        answers.append(await send())
+
+    for _ in range(ROUNDS):
+        sent = len(answers)
+        async with trio.open_nursery() as nursery:
+            for _ in range(PER_ROUND):
+                nursery.start_soon(one)
+        assert len(answers) == sent + PER_ROUND
+        if done(answers):
+            return answers
+    raise AssertionError(f"not done after {len(answers)} calls: {answers}")
+
+
+@pytest.mark.spec("ST-03")
+async def test_two_workers_share_the_traffic_and_answer_every_call() -> None:
+    async with workers() as (url, pids):
+        answers = await spread(
+            url, pids, lambda: call(url, "busy_pid"), lambda seen: set(seen) == pids
+        )
+        assert set(answers) == pids  # nothing answered by any other process
+        assert os.getpid() not in answers
+
+
+async def test_cancelling_stops_the_workers_with_sigterm(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="trio_mcp.http.workers")
+    async with workers() as (url, pids):
+        assert await call(url, "pid") in pids
+    # Both stopped by SIGTERM, gracefully (status 0), none killed.
+    stops = [r.getMessage() for r in caplog.records if "stopped, status" in r.getMessage()]
+    assert sorted(stops) == sorted(f"HTTP worker pid {pid} stopped, status 0" for pid in pids)
+
+
+async def test_a_factory_function_is_a_target_and_app_options_reach_the_workers() -> None:
+    async with workers(workers_app.build, json_response=True) as (url, pids):
+        headers = {
+            "accept": ACCEPT_BOTH,
+            "content-type": "application/json",
+            "mcp-protocol-version": LATEST,
+        }
+        body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "pid"}}
+        async with httpx.AsyncClient() as http:
+            response = await http.post(f"{url}/mcp", content=orjson.dumps(body), headers=headers)
+        assert response.headers["content-type"].startswith("application/json")
+        assert response.json()["result"]["structuredContent"]["result"] in pids
+
+
+@pytest.mark.spec("PT-08")
+async def test_the_workers_of_one_run_accept_each_others_request_state(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)  # the supervisor draws one key for the run
+    async with workers() as (url, pids):
+        sealed = await spread(
+            url, pids, lambda: call(url, "seal"), lambda seen: {s["pid"] for s in seen} == pids
+        )
+        by_pid = {s["pid"]: s["token"] for s in sealed}
+
+        def crossed(seen: list[dict[str, int]]) -> bool:
+            return {s["pid"] for s in seen if s["pid"] != s["sealed_by"]} == pids
+
+        # Both tokens, in turn, until each worker has opened the other's.
+        tokens = list(by_pid.values())
+        sent = [0]
+
+        async def unseal() -> Any:
+            sent[0] += 1
+            return await call(url, "unseal", {"token": tokens[sent[0] % 2]})
+
+        opened = await spread(url, pids, unseal, crossed)
+        assert all(o["sealed_by"] in pids for o in opened)
+    # Not this process's key: the supervisor's key was for its workers only.
+    with pytest.raises(Exception, match="integrity") as refused:
+        RequestStateSealer().open(
+            by_pid[min(pids)], method="tools/call", params=workers_app.STATE_PARAMS
+        )
+    assert getattr(refused.value, "reason", None) is StateRejection.TAMPERED
+
+
+@pytest.mark.spec("PT-08")
+async def test_a_configured_key_is_the_workers_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    key = "k" * 64
+    monkeypatch.setenv(KEY_ENV, key)
+    async with workers() as (url, pids):
+        sealed = await spread(
+            url, pids, lambda: call(url, "seal"), lambda seen: {s["pid"] for s in seen} == pids
+        )
+    # A sealer of this process built from the same configuration opens them all,
+    # and so does one given the same key explicitly.
+    for item in sealed:
+        for sealer in (RequestStateSealer(), RequestStateSealer(key.encode())):
+            state = sealer.open(item["token"], method="tools/call", params=workers_app.STATE_PARAMS)
+            assert state.saved == {"pid": item["pid"]}
+
+
+async def test_a_worker_that_dies_ends_the_server_and_the_others_stop() -> None:
+    before = child_pids()
+    with pytest.RaisesGroup(WorkerExited) as group:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(
+                lambda task_status: serve_http(TARGET, workers=2, task_status=task_status)
+            )
+            pids = child_pids() - before
+            victim = min(pids)
+            os.kill(victim, signal.SIGKILL)
+    [failed] = group.value.exceptions
+    assert isinstance(failed, WorkerExited)
+    assert failed.pid == victim
+    assert failed.returncode == -signal.SIGKILL
+    assert "while serving" in str(failed)
+    assert not [pid for pid in pids if running(pid)]
+
+
+async def test_a_worker_that_fails_to_start_fails_the_start() -> None:
+    before = child_pids()
+    with pytest.raises(WorkerExited, match="before it listened") as failed:
+        await serve_http("workers_app:broken", workers=2)
+    assert failed.value.returncode == 1
+    assert not [pid for pid in child_pids() - before if running(pid)]
+
+
+@pytest.mark.parametrize(
+    ("target", "error", "match"),
+    [
+        (Server("object"), TypeError, "import path"),
+        (lambda: Server("lambda"), TypeError, "not importable"),
+        ("workers_app.build", ValueError, "module:name"),
+        (42, TypeError, "import path"),
+    ],
+)
+async def test_a_target_a_worker_cannot_import_is_refused_before_any_process(
+    target: Any, error: type[Exception], match: str
+) -> None:
+    before = child_pids()
+    with pytest.raises(error, match=match):
+        await serve_http(target, workers=2)
+    assert child_pids() == before
+
+
+async def test_unpicklable_app_options_are_refused_before_any_process() -> None:
+    before = child_pids()
+    with pytest.raises(TypeError, match="picklable"):
+        await serve_http(TARGET, workers=2, principal_of=lambda scope: None)
+    assert child_pids() == before
+
+
+async def test_one_worker_serves_an_import_path_in_process() -> None:
+    before = child_pids()
+    async with trio.open_nursery() as nursery:
+        url = await nursery.start(
+            lambda task_status: serve_http(TARGET, stateless=True, task_status=task_status)
+        )
+        assert child_pids() == before
+        assert await call(url, "pid") == os.getpid()
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_worker_that_ignores_sigterm_is_killed_after_the_grace(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    code = (
+        "import signal, sys; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        "print('ready', flush=True); sys.stdin.read()"
+    )
+    process = await trio.lowlevel.open_process(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert process.stdout is not None
+    assert process.stdin is not None
+    try:
+        assert (await process.stdout.receive_some(6)) == b"ready\n"
+        start = trio.current_time()
+        await _stop(process, 5.0)
+        assert process.returncode == -signal.SIGKILL
+        assert trio.current_time() - start == pytest.approx(5.0)
+    finally:
+        await process.stdin.aclose()
+        await process.stdout.aclose()
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+def test_key_from_env() -> None:
+    assert key_from_env({}) is None
+    assert key_from_env({KEY_ENV: ""}) is None
+    assert key_from_env({KEY_ENV: "x" * 16}) == b"x" * 16
+    with pytest.raises(ValueError, match=KEY_ENV):
+        key_from_env({KEY_ENV: "short"})
+
+
+def test_two_sealers_configured_alike_accept_each_others_states(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(KEY_ENV, "a shared secret, 32 bytes or so")
+    first, second = RequestStateSealer(), RequestStateSealer()
+    token = first.seal(
+        "tools/call", round=1, previous_request_id=1, answers={}, saved={"n": 1}, params={}
+    )
+    assert second.open(token, method="tools/call", params={}).saved == {"n": 1}
+    monkeypatch.delenv(KEY_ENV)
+    with pytest.raises(Exception, match="integrity"):
+        RequestStateSealer().open(token, method="tools/call", params={})
+    # An explicit key still wins over the environment, as text or bytes.
+    monkeypatch.setenv(KEY_ENV, "another secret of enough bytes")
+    explicit = RequestStateSealer("a shared secret, 32 bytes or so")
+    assert explicit.open(token, method="tools/call", params={}).saved == {"n": 1}
