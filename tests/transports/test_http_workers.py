@@ -10,13 +10,16 @@ answered. Shutdown is checked by pid: every worker is gone when the call ends.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -294,3 +297,99 @@ def test_two_sealers_configured_alike_accept_each_others_states(
     monkeypatch.setenv(KEY_ENV, "another secret of enough bytes")
     explicit = RequestStateSealer("a shared secret, 32 bytes or so")
     assert explicit.open(token, method="tools/call", params={}).saved == {"n": 1}
+
+
+# ------------------------------------------------- whole programs, by pid
+
+
+def children_of(pid: int) -> set[int]:
+    found: set[int] = set()
+    for path in Path(f"/proc/{pid}/task").glob("*/children"):
+        with contextlib.suppress(OSError):
+            found.update(int(child) for child in path.read_text().split())
+    return found
+
+
+def spawned_worker(pid: int) -> bool:
+    """Is *pid* a process multiprocessing spawned to run a function (hypercorn's worker)?"""
+    return b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+
+
+async def wait_gone(pid: int) -> None:
+    """Until *pid* (any process, not only a child) has exited: its pidfd turns readable."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        await trio.lowlevel.wait_readable(fd)
+    finally:
+        os.close(fd)
+
+
+async def read_until(stream: trio.abc.ReceiveStream, pattern: re.Pattern[bytes]) -> re.Match[bytes]:
+    data = b""
+    while (found := pattern.search(data)) is None:
+        chunk = await stream.receive_some()
+        assert chunk, f"the program ended before printing {pattern.pattern!r}: {data!r}"
+        data += chunk
+    return found
+
+
+@asynccontextmanager
+async def program(args: list[str], cwd: Path) -> AsyncIterator[trio.Process]:
+    process = await trio.lowlevel.open_process(args, cwd=cwd, stderr=subprocess.PIPE)
+    try:
+        yield process
+    finally:
+        if process.returncode is None:
+            process.kill()
+        await process.wait()
+        assert process.stderr is not None
+        await process.stderr.aclose()
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL])
+async def test_a_script_serving_its_own_factory_with_run_http_leaves_no_worker(
+    stop: signal.Signals,
+) -> None:
+    """``run_http(build, workers=2)`` under the script's ``__main__`` guard: the
+    workers load the script as ``__mp_main__``. SIGTERM stops the script and its
+    workers; after a SIGKILL of the script the workers see their stdin end and go."""
+    here = Path(__file__).parent
+    async with program([sys.executable, "workers_script.py"], here) as script:
+        assert script.stderr is not None
+        found = await read_until(script.stderr, re.compile(rb"at (http://\S+)/mcp\n"))
+        url = found.group(1).decode()
+        pids = children_of(script.pid)
+        assert len(pids) == 2
+        assert await call(url, "pid") in pids
+        script.send_signal(stop)
+        assert await script.wait() == (0 if stop == signal.SIGTERM else -signal.SIGKILL)
+        for pid in pids:
+            await wait_gone(pid)
+            assert not running(pid)
+
+
+async def test_the_hypercorn_command_line_serves_the_importable_app_with_workers() -> None:
+    """The documented deployment: ``hypercorn --worker-class trio --workers 2
+    module:app`` (port 0 is bound by hypercorn's parent, the workers log the URL)."""
+    here = Path(__file__).parent
+    args = [sys.executable, "-m", "hypercorn", "--worker-class", "trio", "--workers", "2"]
+    args += ["--bind", "127.0.0.1:0", "workers_app:app"]
+    async with program(args, here) as hypercorn:
+        assert hypercorn.stderr is not None
+        found = await read_until(hypercorn.stderr, re.compile(rb"Running on (http://\S+) "))
+        url = found.group(1).decode()
+        # Its workers, not multiprocessing's resource tracker (also a child).
+        pids = {pid for pid in children_of(hypercorn.pid) if spawned_worker(pid)}
+        assert len(pids) == 2
+        answers = await spread(
+            url, pids, lambda: call(url, "busy_pid"), lambda seen: set(seen) == pids
+        )
+        assert set(answers) == pids
+        hypercorn.terminate()
+        assert await hypercorn.wait() == 0
+        for pid in pids:
+            await wait_gone(pid)
+            assert not running(pid)

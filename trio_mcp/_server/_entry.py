@@ -272,7 +272,7 @@ async def serve_http(
 
         # "module:name" or a factory, served in this process.
         loaded = load_target(resolve_target(server)) if isinstance(server, str) else server
-        app = build_app(loaded, app_options)
+        app = build_app(loaded, app_options, http_app)
     await serve_http_app(
         app,
         host,

@@ -93,10 +93,13 @@ WORKER_INDEX_ENV = "TRIO_MCP_WORKER_INDEX"
 _in_worker = False
 
 # The worker's first code: take the parent's import path (from argv, so the
-# package itself is importable), then hand over to _worker_main.
+# package itself is importable), then hand over to _worker_main with the
+# server-to-app function (given, so this module need not import _entry, which
+# imports it).
 _BOOTSTRAP = (
     "import json, sys; header = json.loads(sys.argv[1]); sys.path[:] = header['path']; "
-    "from trio_mcp._server._workers import _worker_main; _worker_main(header)"
+    "from trio_mcp._server._entry import http_app; "
+    "from trio_mcp._server._workers import _worker_main; _worker_main(header, http_app)"
 )
 
 
@@ -185,11 +188,10 @@ def _load_main(path: str) -> None:
     spec.loader.exec_module(module)
 
 
-def build_app(obj: Any, app_options: Mapping[str, Any]) -> Any:
-    """The ASGI app for a loaded target: an app as is, a server through ``http_app``,
-    a factory called first."""
+def build_app(obj: Any, app_options: Mapping[str, Any], http_app: Callable[..., Any]) -> Any:
+    """The ASGI app for a loaded target: an app as is, a server through *http_app*
+    (``trio_mcp.http_app``), a factory called first."""
     from ..transports._http_server import StreamableHTTPApp
-    from ._entry import http_app
 
     if not isinstance(obj, StreamableHTTPApp) and not hasattr(obj, "make_protocol"):
         if not callable(obj):
@@ -367,7 +369,7 @@ async def _stop(process: trio.Process, grace: float) -> None:
 # ------------------------------------------------------------------ the worker
 
 
-def _worker_main(header: Mapping[str, Any]) -> None:
+def _worker_main(header: Mapping[str, Any], http_app: Callable[..., Any]) -> None:
     """A worker process's main: read the configuration, import the target, serve."""
     global _in_worker
     _in_worker = True
@@ -378,7 +380,7 @@ def _worker_main(header: Mapping[str, Any]) -> None:
         _load_main(header["main"])
     size = int.from_bytes(_read_exactly(0, 8), "big")
     config: _WorkerConfig = pickle.loads(_read_exactly(0, size))
-    trio.run(_serve_worker, config)
+    trio.run(_serve_worker, config, http_app)
 
 
 def _read_exactly(fd: int, size: int) -> bytes:
@@ -391,13 +393,13 @@ def _read_exactly(fd: int, size: int) -> bytes:
     return data
 
 
-async def _serve_worker(config: _WorkerConfig) -> None:
+async def _serve_worker(config: _WorkerConfig, http_app: Callable[..., Any]) -> None:
     from hypercorn.trio import serve
 
     from ..transports._http_common import is_loopback_host
     from ..transports._http_server import hypercorn_config
 
-    app = build_app(load_target(config.target), config.app_options)
+    app = build_app(load_target(config.target), config.app_options, http_app)
     hyper = hypercorn_config(header_timeout=config.header_timeout, read_timeout=config.read_timeout)
     # hypercorn adopts an inherited socket given as fd://N (it re-listens, harmlessly).
     hyper.bind = [f"fd://{config.listen_fd}"]
