@@ -27,6 +27,7 @@ _LAZY = {
     "Context": "._server._context",
     "Server": "._server._registry",
     "ToolError": "._server._tools",
+    "Header": "._server._schema",
     "RequestStateSealer": "._server._request_state",
     "RequestStateError": "._server._request_state",
     "MemoryNonceStore": "._server._request_state",
@@ -96,6 +97,7 @@ if TYPE_CHECKING:
     )
     from ._server._registry import Server
     from ._server._request_state import MemoryNonceStore, RequestStateError, RequestStateSealer
+    from ._server._schema import Header
     from ._server._serve import serve_session
     from ._server._tools import ToolError
     from .protocol._errors import MCPError
@@ -120,6 +122,7 @@ __all__ = [
     "Server",
     "Context",
     "ToolError",
+    "Header",
     "RequestStateSealer",
     "RequestStateError",
     "MemoryNonceStore",

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from trio_mcp.protocol import MCPError
 from trio_mcp.protocol._headers import (
     HeaderAnnotation,
     HeaderValueError,
@@ -270,3 +271,47 @@ def test_a_repeated_header_is_a_mismatch() -> None:
     reason = header_mismatch(pairs, "tools/call", SQL_PARAMS, header_annotations(SQL_SCHEMA))
     assert reason is not None
     assert "more than once" in reason
+
+
+@pytest.mark.spec("HM-26")
+def test_an_x_mcp_header_key_in_data_is_not_an_annotation() -> None:
+    # default, const, enum and examples hold JSON values, not subschemas.
+    schema = {
+        "type": "object",
+        "properties": {
+            "config": {
+                "type": "object",
+                "default": {"x-mcp-header": "NotOne"},
+                "examples": [{"x-mcp-header": "NorThis"}],
+            },
+            "mode": {"enum": [{"x-mcp-header": "M"}], "const": {"x-mcp-header": "M"}},
+            "region": {"type": "string", "x-mcp-header": "Region"},
+        },
+    }
+    assert header_annotations(schema) == (HeaderAnnotation("Region", ("region",), "string"),)
+
+
+@pytest.mark.spec("HM-26")
+@pytest.mark.parametrize(
+    ("schema", "path"),
+    [
+        (
+            {"properties": {"a": {"properties": {"b": {"type": "number", "x-mcp-header": "B"}}}}},
+            ("a", "b"),
+        ),
+        (
+            {"properties": {"a": {"type": "array", "items": {"x-mcp-header": "A"}}}},
+            ("a", "<items>"),
+        ),
+        ({"type": "string", "x-mcp-header": "Root"}, ()),
+    ],
+    ids=["nested", "in-items", "root"],
+)
+def test_the_refusal_says_where_and_is_an_mcp_error(
+    schema: dict[str, Any], path: tuple[str, ...]
+) -> None:
+    with pytest.raises(InvalidHeaderAnnotation) as caught:
+        header_annotations(schema)
+    assert caught.value.path == path
+    assert isinstance(caught.value, MCPError)
+    assert isinstance(caught.value, ValueError)

@@ -156,10 +156,13 @@ class _HttpSessions:
         """
         await serve_session(self.server, transport, **self.session_options)
 
-    async def serve_stateless(self, transport: HttpServerTransport, version: str) -> None:
-        """Serve the one request of a stateless POST, spoken in revision *version*."""
+    async def serve_stateless(self, transport: HttpServerTransport, version: str | None) -> None:
+        """Serve the one request of a stateless POST, spoken in revision *version*
+        (a 2026-07-28 POST: the era it opens in; None: its connection decides
+        from the request, see ``Connection.start_stateless``)."""
         connection = self.server.make_protocol()
-        connection.start_stateless(version)
+        if version is not None:
+            connection.start_stateless(version)
         async with open_session(
             transport, connection, self.server, **self.session_options
         ) as session:
@@ -185,6 +188,12 @@ def http_app(
     from ..transports._http_server import StreamableHTTPApp
 
     sessions = _HttpSessions(server, dict(session_options or {}))
+    # The endpoint serves the eras the server speaks: both by default; a
+    # modern-only server's endpoint answers GET and DELETE with 405 (HM-31).
+    app_options.setdefault("versions", server.protocol_versions)
+    # Mcp-Param-* headers are checked against the called tool's x-mcp-header
+    # annotations, worked out once at registration (HM-28).
+    app_options.setdefault("tool_headers", server.tool_header_annotations)
     return StreamableHTTPApp(
         sessions.serve, stateless_handler=sessions.serve_stateless, **app_options
     )

@@ -55,6 +55,7 @@ from ..protocol import (
     NotJSON,
     Role,
 )
+from ..protocol._headers import HeaderAnnotation
 from ._completion import Completer, answer_complete
 from ._context import Context
 from ._input import MAY_ASK, open_round
@@ -237,15 +238,41 @@ class Server:
         functions run in a worker thread that is abandoned on cancellation.
         Replacing an existing tool of the same name is allowed.
 
-        Raises:
-            TypeError: an unsupported parameter or return type.
-            ValueError: an invalid tool name (TL-11).
+        A parameter annotated ``Annotated[T, Header("Name")]``
+        (:class:`trio_mcp.Header`) is mirrored into the ``Mcp-Param-Name``
+        header by 2026-07-28 HTTP clients; ``input_schema=`` gives the tool
+        its own schema instead of the generated one (its ``x-mcp-header``
+        annotations are checked the same way). Do not mark secrets: headers
+        are visible to intermediaries (HM-30).
 
-        Spec: TL-06, TL-07, TL-10, TL-11.
+        Raises:
+            TypeError: an unsupported parameter or return type, or an
+                ``input_schema`` that does not fit *fn*.
+            ValueError: an invalid tool name (TL-11).
+            trio_mcp.protocol.InvalidHeaderAnnotation: an ``x-mcp-header``
+                that breaks HM-26 (the message names the tool, the parameter
+                and the reason); the tool is not registered.
+
+        Spec: TL-06, TL-07, TL-10, TL-11, HM-25, HM-26, HM-30.
         """
         tool = RegisteredTool.from_function(fn, name=name, **options)
         self._tools[tool.name] = tool
         self._changed(_TOOLS_CHANGED)
+
+    def tool_header_annotations(self, name: str) -> tuple[HeaderAnnotation, ...]:
+        """The ``x-mcp-header`` annotations of the tool *name*, in schema order,
+        for checking a 2026-07-28 ``tools/call``'s ``Mcp-Param-*`` headers
+        against its body (:func:`trio_mcp.protocol._headers.header_mismatch`).
+
+        Read once when the tool was registered (already checked: HM-26), never
+        per request; empty for a tool without annotations or an unknown one
+        (a call of an unknown tool fails on its own, -32602). Synchronous and
+        without checkpoints.
+
+        Spec: HM-25, HM-28.
+        """
+        tool = self._tools.get(name)
+        return () if tool is None else tool.header_annotations
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool. Raises ``KeyError`` if there is none of that name."""

@@ -6,17 +6,30 @@ A small generator over a closed set of types: ``str``, ``int``, ``float``,
 Anything else is refused when the tool is registered (a ``TypeError`` naming the
 parameter), never when it is called.
 
+A parameter (or an attrs / ``TypedDict`` field) annotated
+``Annotated[T, Header("Name")]`` gets ``"x-mcp-header": "Name"`` on its
+property: over 2026-07-28 Streamable HTTP a client mirrors it into the
+``Mcp-Param-Name`` header (HM-25). The generator only writes the mark; whether
+it is valid where it landed (under ``items``, on a ``number``, a duplicate...)
+is decided on the finished schema by
+:func:`trio_mcp.protocol._headers.header_annotations`, at registration (HM-26).
+
 Schemas are JSON Schema 2020-12 (the default dialect, JS-01) with no ``$schema``
 keyword; arguments are validated with ``jsonschema``'s 2020-12 validator, built
 once per tool (JS-02, JS-04), and then structured into the annotated types with
 a plain cattrs converter (user attrs classes keep their Python field names on
 the wire; only the protocol's own types are camelCased).
 
-Spec: TL-06, TL-07, TL-20, JS-01, JS-02, JS-04.
+A tool may also bring its own ``inputSchema`` (:meth:`FunctionSignature.from_function`'s
+*input_schema*): it is listed and validated as given, and the function's
+annotations only structure the arguments.
+
+Spec: TL-06, TL-07, TL-20, JS-01, JS-02, JS-04, HM-25, HM-26.
 """
 
 from __future__ import annotations
 
+import copy
 import enum
 import inspect
 import re
@@ -29,6 +42,8 @@ import attrs
 import cattrs
 import jsonschema  # type: ignore[import-untyped]  # no stubs installed
 
+from ..protocol._headers import SAFE_INTEGER
+
 _PRIMITIVES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
 #: The converter for user types (attrs classes, Enums, tuples, TypedDicts).
@@ -36,6 +51,56 @@ user_converter = cattrs.Converter()
 
 #: The validator class for every generated schema (JS-01: 2020-12 is the default).
 Validator = jsonschema.Draft202012Validator
+
+
+@attrs.frozen
+class Header:
+    """Mirror a tool parameter into the ``Mcp-Param-{name}`` HTTP header::
+
+        @server.tool()
+        async def execute_sql(region: Annotated[str, Header("Region")], query: str) -> str: ...
+
+    The parameter's property gets ``"x-mcp-header": "Region"``, so over
+    2026-07-28 Streamable HTTP a client sends ``Mcp-Param-Region: us-west1``
+    beside the body and routers, load balancers and firewalls can read it
+    without parsing JSON; the server refuses a header that disagrees with the
+    body (400, -32020). Other transports and eras ignore the annotation.
+
+    Rules, checked when the tool is registered (an
+    :class:`~trio_mcp.protocol.InvalidHeaderAnnotation` naming the tool, the
+    parameter and the reason): *name* is a non-empty RFC 9110 token, unique
+    case-insensitively in the tool; the parameter is a ``str``, ``int`` or
+    ``bool`` (not ``float``), reached from the root through object properties
+    alone (a parameter, or a field of an attrs class or ``TypedDict``
+    parameter; not inside a list, a union or an ``Optional`` object). An
+    ``int`` gets ``minimum``/``maximum`` of +-(2**53 - 1), the range a header
+    may carry. ``Optional[T]`` is accepted for a marked parameter: its property
+    is plain ``T`` (a header has no null), so the argument may be left out but
+    not sent as null.
+
+    Do not mark secrets (passwords, API keys, tokens, personal data): headers
+    are visible to every intermediary and are often logged (HM-30).
+
+    Spec: HM-25, HM-26, HM-30.
+    """
+
+    name: str
+
+
+def _header_schema(schema: dict[str, Any], mark: Header) -> dict[str, Any]:
+    # Optional[T]: a header carries no null, so the property is plain T and
+    # "no value" is the argument left out (a header is omitted then: HM-25).
+    branches = schema.get("anyOf")
+    if isinstance(branches, list) and len(schema) == 1:
+        typed = [b for b in branches if b != {"type": "null"}]
+        if len(typed) == 1 and len(typed) < len(branches):
+            schema = dict(typed[0])
+    schema["x-mcp-header"] = mark.name
+    if schema.get("type") == "integer":
+        # Only integers a JSON number keeps exactly fit in a header (HM-26).
+        schema.setdefault("minimum", -SAFE_INTEGER)
+        schema.setdefault("maximum", SAFE_INTEGER)
+    return schema
 
 
 def type_schema(annotation: Any, _seen: frozenset[Any] = frozenset()) -> dict[str, Any]:
@@ -55,6 +120,13 @@ def type_schema(annotation: Any, _seen: frozenset[Any] = frozenset()) -> dict[st
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin is typing.Annotated:
+        schema = type_schema(args[0], _seen)
+        marks = [m for m in annotation.__metadata__ if isinstance(m, Header)]
+        if len(marks) > 1:
+            raise TypeError("more than one Header mark")
+        return _header_schema(schema, marks[0]) if marks else schema
+    if origin in (typing.Required, typing.NotRequired):
+        # TypedDict hints read with their extras (to see Header marks) keep these.
         return type_schema(args[0], _seen)
     if origin is typing.Literal:
         return {"enum": list(args)}
@@ -92,7 +164,7 @@ def type_schema(annotation: Any, _seen: frozenset[Any] = frozenset()) -> dict[st
 
 
 def _attrs_schema(cls: type, seen: frozenset[Any]) -> dict[str, Any]:
-    hints = typing.get_type_hints(cls)
+    hints = typing.get_type_hints(cls, include_extras=True)
     properties: dict[str, Any] = {}
     required: list[str] = []
     for field in attrs.fields(cls):
@@ -106,7 +178,7 @@ def _attrs_schema(cls: type, seen: frozenset[Any]) -> dict[str, Any]:
 
 
 def _typeddict_schema(cls: Any, seen: frozenset[Any]) -> dict[str, Any]:
-    hints = typing.get_type_hints(cls)
+    hints = typing.get_type_hints(cls, include_extras=True)
     properties = {name: type_schema(hint, seen) for name, hint in hints.items()}
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     required = [name for name in hints if name in cls.__required_keys__]
@@ -231,15 +303,29 @@ class FunctionSignature:
 
     @classmethod
     def from_function(
-        cls, fn: Callable[..., Any], *, context_types: tuple[Any, ...]
+        cls,
+        fn: Callable[..., Any],
+        *,
+        context_types: tuple[Any, ...],
+        input_schema: Mapping[str, Any] | None = None,
     ) -> FunctionSignature:
         """Build the signature of *fn*.
 
+        *input_schema*, when given, replaces the generated schema: it is listed
+        and validated as given (a deep copy), and must be an object schema
+        whose properties are all parameters of *fn* and whose ``required``
+        names every parameter without a default. The parameters' annotations
+        still structure the arguments.
+
         Raises:
             TypeError: a parameter is ``*args``/``**kwargs`` or has an
-                unsupported annotation (the message names it).
+                unsupported annotation, or *input_schema* does not fit *fn*
+                (the message names the parameter).
+            jsonschema.SchemaError: *input_schema* is not a valid 2020-12 schema.
         """
         hints = typing.get_type_hints(fn, include_extras=False)
+        # The same hints with Annotated kept: they carry the Header marks.
+        marked = typing.get_type_hints(fn, include_extras=True)
         description, docs = parse_docstring(inspect.getdoc(fn))
         properties: dict[str, Any] = {}
         required: list[str] = []
@@ -253,7 +339,7 @@ class FunctionSignature:
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
                 raise TypeError(f"parameter {name!r}: must be a named parameter")
             try:
-                schema = dict(type_schema(annotation))
+                schema = dict(type_schema(marked.get(name, Any)))
             except TypeError as exc:
                 raise TypeError(f"parameter {name!r}: {exc}") from None
             is_required = param.default is inspect.Parameter.empty
@@ -270,23 +356,25 @@ class FunctionSignature:
             parameters[name] = Parameter(name, annotation, is_required, make_structurer(annotation))
             if is_required:
                 required.append(name)
-        input_schema: dict[str, Any] = {
-            "type": "object",
-            "properties": properties,
-            "additionalProperties": False,
-        }
-        if required:
-            input_schema["required"] = required
-        Validator.check_schema(input_schema)
         plain = all(p.structure is None for p in parameters.values())
+        if input_schema is None:
+            schema = {"type": "object", "properties": properties, "additionalProperties": False}
+            if required:
+                schema["required"] = required
+        else:
+            schema = _explicit_schema(input_schema, parameters)
+            # Arguments the schema lets through but fn does not take are
+            # refused by bind, which the plain path skips.
+            plain = plain and schema.get("additionalProperties") is False
+        Validator.check_schema(schema)
         return cls(
-            input_schema,
+            schema,
             parameters,
             context_parameters,
             description,
-            Validator(input_schema),
+            Validator(schema),
             plain,
-            quick_object_check(input_schema),
+            quick_object_check(schema),
         )
 
     def bind(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
@@ -308,12 +396,42 @@ class FunctionSignature:
             return dict(arguments)
         kwargs: dict[str, Any] = {}
         for name, value in arguments.items():
-            structure = self.parameters[name].structure
+            parameter = self.parameters.get(name)
+            if parameter is None:  # only with an explicit schema that allows it
+                raise ValueError(f"argument {name!r}: unknown argument")
+            structure = parameter.structure
             try:
                 kwargs[name] = value if structure is None else structure(value)
             except Exception as exc:
                 raise ValueError(f"argument {name!r}: {_first_line(exc)}") from None
         return kwargs
+
+
+def _explicit_schema(
+    input_schema: Mapping[str, Any], parameters: Mapping[str, Parameter]
+) -> dict[str, Any]:
+    """A deep copy of a tool's own *input_schema*, checked against its function.
+
+    Raises:
+        TypeError: not an object schema, a property that is no parameter, or a
+            parameter without a default that the schema does not require.
+    """
+    if not isinstance(input_schema, Mapping) or input_schema.get("type") != "object":
+        raise TypeError('input_schema must be a JSON Schema object with "type": "object"')
+    schema = copy.deepcopy(dict(input_schema))
+    listed = schema.get("properties", {})
+    if not isinstance(listed, Mapping):
+        raise TypeError("input_schema: properties must be an object")
+    for name in listed:
+        if name not in parameters:
+            raise TypeError(f"input_schema: property {name!r} is not a parameter of the function")
+    demanded = set(schema.get("required", ()))
+    for name, parameter in parameters.items():
+        if parameter.required and name not in demanded:
+            raise TypeError(
+                f"parameter {name!r}: has no default, so input_schema must list it in required"
+            )
+    return schema
 
 
 def _first_line(exc: BaseException) -> str:
@@ -406,11 +524,18 @@ _QUICK_TYPES: dict[str, tuple[type, ...]] = {
 def _quick_value_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
     """A check that returns True only for values *schema* accepts, or None when
     the schema is outside the simple subset (primitive types, enums, anyOf)."""
-    keys = set(schema) - {"description", "default", "title"}
+    # Annotations that never change what is valid ("x-mcp-header" is one: HM-25).
+    keys = set(schema) - {"description", "default", "title", "x-mcp-header"}
     if keys == {"type"} and schema["type"] in _QUICK_TYPES:
         kinds = _QUICK_TYPES[schema["type"]]
         # bool is an int subclass, but never a JSON integer or number.
         return lambda v: type(v) in kinds
+    if keys == {"type", "minimum", "maximum"} and schema["type"] == "integer":
+        # The bounds a Header mark puts on an int (the header-safe range).
+        low, high = schema["minimum"], schema["maximum"]
+        if type(low) is not int or type(high) is not int:
+            return None
+        return lambda v: type(v) is int and low <= v <= high
     if keys == {"enum"}:
         allowed = [(type(e), e) for e in schema["enum"] if type(e) in (str, int, bool)]
         if len(allowed) != len(schema["enum"]):

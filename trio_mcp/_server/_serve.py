@@ -23,7 +23,7 @@ from .._errors import SessionClosed
 from .._session._engine import Dispatcher, Session, open_session
 from .._transport import Transport
 from .._util import covers
-from ..protocol import Connection, LocalProtocolError, SessionState
+from ..protocol import Connection, HeaderAnnotation, LocalProtocolError, SessionState
 
 logger = logging.getLogger("trio_mcp.server")
 
@@ -54,8 +54,15 @@ class SessionServer(Dispatcher, Protocol):
     session for the notices it queues.
     """
 
+    #: The revisions served, newest first (both eras unless narrowed).
+    protocol_versions: tuple[str, ...]
+
     def make_protocol(self) -> Connection:
         """A fresh server-side connection for one session."""
+        ...
+
+    def tool_header_annotations(self, name: str) -> tuple[HeaderAnnotation, ...]:
+        """The ``x-mcp-header`` annotations of tool *name* (empty: none, or no such tool)."""
         ...
 
     def peer_of(self, session: Session) -> Peer:

@@ -18,14 +18,22 @@ objects are wrapped as ``{"result": value}`` because ``structuredContent`` is
 an object in the handshake era (TL-08). Strings, content blocks and lists of
 them are returned as content.
 
-Spec: TL-06, TL-07, TL-08, TL-09, TL-13, TL-14, TL-20.
+The ``x-mcp-header`` annotations of the input schema (from ``Header`` marks or
+in an explicit ``input_schema``) are read and checked once, at registration:
+an invalid one refuses the tool (HM-26), and the HTTP endpoint reads the
+valid ones from :attr:`RegisteredTool.header_annotations` to check a call's
+``Mcp-Param-*`` headers.
+
+Spec: TL-06, TL-07, TL-08, TL-09, TL-13, TL-14, TL-20, HM-25, HM-26, HM-30.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import logging
+import re
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any, TypedDict, Unpack
@@ -38,6 +46,7 @@ from .. import types as mcp_types
 from .._errors import MCPError, RPCError
 from .._session._engine import RequestContext
 from ..protocol import ErrorCode
+from ..protocol._headers import HeaderAnnotation, InvalidHeaderAnnotation, header_annotations
 from ._context import Context, ContextServer
 from ._schema import (
     FunctionSignature,
@@ -85,6 +94,9 @@ class ToolOptions(TypedDict, total=False):
     #: False: no ``outputSchema`` even for a structured return annotation;
     #: True: require one. None: from the annotation.
     structured_output: bool | None
+    #: The tool's own ``inputSchema``, listed and validated as given instead of
+    #: the one generated from the signature (its properties must be parameters).
+    input_schema: Mapping[str, Any] | None
 
 
 def check_options(options: Mapping[str, object], known: type[Mapping[str, object]]) -> None:
@@ -107,6 +119,51 @@ def check_tool_name(name: str) -> None:
     """
     if not 1 <= len(name) <= 128 or not set(name) <= _TOOL_NAME_CHARS:
         raise ValueError(f"invalid tool name {name!r}: use 1-128 characters of A-Z a-z 0-9 _ - .")
+
+
+# Words in a parameter or header name that say it holds a secret (HM-30).
+_SECRET_WORDS = frozenset(
+    {"password", "passwd", "secret", "token", "apikey", "credential", "credentials", "ssn"}
+)
+_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+
+
+def _looks_secret(text: str) -> bool:
+    words = [w.lower() for w in _WORD.findall(text)]
+    pairs = {a + b for a, b in itertools.pairwise(words)}
+    return bool(_SECRET_WORDS & (set(words) | pairs))
+
+
+def check_header_annotations(
+    tool_name: str, input_schema: Mapping[str, Any]
+) -> tuple[HeaderAnnotation, ...]:
+    """The ``x-mcp-header`` annotations of a tool being registered.
+
+    A name that looks like a secret (password, token, API key...) is logged
+    as a warning: header values are seen by every intermediary (HM-30).
+
+    Raises:
+        InvalidHeaderAnnotation: one breaks HM-26; the message names the tool,
+            the parameter (the first key on the path) and the reason.
+
+    Spec: HM-26, HM-30.
+    """
+    try:
+        found = header_annotations(input_schema)
+    except InvalidHeaderAnnotation as exc:
+        first = exc.path[0] if exc.path else None
+        where = f" parameter {first!r}:" if first is not None and first[:1] != "<" else ""
+        raise InvalidHeaderAnnotation(f"tool {tool_name!r}:{where} {exc}", exc.path) from None
+    for annotation in found:
+        if _looks_secret(annotation.name) or any(map(_looks_secret, annotation.path)):
+            logger.warning(
+                "tool %s mirrors %s into the %s header, which every intermediary sees; "
+                "do not mark secrets (passwords, keys, tokens, personal data)",
+                tool_name,
+                ".".join(annotation.path),
+                annotation.header,
+            )
+    return found
 
 
 async def call_function(fn: Callable[..., Any], kwargs: dict[str, Any], ctx: Context | None) -> Any:
@@ -153,6 +210,8 @@ class RegisteredTool:
     wants_context: bool
     #: ``fn`` is an ``async def`` (decided once: ``inspect`` is slow per call).
     is_async: bool = False
+    #: The ``x-mcp-header`` annotations of the input schema, checked (HM-26).
+    header_annotations: tuple[HeaderAnnotation, ...] = ()
 
     @classmethod
     def from_function(
@@ -165,13 +224,23 @@ class RegisteredTool:
         """Build a tool from *fn* (see :meth:`Server.add_tool`).
 
         Raises:
-            TypeError: unsupported parameter or return annotation.
+            TypeError: unsupported parameter or return annotation, or an
+                ``input_schema`` that does not fit *fn*.
             ValueError: an invalid tool name.
+            InvalidHeaderAnnotation: an ``x-mcp-header`` breaks HM-26.
         """
         check_options(options, ToolOptions)
         tool_name = fn.__name__ if name is None else name
         check_tool_name(tool_name)
-        signature = FunctionSignature.from_function(fn, context_types=(Context, RequestContext))
+        try:
+            signature = FunctionSignature.from_function(
+                fn,
+                context_types=(Context, RequestContext),
+                input_schema=options.get("input_schema"),
+            )
+        except TypeError as exc:
+            raise TypeError(f"tool {tool_name!r}: {exc}") from None
+        annotations = check_header_annotations(tool_name, signature.input_schema)
         returns = typing.get_type_hints(fn).get("return", inspect.Signature.empty)
         structured = is_structured_annotation(returns)
         structured_output = options.get("structured_output")
@@ -215,6 +284,7 @@ class RegisteredTool:
             output_validator=None if output_schema is None else Validator(output_schema),
             wants_context=bool(signature.context_parameters),
             is_async=inspect.iscoroutinefunction(fn),
+            header_annotations=annotations,
         )
 
     async def call(self, request: RequestContext, server: ContextServer, arguments: Any) -> Any:

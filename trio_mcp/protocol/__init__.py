@@ -31,6 +31,7 @@ from ._events import (
     RequestReceived,
     ResponseReceived,
 )
+from ._headers import HeaderAnnotation, InvalidHeaderAnnotation
 from ._lifecycle import (
     ALLOWED,
     LIFECYCLE,
@@ -156,6 +157,9 @@ __all__ = [
     "InvalidMessage",
     "Ignored",
     "IgnoredReason",
+    # Streamable HTTP's x-mcp-header annotations (2026-07-28)
+    "HeaderAnnotation",
+    "InvalidHeaderAnnotation",
     # the connection
     "Connection",
     "ProtocolStatistics",

@@ -222,6 +222,7 @@ class Connection:
         "_lifecycle",
         "_modern_versions",
         "_next_id",
+        "_opening_modern",
         "_outbound_ok",
         "_request_meta",
         "_supported_versions",
@@ -293,6 +294,9 @@ class Connection:
         #: (0: every report is sent); see :meth:`progress_notification` (PG-09).
         self.progress_interval = 0.0
         self._next_id = 1
+        # Server: the transport said this connection opens in the modern era
+        # (see start_stateless), so its first request is read as one.
+        self._opening_modern = False
         # Outbound requests (method, state, version) that passed _check_outbound.
         self._outbound_ok: dict[tuple[str, SessionState, str | None], MethodSpec] = {}
 
@@ -701,7 +705,10 @@ class Connection:
             state = self._lifecycle.state
             if self._modern_versions and (
                 state is SessionState.MODERN
-                or (state is SessionState.NEW and _opens_modern(method, request.params))
+                or (
+                    state is SessionState.NEW
+                    and (self._opening_modern or _opens_modern(method, request.params))
+                )
             ):
                 return self._receive_modern_request(request, reused)
             if method == "initialize" and not self._handshake_versions:
@@ -759,7 +766,7 @@ class Connection:
         """
         method = request.method
         params = request.params
-        if method == "initialize":
+        if method == "initialize" and self._lifecycle.state is SessionState.MODERN:
             return self._refuse(
                 request,
                 ErrorCode.INVALID_REQUEST,
@@ -1376,11 +1383,21 @@ class Connection:
         session of the revision the request names (HT-36); the connection goes
         from NEW straight to OPERATING.
 
+        With a modern *version* (a 2026-07-28 POST: its ``MCP-Protocol-Version``
+        header or its ``_meta`` named that era) the connection stays NEW, and
+        its first request is read as a modern one even without ``_meta``, so
+        it gets the modern refusals (-32602 naming the missing fields, -32022,
+        -32601 for a method of the handshake era such as ``initialize``); that
+        request then moves it to MODERN, as on any connection (VR-09).
+
         Raises:
             LocalProtocolError: not a server, not NEW, or *version* not supported.
         """
         if not self._lifecycle.accepts(LifecycleEvent.START_STATELESS):
             raise LocalProtocolError("start_stateless needs a new server connection")
+        if version in self._modern_versions:
+            self._opening_modern = True
+            return
         if version not in self._handshake_versions:
             raise LocalProtocolError(f"unsupported protocol version {version!r}")
         self._negotiated(version)

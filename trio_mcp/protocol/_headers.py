@@ -39,6 +39,8 @@ from typing import Any, Final, Literal
 
 import attrs
 
+from ._errors import MCPError
+
 #: The Base64 sentinel's markers (lowercase, case-sensitive: HM-20).
 SENTINEL_PREFIX: Final = "=?base64?"
 SENTINEL_SUFFIX: Final = "?="
@@ -52,16 +54,29 @@ _PLAIN = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
 _FIELD_VALUE = re.compile(r"[\x20-\x7e\t]*")
 # RFC 9110 token (field-name) characters.
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-_SAFE_INTEGER = 2**53 - 1
+#: The largest integer an ``x-mcp-header`` argument may hold, either sign (HM-26).
+SAFE_INTEGER: Final = 2**53 - 1
+# Keywords whose values are JSON data, not subschemas: an "x-mcp-header" key
+# inside a default or an example is data, not an annotation.
+_DATA_KEYWORDS = frozenset({"default", "const", "enum", "examples"})
 
 
 class HeaderValueError(ValueError):
     """A received header value has invalid characters or a broken sentinel."""
 
 
-class InvalidHeaderAnnotation(ValueError):
+class InvalidHeaderAnnotation(MCPError, ValueError):
     """A tool's ``x-mcp-header`` annotations break the rules of HM-26: the tool
-    cannot be called over Streamable HTTP (a client drops it: HM-27)."""
+    cannot be called over Streamable HTTP (a client drops it: HM-27).
+
+    :attr:`path` is the chain of keys from the schema root to the offending
+    annotation (``properties`` keys, other keywords in angle brackets), so a
+    caller can name the parameter; the message says why.
+    """
+
+    def __init__(self, message: str, path: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 def encode_header_value(value: str) -> str:
@@ -123,7 +138,11 @@ def header_annotations(input_schema: Mapping[str, Any]) -> tuple[HeaderAnnotatio
     for annotation in found:
         key = annotation.name.lower()
         if key in seen:
-            raise InvalidHeaderAnnotation(f"x-mcp-header {annotation.name!r} is used twice")
+            raise InvalidHeaderAnnotation(
+                f"x-mcp-header {annotation.name!r} at {'/'.join(annotation.path)} is used twice "
+                "(names are compared case-insensitively)",
+                annotation.path,
+            )
         seen.add(key)
     return tuple(found)
 
@@ -141,10 +160,10 @@ def _walk(node: Any, path: tuple[str, ...], static: bool, found: list[HeaderAnno
         if key == "properties" and isinstance(child, Mapping):
             for name, schema in child.items():
                 _walk(schema, (*path, str(name)), static, found)
-        elif key != "x-mcp-header":
+        elif key != "x-mcp-header" and key not in _DATA_KEYWORDS:
             # Anything below another keyword (items, oneOf, $ref, if, ...) is
             # not statically reachable: only a chain of properties keys is.
-            _walk(child, path, False, found)
+            _walk(child, (*path, f"<{key}>"), False, found)
 
 
 def _annotation(node: Mapping[str, Any], path: tuple[str, ...], static: bool) -> HeaderAnnotation:
@@ -152,17 +171,23 @@ def _annotation(node: Mapping[str, Any], path: tuple[str, ...], static: bool) ->
     where = "/".join(path) or "(root)"
     if not isinstance(name, str) or not _TOKEN.fullmatch(name):
         raise InvalidHeaderAnnotation(
-            f"x-mcp-header at {where} must be a non-empty HTTP token, not {name!r}"
+            f"x-mcp-header at {where} must be a non-empty HTTP token "
+            f"(RFC 9110 tchar: no space, control or delimiter), not {name!r}",
+            path,
         )
     if not static or not path:
         raise InvalidHeaderAnnotation(
-            f"x-mcp-header {name!r} is not reachable through properties alone ({where})"
+            f"x-mcp-header {name!r} is not reachable through properties alone ({where}): "
+            "not at the root, nor under items, composition, conditionals, $defs or $ref",
+            path,
         )
     kind = node.get("type")
     if kind not in ("string", "integer", "boolean"):
+        nullable = " (a nullable property has no single type)" if "anyOf" in node else ""
         raise InvalidHeaderAnnotation(
-            f"x-mcp-header {name!r} is on a {kind!r} property; only string, integer and "
-            "boolean may be mirrored"
+            f"x-mcp-header {name!r} at {where} is on a {kind!r} property{nullable}; only "
+            "string, integer and boolean may be mirrored",
+            path,
         )
     return HeaderAnnotation(name, path, kind)
 
@@ -185,7 +210,7 @@ def _header_form(value: Any, kind: str) -> str | None:
     if kind == "integer":
         if isinstance(value, bool) or not isinstance(value, int):
             return None
-        return str(value) if abs(value) <= _SAFE_INTEGER else None
+        return str(value) if abs(value) <= SAFE_INTEGER else None
     return value if isinstance(value, str) else None
 
 
@@ -246,7 +271,9 @@ def header_mismatch(
     -32020), or None when they agree with the body.
 
     *headers* are the received ones (names in any case; a repeated header is a
-    mismatch); *annotations* those of the called tool.
+    mismatch); *annotations* those of the called tool. A body without a
+    ``_meta`` version is not judged on its version header: it lacks a required
+    field, a -32602 of its own (ME-07).
 
     Spec: HM-15, HM-19, HM-21, HM-22, HM-24, HM-28.
     """
@@ -267,7 +294,9 @@ def header_mismatch(
         sent_version = one("MCP-Protocol-Version")
         if sent_version is None:
             return "the MCP-Protocol-Version header is missing"
-        if sent_version != version:
+        # A body that names no version is refused for that, as missing _meta
+        # (-32602, ME-07), by whoever reads the body next: it is not a mismatch.
+        if isinstance(version, str) and sent_version != version:
             return (
                 f"MCP-Protocol-Version {sent_version[:64]!r} does not match the body's {version!r}"
             )

@@ -246,7 +246,11 @@ def sse_headers(session_id: str | None) -> Headers:
     return headers
 
 
-async def _watch_disconnect(receive: Receive, scope: trio.CancelScope) -> None:
+async def watch_disconnect(receive: Receive, scope: trio.CancelScope) -> None:
+    """Cancel *scope* when the client disconnects (reads ASGI messages until then).
+
+    Cancellation: a plain wait on ``receive``; cancel it once the response is out.
+    """
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
@@ -301,7 +305,7 @@ async def stream_sse(
     try:
         with trio.CancelScope() as scope:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(_watch_disconnect, receive, scope)
+                nursery.start_soon(watch_disconnect, receive, scope)
                 head = first or b""
                 if prime_id is not None:
                     head += format_event("", id=prime_id, retry=retry)

@@ -23,6 +23,13 @@ JSON body in ``json_response`` mode (HT-09). A client that disconnects cancels
 nothing (HT-17). In stateless mode each POST runs a session of its own for the
 duration of the request.
 
+Two eras on one endpoint: when the application serves 2026-07-28, a POST whose
+``MCP-Protocol-Version`` header or ``_meta`` names that era (or any POST, on a
+modern-only endpoint) goes to ``_http_modern.ModernPost`` after the body
+checks, and the version header is checked there against the body instead of
+here. There a disconnect *is* the cancel (HM-13). A modern-only endpoint
+offers neither GET nor DELETE (405, HM-31).
+
 A GET opens the session's standalone GET stream (one at a time, 409 otherwise)
 or, with ``Last-Event-ID``, resumes a stream from the event store (HT-25,
 HT-26). A DELETE ends the session.
@@ -49,6 +56,7 @@ from ._asgi import (
     refuse,
     respond,
     stream_sse,
+    watch_disconnect,
 )
 from ._event_store import split_event_id
 from ._http_common import (
@@ -60,13 +68,15 @@ from ._http_common import (
     is_visible_ascii,
     one_header,
 )
+from ._http_modern import ModernPost, body_version
 from ._http_session import END, Connection, HttpServerTransport, Stream
 
 #: Seconds a POST's SSE response head waits for the answer (see ``stream_sse``).
 HEAD_DEFERRAL = 0.02
 
-#: Runs the one-request session of a stateless POST at the given revision.
-RunStateless = Callable[[HttpServerTransport, str], Awaitable[None]]
+#: Runs the one-request session of a stateless POST at the given revision (None:
+#: a modern POST whose connection decides from the request, see ModernPost).
+RunStateless = Callable[[HttpServerTransport, str | None], Awaitable[None]]
 
 
 class SessionHost(Protocol):
@@ -102,12 +112,15 @@ class Endpoint:
 
     __slots__ = (
         "_host",
+        "_modern",
         "_reader",
         "_run_stateless",
         "allow_delete",
         "enable_get",
+        "handshake",
         "json_response",
         "keepalive",
+        "modern_versions",
         "retry_interval",
         "stateless",
     )
@@ -124,14 +137,23 @@ class Endpoint:
         allow_delete: bool,
         retry_interval: int | None,
         keepalive: float | None,
+        modern: ModernPost | None = None,
+        modern_versions: tuple[str, ...] = (),
+        handshake: bool = True,
     ) -> None:
         self._host = host
         self._run_stateless = run_stateless
         self._reader = reader
+        self._modern = modern if modern_versions else None
+        #: The 2026-07-28-era revisions served (empty: the handshake era only).
+        self.modern_versions = modern_versions if modern is not None else ()
+        #: Whether the handshake era is served (False: modern only, HM-31).
+        self.handshake = handshake
         self.json_response = json_response
         self.stateless = stateless
-        self.enable_get = enable_get and not stateless
-        self.allow_delete = allow_delete and not stateless
+        sessions = handshake and not stateless
+        self.enable_get = enable_get and sessions
+        self.allow_delete = allow_delete and sessions
         self.retry_interval = retry_interval
         self.keepalive = keepalive
 
@@ -176,13 +198,24 @@ class Endpoint:
                 send, 406, "Not Acceptable: Accept must list application/json and text/event-stream"
             )
             return
-        problem = check_version(version)
-        if problem is not None:
-            await refuse(send, 400, problem)
-            return
+        if not self.modern_versions:
+            # Handshake era only: a bad header is refused before the body is read.
+            problem = check_version(version)
+            if problem is not None:
+                await refuse(send, 400, problem)
+                return
         posted = await self._reader.read(receive, send, declared, initialize_in_batch=False)
         if posted is None:
             return
+        if self._modern is not None:
+            opening = self._modern_opening(version, posted)
+            if opening is not None:
+                await self._modern.handle(receive, send, headers, posted, opening or None)
+                return
+            problem = check_version(version)
+            if problem is not None:
+                await refuse(send, 400, problem)
+                return
         if self.stateless:
             await self._post_stateless(receive, send, posted, version or DEFAULT_HTTP_VERSION)
             return
@@ -210,6 +243,27 @@ class Endpoint:
             stream_version = negotiated or version or DEFAULT_HTTP_VERSION
         transport.touch()
         await self._dispatch(receive, send, transport, posted, stream_version)
+
+    def _modern_opening(self, header: str | None, posted: PostedMessage) -> str | None:
+        """The revision a modern POST's session opens in; None: a handshake-era POST.
+
+        A POST is modern when its ``MCP-Protocol-Version`` header or its body's
+        ``_meta`` names a revision of that era (the body wins, being the source
+        of truth), or always on a modern-only endpoint. There, a legacy
+        ``initialize`` (no modern version anywhere) opens as the connection
+        decides (the empty string), which refuses it with -32022 naming our
+        versions (VR-13).
+        """
+        named = body_version(posted.parsed)
+        if named is None and header in self.modern_versions:
+            named = header
+        if named is not None:
+            return named if named in self.modern_versions else self.modern_versions[0]
+        if self.handshake:
+            return None
+        if posted.sniffed.has_initialize:
+            return ""
+        return self.modern_versions[0]
 
     async def _post_stateless(
         self, receive: Receive, send: Send, posted: PostedMessage, version: str
@@ -309,7 +363,7 @@ class Endpoint:
             return
         with trio.CancelScope() as scope:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(_cancel_on_disconnect, receive, scope)
+                nursery.start_soon(watch_disconnect, receive, scope)
                 await stream.wait_done()
                 nursery.cancel_scope.cancel()
         if scope.cancelled_caught:
@@ -414,11 +468,3 @@ class Endpoint:
         if transport is None:
             return None, (404, "Session not found")
         return transport, None
-
-
-async def _cancel_on_disconnect(receive: Receive, scope: trio.CancelScope) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            scope.cancel(reason="client disconnected")
-            return

@@ -44,12 +44,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 import trio
 
-from ..protocol import DEFAULT_MAX_MESSAGE_SIZE
+from ..protocol import ALL_VERSIONS, DEFAULT_MAX_MESSAGE_SIZE, HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from ._asgi import JsonPostReader, Receive, Scope, Send, refuse
 from ._bounds import HEADER_TIMEOUT
 from ._event_store import EventStore
 from ._http_common import OriginPolicy, is_loopback_host, new_session_id
 from ._http_endpoint import Endpoint
+from ._http_modern import MODERN_HEAD_DEFERRAL, MODERN_KEEPALIVE, ModernPost, ToolHeaders
 from ._http_session import HttpServerTransport
 from ._legacy_sse import LegacyEndpoint
 
@@ -60,8 +61,9 @@ logger = logging.getLogger("trio_mcp.http")
 
 #: Runs one session over its transport, until the session ends.
 TransportHandler = Callable[[HttpServerTransport], Awaitable[None]]
-#: Runs the one-request session of a stateless POST, given the POST's revision.
-StatelessHandler = Callable[[HttpServerTransport, str], Awaitable[None]]
+#: Runs the one-request session of a stateless POST, given the POST's revision
+#: (None: a 2026-07-28 POST whose connection decides from the request).
+StatelessHandler = Callable[[HttpServerTransport, str | None], Awaitable[None]]
 #: Who is asking (e.g. from an auth middleware's scope entries); None: anonymous.
 PrincipalOf = Callable[[Scope], Hashable | None]
 
@@ -132,6 +134,22 @@ class StreamableHTTPApp:
         legacy_sse: also serve the 2024-11-05 HTTP+SSE endpoints at
             ``sse_path`` and ``messages_path`` (SS-07).
         keepalive: seconds between SSE comment lines on an idle stream (None: off).
+        versions: the protocol revisions served (None: every one). With a
+            2026-07-28-era revision, a POST naming that era (its
+            ``MCP-Protocol-Version`` header or its ``_meta``) is served
+            statelessly, in a one-request session of its own (see
+            ``_http_modern``); without a handshake-era one the endpoint is
+            modern-only: GET and DELETE get 405, ``Mcp-Session-Id`` and
+            ``Last-Event-ID`` are ignored, no legacy HTTP+SSE endpoints (HM-31).
+        tool_headers: the ``x-mcp-header`` annotations of a tool by name, for
+            the ``Mcp-Param-*`` checks of a 2026-07-28 ``tools/call`` (HM-28);
+            None: no parameter is mirrored.
+        modern_head_deferral: seconds a 2026-07-28 response head waits for the
+            request's first message: a request answered by then gets one JSON
+            body with the status its error calls for (400, 404: §27), a slower
+            one an SSE stream (an error found later travels on it, status 200).
+        modern_keepalive: seconds between SSE comments on a quiet 2026-07-28
+            stream (``subscriptions/listen`` streams stay open); None: off.
 
     Cancellation:
         Sessions live in the nursery of :meth:`run` (or of the ASGI lifespan);
@@ -161,7 +179,19 @@ class StreamableHTTPApp:
         sse_path: str = "/sse",
         messages_path: str = "/messages/",
         keepalive: float | None = None,
+        versions: Collection[str] | None = None,
+        tool_headers: ToolHeaders | None = None,
+        modern_head_deferral: float = MODERN_HEAD_DEFERRAL,
+        modern_keepalive: float | None = MODERN_KEEPALIVE,
     ) -> None:
+        served = ALL_VERSIONS if versions is None else tuple(versions)
+        unknown = [v for v in served if v not in ALL_VERSIONS]
+        if unknown or not served:
+            raise ValueError(f"versions must name known protocol revisions, not {served!r}")
+        #: The 2026-07-28-era revisions served, newest first (empty: none).
+        self.modern_versions = tuple(v for v in MODERN_VERSIONS if v in served)
+        #: Whether handshake-era sessions are served.
+        self.handshake = any(v in HANDSHAKE_VERSIONS for v in served)
         self.path = path.rstrip("/") or "/"
         self.json_response = json_response
         self.stateless = stateless
@@ -175,7 +205,7 @@ class StreamableHTTPApp:
         self.body_timeout = body_timeout
         self.allow_delete = allow_delete
         self.enable_get = enable_get
-        self.legacy_sse = legacy_sse and not stateless
+        self.legacy_sse = legacy_sse and not stateless and self.handshake
         self.sse_path = sse_path
         self.messages_path = messages_path
         self.keepalive = keepalive
@@ -194,6 +224,15 @@ class StreamableHTTPApp:
             allow_delete=allow_delete,
             retry_interval=retry_interval,
             keepalive=keepalive,
+            modern=ModernPost(
+                self._run_stateless,
+                tool_headers=tool_headers,
+                json_response=json_response,
+                head_deferral=modern_head_deferral,
+                keepalive=modern_keepalive,
+            ),
+            modern_versions=self.modern_versions,
+            handshake=self.handshake,
         )
         self._legacy = LegacyEndpoint(
             self, reader=reader, messages_path=messages_path, keepalive=keepalive
@@ -243,7 +282,7 @@ class StreamableHTTPApp:
                     self._sessions.pop(sid, None)
                     transport.peer_closed()
 
-    async def _run_stateless(self, transport: HttpServerTransport, version: str) -> None:
+    async def _run_stateless(self, transport: HttpServerTransport, version: str | None) -> None:
         """Run the one-request session of a stateless POST (contained, as any session).
 
         Cancellation: cancelled with its request (the POST handler's nursery).
