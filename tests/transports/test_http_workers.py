@@ -33,6 +33,7 @@ from process_check import child_pids, running
 from trio_mcp import RequestStateSealer, Server, serve_http
 from trio_mcp._server._request_state import KEY_ENV, StateRejection, key_from_env
 from trio_mcp._server._workers import WorkerExited, _stop
+from trio_mcp.protocol._headers import request_headers
 
 TARGET = "workers_app:build"
 ROUNDS = 20
@@ -45,13 +46,15 @@ async def workers(
 ) -> AsyncIterator[tuple[str, set[int]]]:
     """Serve *target* with *count* workers; yield (base URL, the workers' pids).
 
-    On leaving, checks that every worker process is gone.
+    The handshake era is served ``stateless=True`` unless *options* say
+    otherwise. On leaving, checks that every worker process is gone.
     """
+    options.setdefault("stateless", True)
     before = child_pids()
     async with trio.open_nursery() as nursery:
         url = await nursery.start(
             lambda task_status: serve_http(
-                target, workers=count, stateless=True, task_status=task_status, **options
+                target, workers=count, task_status=task_status, **options
             )
         )
         pids = child_pids() - before
@@ -78,8 +81,49 @@ async def call(url: str, tool: str, arguments: dict[str, Any] | None = None) -> 
         response = await http.post(f"{url}/mcp", content=orjson.dumps(body), headers=headers)
     assert response.status_code == 200, response.text
     [message] = sse_messages(response.text)
-    content = message["result"]["structuredContent"]
-    # A scalar result is wrapped as {"result": ...}; an object is itself.
+    return structured(message["result"])
+
+
+MODERN = "2026-07-28"
+
+
+async def modern_call(
+    url: str,
+    tool: str,
+    arguments: dict[str, Any] | None = None,
+    *,
+    request_id: int = 1,
+    capabilities: dict[str, Any] | None = None,
+    **params: Any,
+) -> dict[str, Any]:
+    """One 2026-07-28 ``tools/call`` (raw: ``_meta`` and the headers a client
+    sends), on a connection of its own; the JSON-RPC result."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": capabilities or {},
+    }
+    body_params = {"name": tool, "arguments": arguments or {}, "_meta": meta, **params}
+    body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": body_params}
+    headers = {
+        "accept": ACCEPT_BOTH,
+        "content-type": "application/json",
+        **request_headers("tools/call", body_params),
+    }
+    async with httpx.AsyncClient(timeout=httpx.Timeout(30.0)) as http:
+        response = await http.post(f"{url}/mcp", content=orjson.dumps(body), headers=headers)
+    assert response.status_code == 200, response.text
+    assert "mcp-session-id" not in response.headers  # stateless: no session minted
+    if response.headers["content-type"].startswith("text/event-stream"):
+        [message] = sse_messages(response.text)
+    else:
+        message = response.json()
+    assert message["id"] == request_id
+    result: dict[str, Any] = message["result"]
+    return result
+
+
+def structured(result: dict[str, Any]) -> Any:
+    content = result["structuredContent"]
     return content["result"] if set(content) == {"result"} else content
 
 
@@ -112,6 +156,51 @@ async def test_two_workers_share_the_traffic_and_answer_every_call() -> None:
         )
         assert set(answers) == pids  # nothing answered by any other process
         assert os.getpid() not in answers
+
+
+@pytest.mark.spec("ST-03")
+async def test_two_workers_share_modern_traffic_on_a_dual_era_endpoint() -> None:
+    async with workers(stateless=False) as (url, pids):
+
+        async def busy() -> Any:
+            return structured(await modern_call(url, "busy_pid"))
+
+        answers = await spread(url, pids, busy, lambda seen: set(seen) == pids)
+        assert set(answers) == pids
+
+
+@pytest.mark.spec("ST-03", "PT-08")
+async def test_a_modern_retry_may_land_on_the_other_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Round one on one worker, the retry on whichever accepts it: the state
+    sealed by the first opens in the second (the run's shared key), and
+    ``ctx.saved`` says which worker asked."""
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    capabilities: dict[str, Any] = {"elicitation": {"form": {}}}
+    async with workers(stateless=False) as (url, pids):
+
+        async def two_rounds() -> tuple[int, int]:
+            first = await modern_call(url, "ask", capabilities=capabilities)
+            assert first["resultType"] == "input_required"
+            [key] = first["inputRequests"]
+            final = await modern_call(
+                url,
+                "ask",
+                request_id=2,
+                capabilities=capabilities,
+                inputResponses={key: {"action": "accept", "content": {}}},
+                requestState=first["requestState"],
+            )
+            asked, finished, action = final["content"][0]["text"].split()
+            assert action == "accept"
+            return int(asked), int(finished)
+
+        def crossed(seen: list[tuple[int, int]]) -> bool:
+            return {asked for asked, finished in seen if asked != finished} == pids
+
+        rounds = await spread(url, pids, two_rounds, crossed)
+        assert {pid for pair in rounds for pid in pair} == pids
 
 
 async def test_cancelling_stops_the_workers_with_sigterm(caplog: pytest.LogCaptureFixture) -> None:
