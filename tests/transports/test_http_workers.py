@@ -426,16 +426,32 @@ async def read_until(stream: trio.abc.ReceiveStream, pattern: re.Pattern[bytes])
 
 
 @asynccontextmanager
-async def program(args: list[str], cwd: Path) -> AsyncIterator[trio.Process]:
+async def program(args: list[str], cwd: Path) -> AsyncIterator[tuple[trio.Process, set[int]]]:
+    """Run a program; yield it and a set for the pids of its workers.
+
+    Even when the test fails half way, nothing is left behind: the program gets
+    SIGTERM (so it stops its workers itself), SIGKILL after 10 s, and then any
+    worker the test recorded that still runs is killed by its pid.
+    """
     process = await trio.lowlevel.open_process(args, cwd=cwd, stderr=subprocess.PIPE)
+    pids: set[int] = set()
     try:
-        yield process
+        yield process, pids
     finally:
-        if process.returncode is None:
-            process.kill()
-        await process.wait()
-        assert process.stderr is not None
-        await process.stderr.aclose()
+        with trio.CancelScope(shield=True):
+            if process.returncode is None:
+                process.terminate()
+                with trio.move_on_after(10):
+                    await process.wait()
+            if process.returncode is None:
+                process.kill()
+            await process.wait()
+            for pid in pids:
+                if running(pid):
+                    os.kill(pid, signal.SIGKILL)
+                await wait_gone(pid)
+            assert process.stderr is not None
+            await process.stderr.aclose()
 
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL])
@@ -446,11 +462,11 @@ async def test_a_script_serving_its_own_factory_with_run_http_leaves_no_worker(
     workers load the script as ``__mp_main__``. SIGTERM stops the script and its
     workers; after a SIGKILL of the script the workers see their stdin end and go."""
     here = Path(__file__).parent
-    async with program([sys.executable, "workers_script.py"], here) as script:
+    async with program([sys.executable, "workers_script.py"], here) as (script, pids):
         assert script.stderr is not None
         found = await read_until(script.stderr, re.compile(rb"at (http://\S+)/mcp\n"))
         url = found.group(1).decode()
-        pids = children_of(script.pid)
+        pids.update(children_of(script.pid))
         assert len(pids) == 2
         assert await call(url, "pid") in pids
         script.send_signal(stop)
@@ -466,12 +482,12 @@ async def test_the_hypercorn_command_line_serves_the_importable_app_with_workers
     here = Path(__file__).parent
     args = [sys.executable, "-m", "hypercorn", "--worker-class", "trio", "--workers", "2"]
     args += ["--bind", "127.0.0.1:0", "workers_app:app"]
-    async with program(args, here) as hypercorn:
+    async with program(args, here) as (hypercorn, pids):
         assert hypercorn.stderr is not None
         found = await read_until(hypercorn.stderr, re.compile(rb"Running on (http://\S+) "))
         url = found.group(1).decode()
         # Its workers, not multiprocessing's resource tracker (also a child).
-        pids = {pid for pid in children_of(hypercorn.pid) if spawned_worker(pid)}
+        pids.update(pid for pid in children_of(hypercorn.pid) if spawned_worker(pid))
         assert len(pids) == 2
         answers = await spread(
             url, pids, lambda: call(url, "busy_pid"), lambda seen: set(seen) == pids

@@ -252,7 +252,7 @@ async def serve_http(
         finish, then SIGKILL; the call returns only once every worker process
         it started has been reaped (no orphans).
 
-    Spec: HT-01, HT-03, HM-01, PT-08.
+    Spec: HT-01, HT-03, ST-03, PT-08.
     """
     from ..transports._http_server import StreamableHTTPApp, serve_http_app
 

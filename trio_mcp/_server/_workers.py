@@ -54,7 +54,7 @@ SIGINT: Ctrl+C reaches the whole process group, and the parent does the
 stopping. A worker that exits while serving (a crash, an OOM kill) ends the
 whole server: the others are stopped and :class:`WorkerExited` is raised.
 
-Spec: HM-01 (one endpoint, stateless requests), PT-08 (a shared key).
+Spec: ST-03 (no request tied to a process), PT-08 (one key for every worker).
 """
 
 from __future__ import annotations
@@ -249,7 +249,7 @@ async def serve_workers(
         seconds each, then SIGKILL; it returns (re-raising ``Cancelled``) only
         once every worker it started has been reaped.
 
-    Spec: HM-01, PT-08.
+    Spec: ST-03, PT-08.
     """
     if workers < 1:
         raise ValueError("workers must be at least 1")
@@ -266,7 +266,8 @@ async def serve_workers(
         raise TypeError(f"app options must be picklable to reach the workers: {exc}") from exc
     env = dict(os.environ)
     # One key for the workers of this run, unless configured (see the module docstring).
-    env.setdefault(KEY_ENV, secrets.token_hex(32))
+    if not env.get(KEY_ENV):  # unset or empty: a sealer would draw its own key
+        env[KEY_ENV] = secrets.token_hex(32)
     header = json.dumps({"path": list(sys.path), "main": resolved.main_path})
 
     with _listen(host, port, backlog) as sock:
