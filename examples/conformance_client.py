@@ -18,6 +18,23 @@ Scenarios (harness 0.1.16):
   ``Last-Event-ID`` after the stream's ``retry`` delay.
 * ``json-schema-2020-12-preservation`` (harness 0.2): send the input schema
   listed for ``json_schema_2020_12_tool`` back through ``json_schema_echo``.
+
+Scenarios of the 2026-07-28 set (harness 0.2, ``--requirements 2026-07-28``);
+the client opens in ``era="auto"`` (``server/discover`` first) as always:
+
+* ``request-metadata``: connect; the mock refuses the first request with
+  -32022 and the client retries with the version it names.
+* ``sep-2322-client-request-state``: call the input-required tools; the
+  elicitation is answered by the client's handler, which calls an unrelated
+  tool meanwhile (it must carry no ``inputResponses`` or ``requestState``).
+* ``http-standard-headers``: call every tool, read every resource, get every
+  prompt (``Mcp-Method`` and ``Mcp-Name`` are checked on each POST).
+* ``http-custom-headers``: make the calls listed in ``MCP_CONFORMANCE_CONTEXT``
+  (``toolCalls``); the annotated arguments go into ``Mcp-Param-*``.
+* ``http-invalid-tool-headers``: call every tool the client offers; the tools
+  with invalid ``x-mcp-header`` annotations were dropped when listed.
+* ``json-schema-ref-no-deref``: list the tools (a network ``$ref`` in a
+  schema is never fetched).
 * anything else (the ``auth/*`` scenarios): connect, list and call the tools.
   The client has no OAuth support yet, so these fail at the first 401.
 
@@ -27,9 +44,11 @@ printed to stderr).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
+from typing import Any
 
 import trio
 
@@ -46,8 +65,67 @@ async def accept_with_defaults(request: object) -> t.ElicitResult:
     return t.ElicitResult(action="accept", content={})
 
 
+#: The client, for handlers that make calls of their own (one client per run).
+_CLIENT: list[Client] = []
+
+
+async def accept_and_call_unrelated(request: object) -> t.ElicitResult:
+    """sep-2322-client-request-state: between the rounds of one call, make an
+    unrelated call (it must not carry the other call's round state)."""
+    if _CLIENT:
+        result = await _CLIENT[0].call_tool("test_mrtr_unrelated", {})
+        print("test_mrtr_unrelated:", _texts(result))
+    return t.ElicitResult(action="accept", content={"confirmed": True})
+
+
+def _arguments_for(tool: t.Tool) -> dict[str, Any]:
+    """Some value for each required argument of *tool*, by its schema type."""
+    schema: dict[str, Any] = dict(tool.input_schema)
+    properties: dict[str, Any] = schema.get("properties") or {}
+    samples: dict[str, Any] = {"string": "us-west1", "integer": 1, "number": 1.5, "boolean": True}
+    arguments: dict[str, Any] = {}
+    for name in schema.get("required") or []:
+        kind = (properties.get(name) or {}).get("type", "string")
+        arguments[name] = samples.get(kind, "value")
+    return arguments
+
+
+def _context() -> dict[str, Any]:
+    raw = os.environ.get("MCP_CONFORMANCE_CONTEXT")
+    parsed = json.loads(raw) if raw else {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
 async def run_scenario(client: Client, scenario: str) -> None:
-    if scenario == "initialize":
+    if scenario in ("initialize", "request-metadata"):
+        return
+    if scenario == "sep-2322-client-request-state":
+        for name in ("test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_no_result_type"):
+            result = await client.call_tool(name, {})
+            print(f"{name}:", _texts(result))
+        return
+    if scenario == "http-standard-headers":
+        for tool in client.tools.values():
+            print(f"{tool.name}:", _texts(await client.call_tool(tool.name, {})))
+        for uri in client.resources:
+            await client.read_resource(uri)
+        for prompt in client.prompts:
+            await client.get_prompt(prompt)
+        return
+    if scenario == "http-custom-headers":
+        for call in _context().get("toolCalls", []):
+            result = await client.call_tool(call["name"], call.get("arguments", {}))
+            print(f"{call['name']}:", _texts(result))
+        return
+    if scenario == "http-invalid-tool-headers":
+        # client.tools holds only the tools it may call (HM-27).
+        for tool in client.tools.values():
+            result = await client.call_tool(tool.name, _arguments_for(tool))
+            print(f"{tool.name}:", _texts(result))
+        return
+    if scenario == "json-schema-ref-no-deref":
+        page = await client.list_tools()
+        print("tools:", ", ".join(tool.name for tool in page.tools))
         return
     if scenario == "tools_call":
         result = await client.call_tool("add_numbers", {"a": 5, "b": 3})
@@ -82,14 +160,20 @@ def _texts(result: t.CallToolResult) -> str:
 
 async def main(url: str, scenario: str) -> None:
     with trio.fail_after(DEADLINE):
+        elicitation = (
+            accept_and_call_unrelated
+            if scenario == "sep-2322-client-request-state"
+            else accept_with_defaults
+        )
         async with open_http_client(
             url,
             name="trio-mcp-conformance-client",
             version="1.0.0",
-            elicitation=accept_with_defaults,
+            elicitation=elicitation,
             apply_elicitation_defaults=True,
         ) as client:
-            print(f"connected: {client.server_info.name} ({client.protocol_version})")
+            _CLIENT.append(client)
+            print(f"connected: {client.server_info.name} ({client.protocol_version}, {client.era})")
             await run_scenario(client, scenario)
 
 

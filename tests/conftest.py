@@ -12,6 +12,8 @@
 * Pure protocol tests (``tests/protocol/``) never import trio.
 * Every test ends every process it started: an autouse check below fails a
   test that leaves a child process running.
+* Every test starts with no remembered era (``forget_eras``): a port reused by a
+  later test's server must not inherit what an earlier one spoke.
 * Property tests (hypothesis) are deterministic too: the profile below draws
   the same examples on every run (``derandomize``), keeps no example database,
   and has no per-example deadline (a loaded 2-core CI machine is not a bug).
@@ -23,8 +25,16 @@ import pytest
 from hypothesis import settings
 from process_check import child_pids, running
 
+from trio_mcp._client._connect import forget_eras
+
 settings.register_profile("trio_mcp", deadline=None, derandomize=True, database=None)
 settings.load_profile("trio_mcp")
+
+
+@pytest.fixture(autouse=True)
+def _no_remembered_eras() -> None:
+    """The era memory of stdio commands and HTTP endpoints is process-wide."""
+    forget_eras()
 
 
 @pytest.fixture(autouse=True)

@@ -53,10 +53,16 @@ The fast path (optional)
 
 The eras it carries (optional)
     A transport that carries only the handshake era says so with a class
-    attribute ``handshake_only = True`` (the Streamable HTTP client, whose
-    2026-07-28 shape, one POST per self-contained request, is not written
-    yet): a client on it in ``era="auto"`` goes straight to ``initialize``
-    instead of probing. Every other transport carries both eras.
+    attribute ``handshake_only = True``: a client on it in ``era="auto"`` goes
+    straight to ``initialize`` instead of probing. Every transport of this
+    package carries both eras.
+
+Tool headers (optional)
+    A transport that mirrors tool arguments into headers (Streamable HTTP in
+    2026-07-28: ``Mcp-Param-*``, HM-25) has a writable attribute
+    ``tool_headers``: the client sets it to a callable giving the
+    ``x-mcp-header`` annotations of a tool by name, and on such a transport
+    drops tools whose annotations are invalid (HM-27).
 
 Spec: TR-01 (UTF-8 messages), TR-03 (a custom transport documents its framing).
 """

@@ -1,19 +1,26 @@
-"""Our stdio server for the modern-era interop tests (run by test_modern_interop.py).
+"""Our server for the modern-era interop tests (test_modern_interop.py over stdio,
+test_http_modern_interop.py over Streamable HTTP).
 
-Usage: python modern_trio_server.py
+Usage: python modern_trio_server.py [--http] [--versions=V[,V...]]
 
-A :class:`trio_mcp.Server` served with :func:`trio_mcp.run_stdio`. It is
-dual-era (the default ``protocol_versions``): the client's opening decides, so
-``server/discover`` (or any request carrying the 2026-07-28 ``_meta``
-envelope) makes the connection 2026-07-28, and ``initialize`` the 2025 one
-(VR-08, VR-09). It offers what the peer clients (modern_sdk_client.py,
-ts_v2_modern_client.mjs) expect:
+A :class:`trio_mcp.Server` served with :func:`trio_mcp.run_stdio`, or with
+``--http`` with :func:`trio_mcp.serve_http` on 127.0.0.1, port 0: it then
+prints its endpoint's URL (``http://127.0.0.1:PORT/mcp``) as the one line of
+its stdout and serves until its stdin ends (or it is killed). It is dual-era
+by default: over stdio the client's opening decides, so ``server/discover``
+(or any request carrying the 2026-07-28 ``_meta`` envelope) makes the
+connection 2026-07-28, and ``initialize`` the 2025 one (VR-08, VR-09); over
+HTTP one endpoint serves handshake sessions and stateless 2026-07-28 POSTs.
+``--versions`` sets ``protocol_versions`` (``2025-11-25``: a legacy-only
+server; ``2026-07-28``: a modern-only one, which refuses ``initialize`` with
+-32022 and answers GET and DELETE with 405, HM-31). It offers what the peer
+clients (modern_sdk_client.py, ts_v2_modern_client.mjs) expect:
 
 * ``add(a, b)`` returns ``a + b``.
 * ``slow()`` writes ``slow started`` to stderr, then sleeps for an hour; when
-  the client cancels the call (``notifications/cancelled``, CN-01) the handler
-  gets :class:`trio.Cancelled` and writes ``slow cancelled`` before it
-  propagates.
+  the client cancels the call (``notifications/cancelled``, CN-01; over HTTP in
+  2026-07-28, by closing the call's response stream, HM-13) the handler gets
+  :class:`trio.Cancelled` and writes ``slow cancelled`` before it propagates.
 * ``confirm(item)`` asks for a form elicitation ``{"ok": boolean}`` with
   ``ctx.elicit``. In 2026-07-28 that ends the first round with an
   ``InputRequiredResult`` (PT-03) and the handler runs again on the client's
@@ -34,13 +41,27 @@ peers wait on them), so the session's own logging is left at its default
 from __future__ import annotations
 
 import itertools
+import os
 import sys
+from collections.abc import Sequence
 
 import trio
 
 import trio_mcp
+from trio_mcp.protocol import ALL_VERSIONS
 
-server = trio_mcp.Server("modern-trio-server", version="1.0")
+
+def protocol_versions(argv: Sequence[str]) -> tuple[str, ...]:
+    """The ``--versions=`` of *argv* (comma-separated), or every revision."""
+    for arg in argv:
+        if arg.startswith("--versions="):
+            return tuple(arg.removeprefix("--versions=").split(","))
+    return ALL_VERSIONS
+
+
+server = trio_mcp.Server(
+    "modern-trio-server", version="1.0", protocol_versions=protocol_versions(sys.argv[1:])
+)
 
 #: How long ``slow`` sleeps when nobody cancels it.
 SLOW_SECONDS = 3600.0
@@ -111,5 +132,24 @@ async def grow() -> str:
     return name
 
 
+async def serve_http_until_stdin_ends() -> None:
+    """Serve over HTTP, print the URL, and stop once stdin reaches its end.
+
+    Cancellation: stopping ``serve_http`` closes the listener and ends every
+    session (bounded), so the process exits soon after its stdin closes.
+    """
+    async with trio.open_nursery() as nursery:
+        base: str = await nursery.start(trio_mcp.serve_http, server)
+        print(f"{base}/mcp", flush=True)
+        stdin = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
+        async with stdin:
+            while await stdin.receive_some():
+                pass
+        nursery.cancel_scope.cancel()
+
+
 if __name__ == "__main__":
-    trio_mcp.run_stdio(server)
+    if "--http" in sys.argv[1:]:
+        trio.run(serve_http_until_stdin_ends)
+    else:
+        trio_mcp.run_stdio(server)

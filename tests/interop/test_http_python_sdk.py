@@ -119,3 +119,57 @@ async def test_our_client_against_sdk_server(tmp_path: Path, json_response: bool
             if process.returncode is None:
                 os.kill(process.pid, signal.SIGKILL)
                 await process.wait()
+
+
+@pytest.mark.spec("HM-04", "HM-15", "HM-19", "HM-32")
+@pytest.mark.parametrize("json_response", [False, True])
+async def test_our_client_goes_2026_07_28_with_an_sdk_server(
+    tmp_path: Path, json_response: bool
+) -> None:
+    """mcp 2.x's Streamable HTTP app answers ``server/discover``: ``era="auto"``
+    goes 2026-07-28, every request its own POST with its metadata headers,
+    never a session id, GET or DELETE."""
+    import httpx
+
+    script = tmp_path / "sdk_server.py"
+    script.write_text(SDK_SERVER)
+    args = [sys.executable, str(script)] + (["json"] if json_response else [])
+    requests: list[httpx.Request] = []
+
+    async def seen(request: httpx.Request) -> None:
+        requests.append(request)
+
+    async with trio.open_nursery() as nursery:
+        process = await nursery.start(
+            functools.partial(trio.run_process, args, stdout=-1, stderr=-1, check=False)
+        )
+        try:
+            with trio.fail_after(60):
+                line = b""
+                while not line.endswith(b"\n"):
+                    line += await process.stdout.receive_some(1)
+                url = line.decode().strip()
+                async with (
+                    httpx.AsyncClient(
+                        timeout=httpx.Timeout(30.0, read=None), event_hooks={"request": [seen]}
+                    ) as http,
+                    open_http_client(url, http_client=http, remember_era=False) as client,
+                ):
+                    assert client.era == "modern"
+                    assert client.protocol_version == "2026-07-28"
+                    assert list(client.tools) == ["add"]
+                    result = await client.call_tool("add", {"a": 2, "b": 3})
+                    assert result.structured_content == {"result": 5}
+        finally:
+            os.kill(process.pid, signal.SIGTERM)
+            with trio.move_on_after(10):
+                await process.wait()
+            if process.returncode is None:
+                os.kill(process.pid, signal.SIGKILL)
+                await process.wait()
+    assert {request.method for request in requests} == {"POST"}
+    assert all("mcp-session-id" not in request.headers for request in requests)
+    assert requests[0].headers["mcp-method"] == "server/discover"
+    call = next(r for r in requests if r.headers["mcp-method"] == "tools/call")
+    assert call.headers["mcp-name"] == "add"
+    assert call.headers["mcp-protocol-version"] == "2026-07-28"

@@ -422,7 +422,7 @@ async def test_a_python_sdk_client_against_our_server(tmp_path: Path) -> None:
     argv = [sys.executable, str(HERE / "modern_sdk_client.py"), *spawn_counting(spawned)]
     steps, arrived = await run_peer_client(argv, HERE)
     expected = expected_steps(ts=False)
-    expected[0]["server"] = "modern-trio-server"
+    expected[0].update(mode="auto", server="modern-trio-server")
     assert steps == expected
     # It probes on the session's own pipe: one process.
     assert len(spawned.read_text().split()) == 1

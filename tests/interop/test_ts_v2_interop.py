@@ -10,17 +10,19 @@ fail.
   (``serveStdio``, whose default lets the opening decide the era: our client
   pinned to ``era="legacy"`` gets 2025-11-25, our default ``era="auto"``
   probes and gets 2026-07-28) and over HTTP in the adapter's default mode (the
-  handshake era served statelessly: no ``Mcp-Session-Id``, 405 on GET; our
-  HTTP client does not probe yet), then in their ``legacy: 'reject'`` mode,
-  which answers ``initialize`` with -32022 listing only 2026-07-28 (over HTTP
-  with status 400): a refusal for the handshake era, while over stdio
-  ``era="auto"`` goes 2026-07-28 and works.
+  handshake era served statelessly: no ``Mcp-Session-Id``, 405 on GET),
+  with our client pinned to ``era="legacy"``, and in ``era="auto"``, which
+  probes with ``server/discover`` and gets 2026-07-28 (one POST per request,
+  no session), then in their ``legacy: 'reject'`` mode, which answers
+  ``initialize`` with -32022 listing only 2026-07-28 (over HTTP with status
+  400): a refusal for the handshake era, while ``era="auto"`` goes 2026-07-28
+  and works, over stdio and HTTP.
 * A v2 client (``ts_v2_client.mjs``) against our servers: the paper_trail
   example over stdio and ``serve_http`` in process, in the client's default
   negotiation mode and in ``auto`` (``server/discover`` first; on stdio sent to
-  a throwaway process, and answered by our dual-era stdio server, so the
-  session is 2026-07-28; our HTTP endpoint refuses the envelope, so over HTTP
-  it falls back to the handshake).
+  a throwaway process; answered by our dual-era servers, so the session is
+  2026-07-28 on both transports, stateless over HTTP). The full modern
+  exercise over HTTP is test_http_modern_interop.py's.
 
 Each lists tools, calls one, cancels a call whose handler is running and checks
 that the handler stopped, then shuts down. Events are ordered by what the peer
@@ -291,7 +293,7 @@ async def test_our_client_against_a_v2_server_over_stdio(era: str, protocol_vers
 
 
 @pytest.mark.spec("CN-01")
-async def test_our_client_against_a_v2_server_over_http() -> None:
+async def test_our_client_against_a_v2_server_over_http_in_the_handshake_era() -> None:
     exchanges: list[tuple[str, int, str | None]] = []
 
     async def record(response: httpx.Response) -> None:
@@ -306,7 +308,7 @@ async def test_our_client_against_a_v2_server_over_http() -> None:
     ):
         started = time.perf_counter()
         with trio.fail_after(NOT_HUNG * 2):
-            async with open_http_client(url, http_client=http) as client:
+            async with open_http_client(url, http_client=http, era="legacy") as client:
                 connected = time.perf_counter()
                 cancel_to_stopped, ping_after_cancel = await exercise_v2_server(client, server_log)
     # The handshake era without sessions: no response carried a session id, the
@@ -325,13 +327,65 @@ async def test_our_client_against_a_v2_server_over_http() -> None:
     )
 
 
+@pytest.mark.spec("CN-13", "HM-04", "HM-13", "HM-19", "HM-32")
+@pytest.mark.parametrize("legacy", ["stateless", "reject"])
+async def test_our_client_against_a_v2_server_over_http_in_2026_07_28(legacy: str) -> None:
+    """``era="auto"`` against ``createMcpHandler`` in its default (both eras,
+    the old one without sessions) and its modern-only mode: ``server/discover``
+    is answered, so every request is a POST of its own with its metadata
+    headers, no session, no GET, no DELETE; a cancel is the closed response
+    stream, and the handler's abort signal fires."""
+    posts: list[httpx.Headers] = []
+    exchanges: list[tuple[str, int, str | None]] = []
+
+    async def seen(request: httpx.Request) -> None:
+        if request.method == "POST":
+            posts.append(request.headers)
+
+    async def record(response: httpx.Response) -> None:
+        session_id = response.headers.get("mcp-session-id")
+        exchanges.append((response.request.method, response.status_code, session_id))
+
+    async with (
+        v2_http_server(legacy) as (url, server_log),
+        httpx.AsyncClient(
+            timeout=httpx.Timeout(NOT_HUNG, read=None),
+            event_hooks={"request": [seen], "response": [record]},
+        ) as http,
+    ):
+        started = time.perf_counter()
+        with trio.fail_after(NOT_HUNG * 2):
+            async with open_http_client(url, http_client=http, remember_era=False) as client:
+                assert client.era == "modern"
+                connected = time.perf_counter()
+                cancel_to_stopped, ping_after_cancel = await exercise_v2_server(
+                    client, server_log, "2026-07-28"
+                )
+    assert {method for method, _, _ in exchanges} == {"POST"}, exchanges
+    assert all(session_id is None for _, _, session_id in exchanges), exchanges
+    assert all("mcp-session-id" not in headers for headers in posts)
+    assert [h["mcp-method"] for h in posts][:1] == ["server/discover"]
+    assert all(h["mcp-protocol-version"] == "2026-07-28" for h in posts)
+    calls = [h for h in posts if h["mcp-method"] == "tools/call"]
+    assert {h["mcp-name"] for h in calls} == {"add", "sleep"}
+    # No notifications/cancelled: over HTTP the closed stream is the cancel.
+    assert all(h["mcp-method"] != "notifications/cancelled" for h in posts)
+    figure(
+        f"our client (auto) -> v2 server ({legacy}), HTTP 2026-07-28",
+        connected - started,
+        cancel_to_stopped,
+        ping_after_cancel,
+    )
+
+
 async def test_our_client_against_a_v2_server_that_refuses_the_handshake() -> None:
+    # The handshake era pinned: the refusal is all there is.
     async with v2_http_server("reject") as (url, _):
         with (
             trio.fail_after(NOT_HUNG),
             pytest.raises(trio_mcp.MCPError, match="2026-07-28"),
         ):
-            async with open_http_client(url):
+            async with open_http_client(url, era="legacy"):
                 pass
 
 
@@ -493,7 +547,7 @@ def paper_trail_lookalike(sleep_handler: SleepHandler) -> Server:
     return server
 
 
-@pytest.mark.spec("CN-05")
+@pytest.mark.spec("CN-05", "HM-13", "HM-32")
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_a_v2_client_against_our_server_over_http(mode: str) -> None:
     cache = await trio.to_thread.run_sync(ts_sdk_v2_dir)
@@ -516,20 +570,28 @@ async def test_a_v2_client_against_our_server_over_http(mode: str) -> None:
         nursery.cancel_scope.cancel()
     assert process.returncode == 0, err.lines
     events = v2_client_events(out.lines)
-    assert_v2_client_saw_paper_trail(events, "trio-http-v2")
+    era = "modern" if mode == "auto" else "legacy"
+    assert_v2_client_saw_paper_trail(events, "trio-http-v2", era)
     assert events["tools"]["names"] == ["order_status", "sleep"]
-    assert events["connected"]["sessionId"]
     assert sleep_handler.cancelled
-    # Its DELETE (terminateSession) ended the session on our side.
     assert sessions_left == 0
-    # What it POSTed, in the order the answers came: `auto` probed with
-    # server/discover (our server refuses the 2026-07-28 envelope with 400) and
-    # fell back to initialize; its abort reached us as notifications/cancelled.
     posted = events["closed"]["posted"]
-    first = ["server/discover", 400] if mode == "auto" else ["initialize", 200]
-    assert posted[0] == first, posted
-    assert ["initialize", 200] in posted
-    assert ["notifications/cancelled", 202] in posted
+    if mode == "auto":
+        # Our endpoint serves both eras: the server/discover probe is answered,
+        # so the client goes 2026-07-28 without a session (no initialize, no
+        # DELETE), and its abort closed the call's stream, which our server read
+        # as the cancel (HM-13): no notifications/cancelled.
+        assert posted[0] == ["server/discover", 200], posted
+        assert events["connected"]["sessionId"] is None
+        methods = [method for method, _ in posted]
+        assert "initialize" not in methods
+        assert "notifications/cancelled" not in methods
+    else:
+        # The handshake era: a session, ended by its DELETE (terminateSession);
+        # the abort reached us as notifications/cancelled.
+        assert events["connected"]["sessionId"]
+        assert posted[0] == ["initialize", 200], posted
+        assert ["notifications/cancelled", 202] in posted
     figure(
         f"v2 client ({mode}) -> our server, HTTP",
         events["connected"]["connectMs"] / 1000,

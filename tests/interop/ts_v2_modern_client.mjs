@@ -1,7 +1,19 @@
-// A stdio client written with the TypeScript SDK v2 (@modelcontextprotocol/client 2.4.0)
+// A client written with the TypeScript SDK v2 (@modelcontextprotocol/client 2.4.0)
 // for modern-era (2026-07-28) interop: the TS twin of modern_sdk_client.py.
 //
 //   node ts_v2_modern_client.mjs [--mode=auto|pin] [--cancel=signal|timeout] COMMAND [ARG...]
+//   node ts_v2_modern_client.mjs [--mode=auto|pin] [--cancel=signal|timeout] --http URL
+//
+// With --http it uses the SDK's StreamableHTTPClientTransport on URL instead of spawning
+// a stdio server: the probe is one POST of server/discover (no sibling process), and in
+// the 2026-07-28 era each request is its own POST, which the SDK aborts to cancel the
+// request (HM-13) instead of POSTing notifications/cancelled. The server's event lines
+// ("slow started", "slow cancelled") are then read from this script's stdin (the test
+// copies the server's stderr lines there), and the closed step lists "exchanges": one
+// [HTTP method, JSON-RPC method (a tools/call with the tool's name; null: no body;
+// "(response)": a JSON-RPC response), status (null: no response head came, or the
+// fetch failed), whether the response carried an Mcp-Session-Id] per HTTP request, in
+// the order they were sent.
 //
 // It spawns COMMAND (with this process's environment) through StdioClientTransport and
 // connects with `versionNegotiation: { mode: 'auto' }` (the default), or with
@@ -31,13 +43,13 @@
 //                 closes the subscription (aborts the listen request and sends
 //                 notifications/cancelled for it) and reports how it ended
 //   after-listen  the text of add(a=1, b=1)
-//   closed        client.close() returned and the server's stderr ended
+//   closed        client.close() returned and (over stdio) the server's stderr ended
 //
 // A failed step prints {"step": ..., "error": ...} and exits 1; a step the negotiated era
 // cannot run prints {"step": ..., "unsupported": ...}. Exit 0 when every step ran.
 // Server stderr lines other than the awaited ones are copied to this script's stderr.
 import { createInterface } from "node:readline";
-import { Client } from "@modelcontextprotocol/client";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 
 const STEP_BOUND_MS = 30_000;
@@ -49,14 +61,23 @@ const MODERN = "2026-07-28";
 const argv = process.argv.slice(2);
 let how = "signal";
 let mode = "auto";
+let http = false;
 while (argv[0]?.startsWith("--")) {
   const option = argv.shift();
   if (option.startsWith("--cancel=")) how = option.slice("--cancel=".length);
   else if (option.startsWith("--mode=")) mode = option.slice("--mode=".length);
+  else if (option === "--http") http = true;
   else how = undefined;
 }
-if ((how !== "signal" && how !== "timeout") || (mode !== "auto" && mode !== "pin") || argv.length === 0) {
-  console.error("usage: ts_v2_modern_client.mjs [--mode=auto|pin] [--cancel=signal|timeout] COMMAND [ARG...]");
+if (
+  (how !== "signal" && how !== "timeout") ||
+  (mode !== "auto" && mode !== "pin") ||
+  argv.length === 0 ||
+  (http && argv.length !== 1)
+) {
+  console.error(
+    "usage: ts_v2_modern_client.mjs [--mode=auto|pin] [--cancel=signal|timeout] COMMAND [ARG...] | --http URL",
+  );
   process.exit(2);
 }
 const emit = (step, fields = {}) => console.log(JSON.stringify({ step, ...fields }));
@@ -90,11 +111,36 @@ const textOf = (result) => {
   return block.text;
 };
 
-const [command, ...args] = argv;
-// env: the default keeps only a few variables; a Python server needs PYTHONPATH and the like.
-const transport = new StdioClientTransport({ command, args, env: process.env, stderr: "pipe" });
-createInterface({ input: transport.stderr }).on("line", onServerLog);
-const serverExited = new Promise((resolve) => transport.stderr.on("end", resolve));
+// Over HTTP: every request the SDK's fetch made (see the header comment).
+const exchanges = [];
+async function recordingFetch(url, init) {
+  let label = null;
+  if (init?.method === "POST" && typeof init.body === "string") {
+    const body = JSON.parse(init.body);
+    label = Array.isArray(body) ? "(batch)" : (body.method ?? "(response)");
+    if (label === "tools/call") label += ` ${body.params.name}`;
+  }
+  const entry = [init?.method ?? "GET", label, null, false];
+  exchanges.push(entry);
+  const response = await fetch(url, init);
+  entry[2] = response.status;
+  entry[3] = response.headers.has("mcp-session-id");
+  return response;
+}
+
+let transport;
+let serverExited;
+if (http) {
+  transport = new StreamableHTTPClientTransport(new URL(argv[0]), { fetch: recordingFetch });
+  createInterface({ input: process.stdin }).on("line", onServerLog);
+  serverExited = Promise.resolve();
+} else {
+  const [command, ...args] = argv;
+  // env: the default keeps only a few variables; a Python server needs PYTHONPATH and the like.
+  transport = new StdioClientTransport({ command, args, env: process.env, stderr: "pipe" });
+  createInterface({ input: transport.stderr }).on("line", onServerLog);
+  serverExited = new Promise((resolve) => transport.stderr.on("end", resolve));
+}
 
 const client = new Client(
   { name: "ts-v2-modern-client", version: "2.4.0" },
@@ -183,6 +229,6 @@ await step("after-listen", async () => {
 await step("closed", async () => {
   await client.close();
   await serverExited;
-  emit("closed");
+  emit("closed", http ? { exchanges } : {});
 });
 process.exit(0);

@@ -21,7 +21,7 @@ from trio_mcp.transports._event_store import MemoryEventStore
 @pytest.mark.parametrize("json_response", [False, True])
 async def test_calls_and_delete_on_close(json_response: bool) -> None:
     async with running(make_server(), json_response=json_response) as (url, app):
-        async with open_http_client(url + "/mcp") as client:
+        async with open_http_client(url + "/mcp", era="legacy") as client:
             assert client.protocol_version == "2025-11-25"
             results: list[Any] = []
 
@@ -53,7 +53,10 @@ async def test_outer_cancel_still_sends_cancel_and_delete() -> None:
 
     async with running(server) as (url, app):
         with trio.CancelScope() as outer:
-            async with open_http_client(url + "/mcp") as client, trio.open_nursery() as nursery:
+            async with (
+                open_http_client(url + "/mcp", era="legacy") as client,
+                trio.open_nursery() as nursery,
+            ):
                 nursery.start_soon(client.call_tool, "block", {})
                 await started.wait()
                 outer.cancel()
@@ -66,7 +69,7 @@ async def test_outer_cancel_still_sends_cancel_and_delete() -> None:
 async def test_non_2xx_fails_the_call_with_a_clear_error() -> None:
     async with (
         running(make_server(), max_body_size=2000) as (url, _),
-        open_http_client(url + "/mcp") as client,
+        open_http_client(url + "/mcp", era="legacy") as client,
     ):
         with pytest.raises(RPCError, match="HTTP 413"):
             await client.call_tool("echo", {"text": "x" * 5000})
@@ -77,7 +80,7 @@ async def test_non_2xx_fails_the_call_with_a_clear_error() -> None:
 async def test_session_deleted_by_server_surfaces_as_expired() -> None:
     async with (
         running(make_server()) as (url, app),
-        open_http_client(url + "/mcp", reconnect_delay=0.01) as client,
+        open_http_client(url + "/mcp", era="legacy", reconnect_delay=0.01) as client,
     ):
         (transport,) = app.sessions().values()
         transport.peer_closed()
@@ -101,7 +104,7 @@ async def test_resumable_server_with_client() -> None:
     store = MemoryEventStore()
     async with (
         running(make_server(), event_store=store, retry_interval=10) as (url, _),
-        open_http_client(url + "/mcp") as client,
+        open_http_client(url + "/mcp", era="legacy") as client,
     ):
         for i in range(5):
             result = await client.call_tool("add", {"a": i, "b": 0})
@@ -143,7 +146,7 @@ async def test_reinitialize_after_a_delete_by_another_party(json_response: bool)
         running(server, json_response=json_response) as (url, app),
         _recording_client(seen) as http,
         open_http_client(
-            url + "/mcp", http_client=http, reinitialize=True, reconnect_delay=0.01
+            url + "/mcp", http_client=http, era="legacy", reinitialize=True, reconnect_delay=0.01
         ) as client,
     ):
         transport = http_transport_of(client)
@@ -210,7 +213,9 @@ async def test_reinitialize_after_the_server_ends_the_session() -> None:
     # is not reopened during the test, so the call is what meets the 404.
     async with (
         running(make_server()) as (url, app),
-        open_http_client(url + "/mcp", reinitialize=True, reconnect_delay=3600) as client,
+        open_http_client(
+            url + "/mcp", era="legacy", reinitialize=True, reconnect_delay=3600
+        ) as client,
     ):
         transport = http_transport_of(client)
         ids = {transport.session_id}
@@ -234,7 +239,7 @@ async def test_reinitialize_after_the_server_ends_the_session() -> None:
 async def test_without_reinitialize_the_client_ends_with_session_expired() -> None:
     async with (
         running(make_server()) as (url, app),
-        open_http_client(url + "/mcp") as client,
+        open_http_client(url + "/mcp", era="legacy") as client,
     ):
         (server_end,) = app.sessions().values()
         server_end.peer_closed()

@@ -196,7 +196,7 @@ async def cancel_then_ping(stateless: bool) -> tuple[float, float, list[float], 
     async with app.run(), trio.open_nursery() as nursery:
         bridge = HeadHoldingBridge(app, nursery)
         http = httpx.AsyncClient(transport=bridge)
-        async with http, open_http_client(URL, http_client=http) as client:
+        async with http, open_http_client(URL, http_client=http, era="legacy") as client:
             assert (http_transport_of(client).session_id is None) == stateless
             call_scope = trio.CancelScope()
             nursery.start_soon(_call, client, call_scope)

@@ -428,7 +428,7 @@ async def test_closing_the_response_stream_cancels_the_request() -> None:
     assert not any(orjson.loads(data).get("id") == 77 for data in written)
 
 
-@pytest.mark.spec("SB-01", "SB-02", "HM-08")
+@pytest.mark.spec("SB-01", "SB-02", "SB-14", "HM-08")
 async def test_listen_is_a_long_lived_stream_with_keepalives_and_change_notices() -> None:
     server = make_server()
     async with running(http_app(server, modern_keepalive=0.05)) as (url, _):

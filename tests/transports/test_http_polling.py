@@ -47,7 +47,7 @@ async def test_server_closes_the_stream_and_the_client_polls_for_the_rest() -> N
         async with (
             running(server, event_store=store, retry_interval=50) as (url, _),
             httpx.AsyncClient(event_hooks={"request": [record]}) as http,
-            open_http_client(url + "/mcp", http_client=http) as client,
+            open_http_client(url + "/mcp", http_client=http, era="legacy") as client,
         ):
             result = await client.call_tool("long_job", on_progress=on_progress)
             await client.ping()  # the session goes on
@@ -67,6 +67,6 @@ async def test_close_sse_stream_is_a_no_op_where_the_transport_cannot() -> None:
         return "ok"
 
     # No event store: not resumable, so the stream cannot be closed early.
-    async with running(server) as (url, _), open_http_client(url + "/mcp") as client:
+    async with running(server) as (url, _), open_http_client(url + "/mcp", era="legacy") as client:
         assert first_text(await client.call_tool("try_close")) == "ok"
     assert answers == [False]

@@ -42,7 +42,7 @@ async def test_the_session_id_is_never_in_a_repr_or_a_log_record(
         # reconnect_delay: the GET stream the server ends with the session is
         # not reopened during the test, so the next call meets the 404.
         async with open_http_client(
-            url + "/mcp", reinitialize=True, reconnect_delay=3600
+            url + "/mcp", era="legacy", reinitialize=True, reconnect_delay=3600
         ) as client:
             transport = client.session.transport
             assert isinstance(transport, HttpClientTransport)

@@ -159,8 +159,12 @@ class ListCache:
         max_pages: int,
         cache_hints: bool = False,
         clock: Callable[[], float] = trio.current_time,
+        tool_filter: Callable[[list[Any]], list[Any]] | None = None,
     ) -> None:
         self._request = request
+        #: Drops tools the client must not offer (over HTTP: invalid
+        #: ``x-mcp-header`` annotations, HM-27) before they are cached.
+        self.tool_filter = tool_filter
         self._capabilities = capabilities
         self.max_pages = max_pages
         self.cache_hints = cache_hints
@@ -197,6 +201,8 @@ class ListCache:
         method, attr, key, _ = LISTS[kind]
         fetched, pages = await fetch_pages(self._request, method, attr, max_pages=self.max_pages)
         self._note_hints(kind, pages)
+        if kind == "tools" and self.tool_filter is not None:
+            fetched = self.tool_filter(fetched)
         new = {getattr(item, key): item for item in fetched}
         old = self.items[kind]
         self.items[kind] = new

@@ -31,6 +31,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, final
 
+import attrs
 import trio
 
 from .. import types as mcp_types
@@ -50,6 +51,7 @@ from ._handlers import (
     check_roots,
 )
 from ._hidden_text import HiddenCharacter
+from ._tool_headers import ToolHeaderRules, is_param_header_mismatch
 
 logger = logging.getLogger("trio_mcp.client")
 server_log = logging.getLogger("trio_mcp.server_log")
@@ -147,8 +149,11 @@ class Client:
         log_handler: LogHandler | None = None,
         max_pages: int = 1000,
         max_input_rounds: int = 8,
+        tool_headers: ToolHeaderRules | None = None,
     ) -> None:
         self.session = session
+        #: The ``x-mcp-header`` rules of a header-mirroring transport (HTTP), else None.
+        self._tool_headers = tool_headers
         self._negotiated = negotiated
         #: The server's answer to ``initialize`` (None in 2026-07-28).
         self.initialize_result = negotiated.initialize_result
@@ -168,6 +173,7 @@ class Client:
             session.protocol.peer_capabilities,
             max_pages=max_pages,
             cache_hints=revision is not None and revision.cache_hints,
+            tool_filter=tool_headers.usable if tool_headers is not None else None,
         )
         self._updates: list[tuple[str | None, trio.MemorySendChannel[str]]] = []
         #: URL elicitations completed (ids), for waiters that come late.
@@ -352,6 +358,10 @@ class Client:
         """
         params = {"cursor": cursor} if cursor is not None else None
         result: mcp_types.ListToolsResult = await self.session.request("tools/list", params)
+        if self._tool_headers is not None:
+            # Over HTTP a tool with invalid x-mcp-header annotations is not
+            # offered at all (HM-27), in a page as in the cache.
+            result = attrs.evolve(result, tools=self._tool_headers.usable(result.tools))
         return result
 
     async def call_tool(
@@ -398,13 +408,28 @@ class Client:
             params["arguments"] = arguments
         result: mcp_types.CallToolResult
         if self._input_rounds:
-            result = await self._call_with_inputs(
-                "tools/call",
-                params,
-                on_progress=on_progress,
-                progress_idle_timeout=progress_idle_timeout,
-                max_duration=max_duration,
-            )
+            try:
+                result = await self._call_with_inputs(
+                    "tools/call",
+                    params,
+                    on_progress=on_progress,
+                    progress_idle_timeout=progress_idle_timeout,
+                    max_duration=max_duration,
+                )
+            except RPCError as error:
+                if self._tool_headers is None or not is_param_header_mismatch(error):
+                    raise
+                # HM-29: the tool's x-mcp-header annotations may have changed
+                # since it was listed: list again, then one more try.
+                logger.info("tool %r: header mismatch (%s); listing tools again", name, error)
+                await self._cache.refresh("tools")
+                result = await self._call_with_inputs(
+                    "tools/call",
+                    params,
+                    on_progress=on_progress,
+                    progress_idle_timeout=progress_idle_timeout,
+                    max_duration=max_duration,
+                )
         else:
             # The handshake era has no input rounds: straight to the session
             # (one coroutine frame less on the commonest call).
@@ -952,6 +977,13 @@ async def open_client(
             probe_timeout=probe_timeout,
             protocol_version=protocol_version,
         )
+        # x-mcp-header matters only where arguments become headers (HM-27),
+        # and only in 2026-07-28 (the handshake era has no such headers).
+        tool_headers = (
+            ToolHeaderRules()
+            if hasattr(transport, "tool_headers") and negotiated.era == "modern"
+            else None
+        )
         client = Client(
             session,
             negotiated,
@@ -959,8 +991,12 @@ async def open_client(
             log_handler=log_handler,
             max_pages=max_pages,
             max_input_rounds=max_input_rounds,
+            tool_headers=tool_headers,
         )
         dispatcher.client = client
+        if tool_headers is not None:
+            # The transport asks the client for a tool's annotations (HM-25).
+            setattr(transport, "tool_headers", tool_headers.annotations)  # noqa: B010
         async with trio.open_nursery() as nursery:
             client._nursery = nursery
             if discover:

@@ -15,6 +15,7 @@ import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ..protocol import DEFAULT_MAX_MESSAGE_SIZE
 from ..transports._stdio_client import BeforeSpawn, ProcessEvent, open_stdio_process
@@ -30,9 +31,29 @@ _ERA_CACHE: dict[tuple[str, tuple[str, ...], str | None], str] = {}
 _ERA_CACHE_SIZE = 256
 
 
+#: The era each Streamable HTTP endpoint (scheme, authority, path) turned out
+#: to speak, in this process (VR-12): one remembered as handshake-era is not
+#: probed again. Keyed finer than the origin: one origin may host several
+#: endpoints (a gateway), and they need not speak the same era.
+_HTTP_ERA_CACHE: dict[tuple[str, str, str], str] = {}
+
+
 def forget_eras() -> None:
-    """Forget which era each stdio server command speaks (they are probed again)."""
+    """Forget which era each stdio server command and HTTP endpoint speaks
+    (they are probed again)."""
     _ERA_CACHE.clear()
+    _HTTP_ERA_CACHE.clear()
+
+
+def _http_endpoint_key(url: str) -> tuple[str, str, str]:
+    parts = urlsplit(url)
+    return parts.scheme.lower(), parts.netloc.lower(), parts.path or "/"
+
+
+def _remember(cache: dict[Any, str], key: Any, era: str) -> None:
+    if len(cache) >= _ERA_CACHE_SIZE and key not in cache:
+        cache.pop(next(iter(cache)))
+    cache[key] = era
 
 
 # The HTTP and WebSocket transports are imported by the functions that use
@@ -123,9 +144,7 @@ async def open_stdio_client(
                 open_client(transport, era="legacy", **client_options)
             )
         if remember_era and era == "auto":
-            if len(_ERA_CACHE) >= _ERA_CACHE_SIZE and key not in _ERA_CACHE:
-                _ERA_CACHE.pop(next(iter(_ERA_CACHE)))
-            _ERA_CACHE[key] = client.era
+            _remember(_ERA_CACHE, key, client.era)
         yield client
 
 
@@ -140,9 +159,26 @@ async def open_http_client(
     reconnect_delay: float = 1.0,
     close_timeout: float = 2.0,
     reinitialize: bool = False,
+    remember_era: bool = True,
     **client_options: Any,
 ) -> AsyncIterator[Client]:
-    """Connect to the MCP endpoint at *url*, run the handshake, yield a :class:`~trio_mcp.Client`.
+    """Connect to the MCP endpoint at *url*, choose the era, yield a :class:`~trio_mcp.Client`.
+
+    With ``era="auto"`` (the default of :func:`~trio_mcp.open_client`) the
+    first request is a 2026-07-28 one, ``server/discover``, POSTed on its own
+    (HM-32, VR-11). A discover result means 2026-07-28: every request is then
+    its own POST with its metadata headers, no session (HM-04). A -32022
+    naming a 2026-07-28 version we speak (the 400 body of a modern server) is
+    retried with that version and never falls back. Anything else (a 404
+    without a JSON-RPC body, a 400 with a handshake-era body, a 405, ...)
+    means a handshake-era server: ``initialize`` follows, and from there the
+    2024-11-05 HTTP+SSE fallback as before (SS-08). A dual-era server that
+    serves the old era without sessions (no ``Mcp-Session-Id``, 405 on GET and
+    DELETE) is fine either way. ``era="modern"`` and ``era="legacy"`` speak one
+    era only. With *remember_era* an endpoint (scheme, authority and path)
+    found to be handshake-era is remembered for this process and starts with
+    ``initialize`` next time (VR-12); should it refuse that with -32022 naming
+    a 2026-07-28 version, the client goes modern and the memory is corrected.
 
     The transport options (*headers*, an own *http_client*, the legacy
     fallback, DELETE on close, the reconnect delay, the close bound and
@@ -151,14 +187,20 @@ async def open_http_client(
     :func:`~trio_mcp.open_client`.
 
     Cancellation:
-        Leaving the block (normally, by an error, or by an outer cancel) sends
-        ``notifications/cancelled`` for unanswered requests and DELETE, shielded
-        and bounded by *close_timeout*, then closes everything.
+        In 2026-07-28 cancelling a call closes its response stream, which is
+        the cancel (HM-13); nothing else is sent. In the handshake era, leaving
+        the block (normally, by an error, or by an outer cancel) sends
+        ``notifications/cancelled`` for unanswered requests and DELETE,
+        shielded and bounded by *close_timeout*, then closes everything.
 
-    Spec: HT-33, HT-34, SS-08.
+    Spec: HT-33, HT-34, SS-08, HM-04, HM-13, HM-32, VR-11, VR-12.
     """
     from ..transports._http_client import open_http_transport
 
+    key = _http_endpoint_key(url)
+    era = client_options.pop("era", "auto")
+    if era == "auto" and remember_era and _HTTP_ERA_CACHE.get(key) == "legacy":
+        client_options.setdefault("probe", False)
     async with (
         open_http_transport(
             url,
@@ -170,8 +212,10 @@ async def open_http_client(
             close_timeout=close_timeout,
             reinitialize=reinitialize,
         ) as transport,
-        open_client(transport, **client_options) as client,
+        open_client(transport, era=era, **client_options) as client,
     ):
+        if remember_era and era == "auto":
+            _remember(_HTTP_ERA_CACHE, key, client.era)
         yield client
 
 

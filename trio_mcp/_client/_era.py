@@ -216,17 +216,31 @@ async def _discover_with_retry(
     session: Session, protocol: Connection, version: str
 ) -> Negotiated | None:
     """``server/discover`` at *version*; on -32022, once more at a modern
-    version the server names; None when it names only handshake-era versions
-    we speak (then the handshake, VR-03)."""
+    version the server names (our newest such; the same one when it names
+    the very version it refused, as a server that lost the request's state
+    may: one retry either way, never a loop); None when it names only
+    handshake-era versions we speak (then the handshake, VR-03)."""
     try:
         return await _discover(session, protocol, version)
     except RPCError as error:
         supported = _supported(error)
         if supported is None:
             raise
-        common = [v for v in protocol.modern_versions if v in supported and v != version]
+        common = [v for v in protocol.modern_versions if v in supported]
         if common:
-            return await _discover(session, protocol, common[0])
+            try:
+                return await _discover(session, protocol, common[0])
+            except RPCError as again:
+                named = _supported(again)
+                if named is None:
+                    raise
+                raise _refused(
+                    again,
+                    named,
+                    "server/discover",
+                    f"it refused {common[0]} too, a version it named; it speaks only "
+                    f"{', '.join(named)}",
+                ) from again
         if any(v in supported for v in protocol.handshake_versions):
             return None
         raise _refused(

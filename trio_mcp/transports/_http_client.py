@@ -29,6 +29,17 @@ and shielded, so both also happen when the close is caused by an outer cancel.
 When the server refuses the ``initialize`` POST with 400, 404 or 405, the
 transport falls back to the 2024-11-05 HTTP+SSE transport (SS-08).
 
+Both eras ride one transport, told apart by each request's body: a request
+whose ``_meta`` names a protocol version is a 2026-07-28 one and is a
+:class:`~trio_mcp.transports._http_client_modern.ModernExchange` of its own,
+with no session header and its metadata headers (HM-04, HM-15, HM-19, HM-25);
+cancelling it closes its response stream instead of sending
+``notifications/cancelled`` (HM-13, CN-13). The ``x-mcp-header`` annotations
+of the tools come from :attr:`HttpClientTransport.tool_headers`, set by the
+client. Which era a server speaks is the client's business (``server/discover``
+first, then the handshake: ``trio_mcp._client._era``); a refusal of the
+discover POST reaches it as the call's error (HM-32).
+
 Layout: the transport holds the Channel API, the calls in flight and the
 inbound queue; each request is an
 :class:`~trio_mcp.transports._http_client_exchange.Exchange` (its POST, its
@@ -37,7 +48,8 @@ loss, re-initialization, the GET stream, DELETE, the HTTP+SSE fallback) is the
 :class:`~trio_mcp.transports._http_client_session.SessionKeeper`. Both are
 handed callables, never the transport.
 
-Spec: HT-05, HT-06, HT-09, HT-12, HT-18, HT-25, HT-30, HT-33, HT-34, HT-35, SS-04, SS-08.
+Spec: HT-05, HT-06, HT-09, HT-12, HT-18, HT-25, HT-30, HT-33, HT-34, HT-35, SS-04, SS-08,
+HM-04, HM-13, HM-32, CN-13.
 """
 
 from __future__ import annotations
@@ -53,6 +65,7 @@ import trio
 
 from .._util import unwrapping
 from ._http_client_exchange import Exchange
+from ._http_client_modern import ModernExchange, ToolHeaders, is_modern_request
 from ._http_client_session import SessionKeeper
 from ._http_common import id_key
 
@@ -71,9 +84,6 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         request only starts it, except ``initialize``, which waits for the
         answer. ``aclose`` is shielded and bounded by ``close_timeout``.
     """
-
-    #: It carries the handshake era only (see ``trio_mcp._transport``).
-    handshake_only = True
 
     def __init__(
         self,
@@ -103,6 +113,12 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         self.close_timeout = close_timeout
         self._in_send, self._in_receive = trio.open_memory_channel[bytes](256)
         self._calls: dict[tuple[bool, Any], Exchange] = {}
+        #: 2026-07-28 requests in flight, each its own POST (HM-04).
+        self._modern: dict[tuple[bool, Any], ModernExchange] = {}
+        #: The ``x-mcp-header`` annotations of a tool by name, for the
+        #: ``Mcp-Param-*`` headers of a 2026-07-28 ``tools/call`` (HM-25); the
+        #: client sets it from its tools cache (see ``trio_mcp._transport``).
+        self.tool_headers: ToolHeaders | None = None
         self._scopes: set[trio.CancelScope] = set()
         self._closed = False
         self._initialize_key: tuple[bool, Any] | None = None
@@ -205,6 +221,9 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             return
         method = msg.get("method")
         if isinstance(method, str) and "id" in msg:
+            if is_modern_request(msg):
+                await self._start_modern(msg, data)
+                return
             await self._start_request(msg["id"], method, data)
             return
         if self._server_requests and method is None:
@@ -244,12 +263,30 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
                 raise trio.ClosedResourceError("transport closed")
             raise exchange.refusal
 
+    async def _start_modern(self, msg: dict[str, Any], data: bytes) -> None:
+        """Start a 2026-07-28 request: its own POST, no session (HM-04)."""
+        exchange = ModernExchange(
+            msg,
+            data,
+            http=self.http,
+            url=self._keeper.url,
+            headers=self.headers,
+            tool_headers=self.tool_headers,
+            push=self._push,
+            done=self._forget,
+        )
+        self._modern[id_key(exchange.request_id)] = exchange
+        self._spawn(exchange.run)
+        await trio.lowlevel.cancel_shielded_checkpoint()  # send is a checkpoint
+
     def _forget(self, key: tuple[bool, Any]) -> None:
         """A call's exchange is over (answered or failed)."""
         self._calls.pop(key, None)
+        self._modern.pop(key, None)
 
     def _cancel_later(self, msg: dict[str, Any], data: bytes) -> bool:
-        """Handle the cancel of a call in flight; True if it is sent from its own task.
+        """Handle the cancel of a call in flight; True if it is not to be POSTed
+        now (sent from its own task, or a 2026-07-28 call whose stream is closed).
 
         On a server without sessions the POST's response stream is the
         request: closing it is what stops the handler there. A cancel whose
@@ -259,6 +296,12 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         """
         params = msg.get("params")
         request_id = params.get("requestId") if isinstance(params, dict) else None
+        modern = self._modern.get(id_key(request_id))
+        if modern is not None:
+            # 2026-07-28: closing the response stream is the cancel (HM-13);
+            # no notifications/cancelled goes over HTTP (CN-13).
+            modern.scope.cancel(reason="cancelled by the client")
+            return True
         exchange = self._calls.get(id_key(request_id))
         if exchange is None:
             return False
