@@ -8,8 +8,8 @@ Session subjects (the handshake era, 2025-11-25: ``initialize``, then calls in
 that session):
 
 * ``trio_mcp``: ``serve_http`` (hypercorn, Trio worker) driven by
-  ``open_http_client`` (httpx on Trio); in its default SSE-response mode and,
-  as ``trio_mcp json``, with ``json_response=True``;
+  ``open_http_client(url, era="legacy")`` (httpx on Trio); in its default
+  SSE-response mode and, as ``trio_mcp json``, with ``json_response=True``;
 * ``mcp``: the SDK's ``MCPServer.streamable_http_app()`` on uvicorn, its
   recommended setup (what ``MCPServer.run("streamable-http")`` does), driven
   by ``mcp.Client(url, mode="legacy")``; ``mcp json`` is the same with
@@ -27,9 +27,9 @@ endpoint):
 * ``trio_mcp modern/raw`` and ``mcp modern/raw``: one raw driver for both,
   httpx on Trio with a pool of ``--concurrency`` keep-alive connections,
   POSTing modern ``tools/call`` bodies and reading the JSON or SSE answer, so
-  the two servers are compared under one client. (trio_mcp's own client does
-  not speak the modern era over HTTP yet; this driver row is kept once it
-  does, as "raw driver".)
+  the two servers are compared under one client (no client library at all).
+* ``trio_mcp modern`` and ``mcp modern/our client``: trio_mcp's client pinned
+  to 2026-07-28 (``open_http_client(url, era="modern")``) against each server;
 * ``mcp modern``: the SDK's own client pinned to 2026-07-28
   (``mcp.Client(url, mode="2026-07-28")``).
 * ``trio_mcp 2 workers/raw``: ``serve_http(build, workers=2)``, two worker
@@ -92,6 +92,8 @@ SUBJECTS = {
     "mcp/our client": ("sdk", "ours"),
     "trio_mcp modern/raw": ("ours", "raw"),
     "mcp modern/raw": ("sdk", "raw"),
+    "trio_mcp modern": ("ours", "ours modern"),
+    "mcp modern/our client": ("sdk", "ours modern"),
     "mcp modern": ("sdk", "sdk modern"),
     "trio_mcp 2 workers/raw": ("ours workers", "raw"),
 }
@@ -102,6 +104,8 @@ DEFAULT_SUBJECTS = (
     "mcp/our client",
     "trio_mcp modern/raw",
     "mcp modern/raw",
+    "trio_mcp modern",
+    "mcp modern/our client",
     "mcp modern",
     "trio_mcp 2 workers/raw",
 )
@@ -218,14 +222,17 @@ def _check(result: Any) -> None:
         raise AssertionError(f"wrong echo: {text!r}")
 
 
-def client_ours(url: str, calls: int, concurrency: int, warmup: int) -> dict[str, float]:
+def client_ours(
+    url: str, calls: int, concurrency: int, warmup: int, era: str = "legacy"
+) -> dict[str, float]:
     import trio
 
     from trio_mcp import open_http_client
 
     async def main() -> dict[str, float]:
         out: dict[str, float] = {}
-        async with open_http_client(url) as client:
+        # Pinned: era="auto" (the default) would pick 2026-07-28 against either server.
+        async with open_http_client(url, era=era) as client:
             for _ in range(warmup):
                 _check(await client.call_tool("echo", {"text": "hello"}))
             t0 = time.perf_counter()
@@ -448,7 +455,7 @@ def run_subject(subject: str, args: argparse.Namespace) -> dict[str, float]:
                 timeout=args.timeout, check=False,
             )  # fmt: skip
             result = _result(subject, proc)
-    if client_kind not in ("raw", "sdk modern"):
+    if client_kind in ("ours", "sdk"):  # the session subjects
         with server_process(subject) as (url, pid):  # a fresh server for the memory row
             gc.collect()
             result.update(idle_sessions(url, pid, args.sessions))
@@ -480,6 +487,8 @@ def main() -> None:
             result = client_official(*numbers, mode=MODERN)
         elif kind == "sdk":
             result = client_official(*numbers)
+        elif kind == "ours modern":
+            result = client_ours(*numbers, era="modern")
         else:
             result = client_ours(*numbers)
         print(json.dumps(result))
