@@ -19,7 +19,7 @@ import sys
 import threading
 from collections.abc import Collection, Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import trio
 
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from ..transports._http_server import StreamableHTTPApp
     from ..transports._http_session import HttpServerTransport
     from ..transports._websocket import WebSocketTransport
+    from ._workers import WorkerTarget
 
 # ------------------------------------------------------------------ stdio
 
@@ -199,10 +200,11 @@ def http_app(
 
 
 async def serve_http(
-    server: SessionServer | StreamableHTTPApp,
+    server: SessionServer | StreamableHTTPApp | WorkerTarget,
     host: str = "127.0.0.1",
     port: int = 0,
     *,
+    workers: int = 1,
     header_timeout: float = HEADER_TIMEOUT,
     read_timeout: float | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
@@ -218,18 +220,68 @@ async def serve_http(
     logged when binding a non-loopback address without an explicit
     ``allowed_hosts``.
 
+    *server* may also be an import path ``"module:name"`` or an importable
+    zero-argument factory (a module-level function) returning a server or an
+    application; with one worker it is imported (or called) here.
+
+    Scale-out: with ``workers=N`` (N > 1) the server runs as N worker
+    processes, each a fresh interpreter running hypercorn's Trio worker, all
+    accepting on one socket this process binds (so port 0 works); the URL is
+    reported once every worker listens. A worker cannot be handed a live
+    object, so *server* must then be an import path or an importable factory
+    (a ``Server`` object is a TypeError), every worker builds its own, and
+    *app_options* must be picklable. The 2026-07-28 era needs no state between
+    requests and spreads freely; what does need shared state (the
+    ``requestState`` key, which this sets for the workers unless
+    ``TRIO_MCP_REQUEST_STATE_KEY`` is; listen subscriptions, per worker;
+    handshake-era sessions, which need affinity or ``stateless=True``) is in
+    :mod:`trio_mcp._server._workers` and the README's "Scale-out" section.
+    The same deployment from the command line, for an importable application
+    ``app = http_app(server)``: ``hypercorn --worker-class trio --workers N
+    --bind 127.0.0.1:8000 module:app`` (give its workers a shared
+    ``TRIO_MCP_REQUEST_STATE_KEY``).
+
     A session that fails (an unexpected exception) is logged and closed; the
-    server and the other sessions go on.
+    server and the other sessions go on. A worker process that exits on its
+    own ends the server: the others are stopped and
+    :class:`~trio_mcp._server._workers.WorkerExited` is raised.
 
     Cancellation:
         Runs until cancelled; then the listener closes and every session shuts
-        down (bounded).
+        down (bounded). With workers, each worker gets SIGTERM and up to 5 s to
+        finish, then SIGKILL; the call returns only once every worker process
+        it started has been reaped (no orphans).
 
-    Spec: HT-01, HT-03.
+    Spec: HT-01, HT-03, ST-03, PT-08.
     """
     from ..transports._http_server import StreamableHTTPApp, serve_http_app
 
-    app = server if isinstance(server, StreamableHTTPApp) else http_app(server, **app_options)
+    if workers != 1:
+        from ._workers import serve_workers
+
+        await serve_workers(
+            cast("WorkerTarget", server),
+            workers,
+            host,
+            port,
+            header_timeout=header_timeout,
+            read_timeout=read_timeout,
+            app_options=app_options,
+            task_status=task_status,
+        )
+        return
+    if isinstance(server, StreamableHTTPApp):
+        if app_options:
+            raise TypeError("app options cannot be applied to a ready StreamableHTTPApp")
+        app = server
+    elif hasattr(server, "make_protocol"):
+        app = http_app(cast("SessionServer", server), **app_options)
+    else:
+        from ._workers import build_app, load_target, resolve_target
+
+        # "module:name" or a factory, served in this process.
+        loaded = load_target(resolve_target(server)) if isinstance(server, str) else server
+        app = build_app(loaded, app_options, http_app)
     await serve_http_app(
         app,
         host,
@@ -268,24 +320,36 @@ def parse_http_option(argv: Sequence[str]) -> tuple[list[str], tuple[str, int] |
 
 
 def run_http(
-    server: SessionServer, host: str = "127.0.0.1", port: int = 0, **app_options: Any
+    server: SessionServer | StreamableHTTPApp | WorkerTarget,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    workers: int = 1,
+    **app_options: Any,
 ) -> None:
     """Serve *server* over Streamable HTTP at ``/mcp`` in a fresh Trio run (for scripts).
 
     Prints ``MCP over Streamable HTTP at http://HOST:PORT/mcp`` on stderr once
-    listening (port 0 picks a free port: this line says which). Returns on
-    Ctrl+C. *app_options*: see :func:`http_app`.
+    listening (port 0 picks a free port: this line says which; with
+    *workers*, once every worker listens). Returns on Ctrl+C or SIGTERM.
+    *workers*: see :func:`serve_http`, which says what *server* must then be
+    (an import path or an importable factory, e.g. ``run_http(build_server,
+    workers=4)`` under ``if __name__ == "__main__":``). *app_options*: see
+    :func:`http_app`.
 
-    Cancellation: Ctrl+C cancels the run; sessions shut down (bounded).
+    Cancellation: Ctrl+C or SIGTERM cancels the run; sessions shut down
+    (bounded), and worker processes are stopped and reaped.
 
     Spec: HT-01.
     """
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
+            if threading.current_thread() is threading.main_thread():
+                await nursery.start(_stop_on_signal, nursery.cancel_scope)
             url = await nursery.start(
                 lambda task_status: serve_http(
-                    server, host, port, task_status=task_status, **app_options
+                    server, host, port, workers=workers, task_status=task_status, **app_options
                 )
             )
             print(f"MCP over Streamable HTTP at {url}/mcp", file=sys.stderr, flush=True)

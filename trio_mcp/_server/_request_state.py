@@ -24,10 +24,21 @@ With ``single_use`` each state is accepted once: its random nonce is consumed in
 a :class:`NonceStore` (PT-10; integrity and expiry alone do not prevent replay).
 
 What it does not do: the state is signed, NOT encrypted. The client can read all
-of it, so never put secrets in ``saved``. Every worker of a scaled-out server must
-be built with the same explicit ``key``; the default key is random per process,
-so a retry reaching another process (or a restarted one) is refused as tampered.
-Expiry uses the wall clock, which workers share, so their clocks must agree.
+of it, so never put secrets in ``saved``.
+
+Scale-out. A retry may reach any worker, so every worker must sign with the same
+key. The key is configuration: pass ``key=`` explicitly, or leave it out and set
+the environment variable ``TRIO_MCP_REQUEST_STATE_KEY`` (:data:`KEY_ENV`) to the
+same secret for every worker (its UTF-8 bytes are the key, at least 16 of them;
+e.g. 64 hex digits from ``secrets.token_hex(32)``). ``serve_http(..., workers=N)``
+sets the variable to a fresh random key for its workers when it is not already
+set, so the workers of one run agree; set it yourself for a key that survives a
+restart, or that workers started by other means (the hypercorn command line, a
+second machine) share. With neither, the key is random per process, and a retry
+reaching another process (or a restarted one) is refused as tampered. Expiry
+uses the wall clock, which workers share, so their clocks must agree. Single use
+(below) needs a :class:`NonceStore` every worker shares; the in-process default
+only sees its own worker's states.
 
 Cancellation: everything here is synchronous and never checkpoints, so it cannot
 be interrupted half way; a consumed nonce stays consumed.
@@ -44,6 +55,7 @@ import heapq
 import hmac
 import json
 import math
+import os
 import secrets
 import time
 from collections.abc import Callable, Mapping
@@ -53,6 +65,10 @@ import attrs
 
 from .._errors import RPCError
 from ..protocol import ErrorCode
+
+#: The environment variable a sealer built without ``key`` takes its key from.
+KEY_ENV = "TRIO_MCP_REQUEST_STATE_KEY"
+_MIN_KEY = 16
 
 _VERSION = "v1"
 _MAC_CHARS = 43  # base64url of a 32-byte SHA-256 MAC, unpadded
@@ -169,6 +185,23 @@ class MemoryNonceStore:
         return True
 
 
+def key_from_env(environ: Mapping[str, str] | None = None) -> bytes | None:
+    """The key configured by ``TRIO_MCP_REQUEST_STATE_KEY`` in *environ* (default
+    :data:`os.environ`): its value's UTF-8 bytes, or None when it is unset or empty.
+
+    Raises:
+        ValueError: the value is shorter than 16 bytes (the message names the
+            variable, never its value).
+    """
+    value = (os.environ if environ is None else environ).get(KEY_ENV, "")
+    if not value:
+        return None
+    key = value.encode("utf-8", "surrogateescape")
+    if len(key) < _MIN_KEY:
+        raise ValueError(f"{KEY_ENV} must hold at least {_MIN_KEY} bytes")
+    return key
+
+
 def _b64encode(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
@@ -223,9 +256,12 @@ def _well_formed(p: object) -> bool:
 class RequestStateSealer:
     """Seals and opens ``requestState`` tokens (PT-08, PT-09, PT-10).
 
-    *key* signs every state; None draws a random 32-byte key for this process only
-    (every worker of a scaled-out server must be given the same explicit key). A key
-    under 16 bytes is a ValueError. States expire *ttl* seconds after sealing, by
+    *key* signs every state (a ``str`` is taken as its UTF-8 bytes). None takes the
+    key from the environment variable ``TRIO_MCP_REQUEST_STATE_KEY`` when it is set
+    (see :func:`key_from_env`), else draws a random 32-byte key for this process
+    only: every worker of a scaled-out server must sign with the same key, given
+    either way (see the module's "Scale-out"). A key under 16 bytes is a
+    ValueError. States expire *ttl* seconds after sealing, by
     *clock* (wall-clock seconds). With *single_use*, :meth:`open` accepts each state
     once, consuming its nonce in *nonce_store* (an in-process
     :class:`MemoryNonceStore` by default). Tokens over *max_size* characters are
@@ -234,7 +270,7 @@ class RequestStateSealer:
 
     def __init__(
         self,
-        key: bytes | None = None,
+        key: bytes | str | None = None,
         *,
         ttl: float = 300.0,
         single_use: bool = False,
@@ -243,8 +279,12 @@ class RequestStateSealer:
         max_size: int = 64 * 1024,
     ) -> None:
         if key is None:
+            key = key_from_env()
+        if key is None:
             key = secrets.token_bytes(32)
-        elif len(key) < 16:
+        if isinstance(key, str):
+            key = key.encode("utf-8")
+        if len(key) < _MIN_KEY:
             raise ValueError("the requestState key must be at least 16 bytes")
         if not ttl > 0:
             raise ValueError("ttl must be positive")
