@@ -63,6 +63,7 @@ _LAZY = {
     "RPCError": "._errors",
     "SessionClosed": "._errors",
     "URLElicitationRequired": "._errors",
+    "WorkerExited": "._server._workers",
 }
 
 if TYPE_CHECKING:
@@ -100,6 +101,7 @@ if TYPE_CHECKING:
     from ._server._schema import Header
     from ._server._serve import serve_session
     from ._server._tools import ToolError
+    from ._server._workers import WorkerExited
     from .protocol._errors import MCPError
 
 
@@ -161,4 +163,5 @@ __all__ = [
     "InvalidPeerResult",
     "ResponseTooLarge",
     "HandshakeRefused",
+    "WorkerExited",
 ]

@@ -77,6 +77,7 @@ from typing import Any
 import attrs
 import trio
 
+from ..protocol._errors import MCPError
 from ._request_state import KEY_ENV
 
 logger = logging.getLogger("trio_mcp.http.workers")
@@ -103,7 +104,7 @@ _BOOTSTRAP = (
 )
 
 
-class WorkerExited(RuntimeError):
+class WorkerExited(MCPError, RuntimeError):
     """A worker process exited on its own (while starting or serving); the
     others were stopped. ``returncode`` is its exit status (negative: a signal)."""
 
