@@ -29,6 +29,7 @@ import inspect
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any, final
 
 import attrs
@@ -408,14 +409,16 @@ class Client:
             params["arguments"] = arguments
         result: mcp_types.CallToolResult
         if self._input_rounds:
+            call = partial(
+                self._call_with_inputs,
+                "tools/call",
+                params,
+                on_progress=on_progress,
+                progress_idle_timeout=progress_idle_timeout,
+                max_duration=max_duration,
+            )
             try:
-                result = await self._call_with_inputs(
-                    "tools/call",
-                    params,
-                    on_progress=on_progress,
-                    progress_idle_timeout=progress_idle_timeout,
-                    max_duration=max_duration,
-                )
+                result = await call()
             except RPCError as error:
                 if self._tool_headers is None or not is_param_header_mismatch(error):
                     raise
@@ -423,13 +426,7 @@ class Client:
                 # since it was listed: list again, then one more try.
                 logger.info("tool %r: header mismatch (%s); listing tools again", name, error)
                 await self._cache.refresh("tools")
-                result = await self._call_with_inputs(
-                    "tools/call",
-                    params,
-                    on_progress=on_progress,
-                    progress_idle_timeout=progress_idle_timeout,
-                    max_duration=max_duration,
-                )
+                result = await call()
         else:
             # The handshake era has no input rounds: straight to the session
             # (one coroutine frame less on the commonest call).

@@ -258,6 +258,21 @@ async def watch_disconnect(receive: Receive, scope: trio.CancelScope) -> None:
             return
 
 
+async def wait_unless_disconnected(receive: Receive, wait: Callable[[], Awaitable[Any]]) -> bool:
+    """Run ``wait()`` until it returns or the client disconnects, whichever
+    comes first; True if it returned (False: the client left, ``wait`` was
+    cancelled).
+
+    Cancellation: cancelling the caller cancels ``wait``.
+    """
+    with trio.CancelScope() as watching:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch_disconnect, receive, watching)
+            await wait()
+            nursery.cancel_scope.cancel()
+    return not watching.cancelled_caught
+
+
 async def stream_sse(
     receive: Receive,
     send: Send,

@@ -43,6 +43,7 @@ from .._errors import HandshakeRefused
 from ..protocol import ErrorCode, RequestId
 from ._http_client_session import (
     EXPIRED,
+    HTTP_ERROR,
     Push,
     SessionKeeper,
     describe_answer,
@@ -54,9 +55,6 @@ from ._http_client_session import (
 from ._http_common import id_key
 
 logger = logging.getLogger("trio_mcp.http.client")
-
-#: Error code of the errors this transport answers failed requests with.
-HTTP_ERROR = -32000
 
 
 class Exchange:

@@ -47,6 +47,7 @@ from ..protocol import RequestId
 from ..protocol._headers import HeaderAnnotation, request_headers
 from ._http_client_session import (
     ACCEPT_BOTH,
+    HTTP_ERROR,
     Push,
     describe_answer,
     head_of_body,
@@ -58,8 +59,6 @@ from ._http_common import id_key
 
 logger = logging.getLogger("trio_mcp.http.client")
 
-#: Error code of the errors this transport answers failed requests with.
-HTTP_ERROR = -32000
 #: Gives the ``x-mcp-header`` annotations of a tool by name (none if unknown).
 ToolHeaders = Callable[[str], Sequence[HeaderAnnotation]]
 

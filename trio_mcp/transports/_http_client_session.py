@@ -57,6 +57,8 @@ logger = logging.getLogger("trio_mcp.http.client")
 
 #: The error message of calls lost with their session.
 EXPIRED = "Session expired (HTTP 404)"
+#: Error code of the errors the HTTP client transport answers failed requests with.
+HTTP_ERROR = -32000
 #: The Accept header of every POST and DELETE (HT-06).
 ACCEPT_BOTH = "application/json, text/event-stream"
 

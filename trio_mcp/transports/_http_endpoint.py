@@ -56,7 +56,7 @@ from ._asgi import (
     refuse,
     respond,
     stream_sse,
-    watch_disconnect,
+    wait_unless_disconnected,
 )
 from ._event_store import split_event_id
 from ._http_common import (
@@ -361,12 +361,7 @@ class Endpoint:
         except trio.ClosedResourceError:
             await refuse(send, 404, "Session not found")
             return
-        with trio.CancelScope() as scope:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(watch_disconnect, receive, scope)
-                await stream.wait_done()
-                nursery.cancel_scope.cancel()
-        if scope.cancelled_caught:
+        if not await wait_unless_disconnected(receive, stream.wait_done):
             return  # the client left; the request runs on (HT-17), its answer is dropped
         if not stream.collected:
             await refuse(send, 404, "Session ended before answering", code=-32000)

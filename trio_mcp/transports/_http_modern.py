@@ -39,6 +39,7 @@ HM-15, HM-17, HM-19, HM-21, HM-22, HM-24, HM-28, HM-31, CN-13, CN-16.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -56,7 +57,7 @@ from ._asgi import (
     respond,
     sse_headers,
     stream_sse,
-    watch_disconnect,
+    wait_unless_disconnected,
 )
 from ._http_common import error_body
 from ._http_session import END, HttpServerTransport, Stream
@@ -242,16 +243,15 @@ class ModernPost:
             await self._session_failed(send, request_id)
             return
         first: Any = END
-        with trio.CancelScope() as watching:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(watch_disconnect, receive, watching)
-                with trio.move_on_after(self.head_deferral) as deferred:
-                    try:
-                        first = await conn.receive_channel.receive()
-                    except trio.EndOfChannel:
-                        first = END
-                nursery.cancel_scope.cancel()
-        if watching.cancelled_caught:
+        deferred = trio.CancelScope()
+
+        async def first_message() -> None:
+            nonlocal first
+            deferred.deadline = trio.current_time() + self.head_deferral
+            with deferred, contextlib.suppress(trio.EndOfChannel):
+                first = await conn.receive_channel.receive()
+
+        if not await wait_unless_disconnected(receive, first_message):
             transport.detach(stream, conn)
             return  # the client left: the finally of handle cancels the request
         if deferred.cancelled_caught:
@@ -308,12 +308,7 @@ class ModernPost:
         except trio.ClosedResourceError:
             await self._session_failed(send, request_id)
             return
-        with trio.CancelScope() as watching:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(watch_disconnect, receive, watching)
-                await stream.wait_done()
-                nursery.cancel_scope.cancel()
-        if watching.cancelled_caught:
+        if not await wait_unless_disconnected(receive, stream.wait_done):
             return
         if not stream.collected:
             await self._session_failed(send, request_id)
