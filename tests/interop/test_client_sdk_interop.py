@@ -127,8 +127,16 @@ async def test_our_client_against_a_typescript_sdk_server() -> None:
     script = cache / "ts_client_server.mjs"
     script.write_text((HERE / "ts_client_server.mjs").read_text())
     with trio.fail_after(60):
+        # probe_timeout: node may take longer than the default 2 s to start on
+        # a loaded machine, and this test is about the answer, not the bound.
         async with open_stdio_client(
-            "node", [str(script)], cwd=str(cache), inherit_env=True, stderr=None, **HANDLERS
+            "node",
+            [str(script)],
+            cwd=str(cache),
+            inherit_env=True,
+            stderr=None,
+            probe_timeout=50,
+            **HANDLERS,
         ) as client:
             assert client.server_info.name == "ts-client-interop"
             # The v1 SDK knows no server/discover: the probe fell back.
