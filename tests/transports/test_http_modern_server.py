@@ -633,3 +633,16 @@ async def test_header_names_are_case_insensitive_and_values_case_sensitive() -> 
         refused = await post(http, body, headers)
         assert refused.status_code == 400
         assert refused.json()["error"]["code"] == -32020
+
+
+async def test_a_listen_whose_filter_is_not_an_object_is_refused_at_once() -> None:
+    # A string would otherwise pass as a filter with nothing set, and the
+    # stream would stay open listening to nothing.
+    async with modern_http() as http:
+        body = modern_body("subscriptions/listen", {"notifications": "all"}, 8)
+        with trio.fail_after(10):
+            response = await post(http, body)
+        assert response.status_code == 200
+        error = response.json()
+        assert error["id"] == 8
+        assert error["error"]["code"] == -32602

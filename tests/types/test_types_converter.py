@@ -215,6 +215,23 @@ def test_primitives_are_checked_not_coerced(cls: Any, data: Any) -> None:
         t.structure(cls, data)
 
 
+@pytest.mark.parametrize("bad", ["all", ["toolsListChanged"], 1, None])
+def test_an_object_of_optional_fields_is_still_an_object(bad: object) -> None:
+    # Every field of a SubscriptionFilter (or ClientCapabilities) is optional:
+    # a string or a list must not pass as one with nothing set.
+    with pytest.raises(cattrs.BaseValidationError):
+        t.structure(t.SubscriptionsListenRequestParams, {"notifications": bad})
+    with pytest.raises(cattrs.BaseValidationError):
+        t.structure(
+            t.InitializeRequestParams,
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": bad,
+                "clientInfo": {"name": "c", "version": "1"},
+            },
+        )
+
+
 def test_float_fields_keep_ints() -> None:
     params = t.structure(t.ProgressNotificationParams, {"progressToken": 1, "progress": 50})
     assert params.progress == 50

@@ -179,13 +179,25 @@ def make_converter(*, strict: bool = False) -> cattrs.Converter:
 
     def structure_attrs(cls: type[Any]) -> Callable[[Any, Any], Any]:
         renames = {a.name: override(rename=_field_wire_name(a)) for a in attrs.fields(cls)}
-        return make_dict_structure_fn(
+        inner = make_dict_structure_fn(
             cls,
             conv,
             _cattrs_forbid_extra_keys=strict,
             _cattrs_detailed_validation=True,
             **renames,  # type: ignore[arg-type]
         )
+
+        def hook(value: Any, t: Any) -> Any:
+            # The generated function tests keys with ``in``: a string or a list
+            # would pass as an object whose optional fields are all absent
+            # ("all" as a SubscriptionFilter). Only a JSON object is one.
+            if not isinstance(value, Mapping):
+                raise _fail("a JSON object", value)
+            return inner(value, t)
+
+        # cattrs reads the renames of a class's hook to tell union members apart.
+        hook.overrides = getattr(inner, "overrides", {})  # type: ignore[attr-defined]
+        return hook
 
     def unstructure_attrs(cls: type[Any]) -> Callable[[Any], dict[str, Any]]:
         renames = {
