@@ -22,11 +22,13 @@ from trio_mcp import (
     RPCError,
     Server,
     open_client,
+    serve_session,
 )
 from trio_mcp import types as t
 from trio_mcp._client._era import ProbeClosedConnection
 from trio_mcp._util import unwrapping
 from trio_mcp.protocol import SUPPORTED_VERSIONS, Direction, RequestState
+from trio_mcp.testing import memory_transport_pair
 
 MODERN = "2026-07-28"
 FORM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
@@ -477,3 +479,39 @@ async def test_without_hints_a_handshake_era_list_is_fresh_until_it_changes(
     async with open_pair(server, era="legacy") as (client, _):
         await trio.sleep(3600)
         assert client.is_fresh("tools")
+
+
+class _HandshakeOnlyTransport(trio.abc.Channel[bytes]):
+    """A custom transport that says it carries only the handshake era (see
+    ``trio_mcp._transport``), over another transport."""
+
+    handshake_only = True
+
+    def __init__(self, inner: trio.abc.Channel[bytes]) -> None:
+        self._inner = inner
+
+    async def send(self, value: bytes) -> None:
+        await self._inner.send(value)
+
+    async def receive(self) -> bytes:
+        return await self._inner.receive()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+@pytest.mark.spec("VR-11")
+async def test_auto_on_a_handshake_only_transport_goes_straight_to_initialize(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    server, _ = build()
+    client_end, server_end = memory_transport_pair()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(
+            lambda task_status: serve_session(server, server_end, task_status=task_status)
+        )
+        async with open_client(_HandshakeOnlyTransport(client_end)) as client:
+            assert client.era == "legacy"
+            methods = [r.method for r in client.session.requests()]
+            assert "server/discover" not in methods
+            assert methods[0] == "initialize"
