@@ -1,7 +1,7 @@
 """trio_mcp.protocol: MCP without I/O.
 
 JSON-RPC envelopes, the two-phase codec, the METHODS table keyed by revision, the
-revision table, the request and lifecycle state machines, and :class:`Connection`,
+revision table, the request, task and lifecycle state machines, and :class:`Connection`,
 which holds one side of one session. It never imports trio (a test proves it), so
 it can drive any I/O or be studied on its own.
 """
@@ -81,6 +81,19 @@ from ._revisions import (
     modern_versions,
     negotiate_version,
 )
+from ._tasks import (
+    TASK_TRANSITIONS,
+    TaskBook,
+    TaskCause,
+    TaskEvent,
+    TaskForm,
+    TaskMove,
+    TaskRecord,
+    TaskState,
+    apply_task_event,
+    iso8601,
+    new_task_id,
+)
 
 __all__ = [
     # messages and codec
@@ -146,6 +159,18 @@ __all__ = [
     "Progress",
     "RequestRecord",
     "RequestMeta",
+    # tasks: a request's record continued past its response
+    "TaskState",
+    "TaskEvent",
+    "TASK_TRANSITIONS",
+    "TaskCause",
+    "TaskForm",
+    "TaskMove",
+    "TaskRecord",
+    "TaskBook",
+    "apply_task_event",
+    "iso8601",
+    "new_task_id",
     # events
     "Event",
     "RequestReceived",

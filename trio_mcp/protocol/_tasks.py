@@ -1,0 +1,495 @@
+"""The task state machine, one table for both wire forms (TK-08).
+
+Theory of operation
+-------------------
+A task is a request whose record lives past its response. Both wire forms of
+tasks (the 2025-11-25 utility, ``basic/utilities/tasks``, and the 2026-07-28
+extension ``io.modelcontextprotocol/tasks``, TK-19) walk this table::
+
+    WORKING        --need_input-->     INPUT_REQUIRED
+    INPUT_REQUIRED --input_received--> WORKING
+    WORKING | INPUT_REQUIRED --complete--> COMPLETED
+    WORKING | INPUT_REQUIRED --fail-->     FAILED
+    WORKING | INPUT_REQUIRED --cancel-->   CANCELLED
+    WORKING | INPUT_REQUIRED --expire-->   FAILED      (its ttl elapsed)
+
+A task starts ``WORKING``; ``COMPLETED``, ``FAILED`` and ``CANCELLED`` never change
+(TK-08). As in the request table (``_requests.py``), an event with no cell, such
+as a work that finishes after ``tasks/cancel`` put its task in ``CANCELLED``
+(TK-16), is *ignored and recorded* in ``late_events``, never an error. So is a
+second ``need_input`` while input is already awaited: whoever asks for input
+counts the requests it has outstanding, the task only says that it waits.
+
+The request continued, not a second bookkeeping
+-----------------------------------------------
+A task-augmented request is an ordinary request in the request table. The
+receiver creates the task while the request is ``RUNNING`` (the extension
+requires the task to exist before its ``CreateTaskResult`` is sent), then the
+request ``COMPLETES``: its result *is* the ``CreateTaskResult`` (TK-11). For the
+requestor the outbound request has ``COMPLETED`` with that result when the task
+becomes known. The request's record ends there, like any other; the
+:class:`TaskRecord` starts there, naming the request it continues (its id,
+method and direction) and carrying no copy of its states. Everything after
+the hand-off (the work running on, asking for input, ending) is a move of the
+task. In consequence a ``notifications/cancelled`` for the request's id after
+the hand-off is a late event on the *request's* record (CN-06) and never
+touches the task; a task is cancelled with ``tasks/cancel`` only (A-19).
+
+Who moved it
+------------
+Every move keeps its time and its :class:`TaskCause`: the task's own work, the
+requestor (``tasks/cancel``, an answer to an input request), its ttl, the
+receiver's shutdown, or, on the requestor's side, the receiver's report of the
+status. A lost transport is not a cause: a task outlives its connection.
+"Cancel requested" is kept apart from "cancelled", as on a request: the
+2025-11-25 ``tasks/cancel`` must leave the task ``CANCELLED`` before its reply
+(TK-16): :meth:`TaskBook.request_cancel` then :meth:`TaskBook.apply` ``CANCEL``,
+while the extension's is cooperative (only the ask is recorded and acknowledged;
+the task ends when the work stops, possibly ``COMPLETED`` if it won the race).
+
+Times are wall-clock seconds since the epoch, not the session's clock: a task's
+``createdAt``/``lastUpdatedAt`` are calendar times (TK-10), its ttl outlives the
+session, and a store shared by several workers compares them.
+
+Nothing here does I/O or imports trio.
+"""
+
+from __future__ import annotations
+
+import datetime
+import secrets
+from collections.abc import Callable
+
+import attrs
+
+from ._enum import _FastEnum
+from ._messages import JSONObject, RequestId
+from ._requests import Direction, RequestRecord, RequestState
+
+
+class TaskState(_FastEnum):
+    """Where a task is in its life (TK-08).
+
+    The values are the wire ``status`` strings, the same in both forms
+    (2025-11-25's ``TaskStatus`` and the extension's ``Task.status``).
+    """
+
+    #: The request is being processed. Every task starts here.
+    WORKING = "working"
+    #: The receiver waits for input from the requestor (TK-09).
+    INPUT_REQUIRED = "input_required"
+    #: Ended with a result.
+    COMPLETED = "completed"
+    #: Ended with a JSON-RPC error (or, in 2025-11-25, a tool result with
+    #: ``isError``: see :meth:`TaskForm.tool_result_event`), or its ttl elapsed.
+    FAILED = "failed"
+    #: Ended because it was cancelled; ``cancel_cause`` says who asked.
+    CANCELLED = "cancelled"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in _TERMINAL
+
+
+_TERMINAL = frozenset({TaskState.COMPLETED, TaskState.FAILED, TaskState.CANCELLED})
+
+
+class TaskEvent(_FastEnum):
+    """What can happen to a task."""
+
+    #: The work needs the requestor's input (an elicitation or a sampling
+    #: request related to the task, TK-09).
+    NEED_INPUT = "need_input"
+    #: The input it waited for has arrived; the work goes on (TK-09).
+    INPUT_RECEIVED = "input_received"
+    #: The work returned its result.
+    COMPLETE = "complete"
+    #: The work ended with an error.
+    FAIL = "fail"
+    #: The task was cancelled (``tasks/cancel``, the receiver's shutdown).
+    CANCEL = "cancel"
+    #: Its ttl elapsed while it was not finished (the extension lets the
+    #: server mark it failed then; TK-10 lets either form delete it).
+    EXPIRE = "expire"
+
+
+#: The whole state machine (TK-08). A (state, event) pair that is missing is
+#: ignored and recorded as a late event.
+TASK_TRANSITIONS: dict[TaskState, dict[TaskEvent, TaskState]] = {
+    TaskState.WORKING: {
+        TaskEvent.NEED_INPUT: TaskState.INPUT_REQUIRED,
+        TaskEvent.COMPLETE: TaskState.COMPLETED,
+        TaskEvent.FAIL: TaskState.FAILED,
+        TaskEvent.CANCEL: TaskState.CANCELLED,
+        TaskEvent.EXPIRE: TaskState.FAILED,
+    },
+    TaskState.INPUT_REQUIRED: {
+        TaskEvent.INPUT_RECEIVED: TaskState.WORKING,
+        TaskEvent.COMPLETE: TaskState.COMPLETED,
+        TaskEvent.FAIL: TaskState.FAILED,
+        TaskEvent.CANCEL: TaskState.CANCELLED,
+        TaskEvent.EXPIRE: TaskState.FAILED,
+    },
+    TaskState.COMPLETED: {},
+    TaskState.FAILED: {},
+    TaskState.CANCELLED: {},
+}
+
+#: The event that brings a task into each state, for the requestor's mirror of
+#: a status the receiver reported (:meth:`TaskBook.observe`).
+_EVENT_TO_REACH: dict[TaskState, TaskEvent] = {
+    TaskState.WORKING: TaskEvent.INPUT_RECEIVED,
+    TaskState.INPUT_REQUIRED: TaskEvent.NEED_INPUT,
+    TaskState.COMPLETED: TaskEvent.COMPLETE,
+    TaskState.FAILED: TaskEvent.FAIL,
+    TaskState.CANCELLED: TaskEvent.CANCEL,
+}
+
+
+class TaskCause(_FastEnum):
+    """Who or what moved a task, or asked for it to be cancelled."""
+
+    #: The task's own work: its handler returned, raised, or asked for input.
+    WORK = "work"
+    #: The requestor: ``tasks/cancel``, or its answer to an input request.
+    REQUESTOR = "requestor"
+    #: Its ttl elapsed.
+    TTL = "ttl"
+    #: The receiver was shutting down with the task unfinished.
+    SHUTDOWN = "shutdown"
+    #: Requestor side: the receiver reported this status (``tasks/get``,
+    #: ``tasks/result``, a status notification).
+    REPORTED = "reported"
+
+
+class TaskForm(_FastEnum):
+    """Which of the two wire forms a task speaks (TK-19)."""
+
+    #: The 2025-11-25 utility (``basic/utilities/tasks``, handshake era).
+    V2025_11_25 = "2025-11-25"
+    #: The 2026-07-28 extension ``io.modelcontextprotocol/tasks``.
+    EXTENSION = "io.modelcontextprotocol/tasks"
+
+    @property
+    def ttl_field(self) -> str:
+        """The wire name of the ttl: ``ttl`` (2025-11-25) or ``ttlMs``."""
+        return "ttl" if self is TaskForm.V2025_11_25 else "ttlMs"
+
+    @property
+    def poll_interval_field(self) -> str:
+        """The wire name of the poll interval: ``pollInterval`` or ``pollIntervalMs``."""
+        return "pollInterval" if self is TaskForm.V2025_11_25 else "pollIntervalMs"
+
+    @property
+    def cancel_is_immediate(self) -> bool:
+        """Whether ``tasks/cancel`` must leave the task ``CANCELLED`` before it is
+        answered: yes in 2025-11-25 (TK-16); the extension's is cooperative."""
+        return self is TaskForm.V2025_11_25
+
+    def tool_result_event(self, *, is_error: bool) -> TaskEvent:
+        """The event a ``tools/call`` result ends its task with.
+
+        A result with ``isError: true`` fails the task in 2025-11-25 (TK-17)
+        but completes it, result inline, in the extension (TK-19).
+        """
+        if is_error and self is TaskForm.V2025_11_25:
+            return TaskEvent.FAIL
+        return TaskEvent.COMPLETE
+
+
+@attrs.frozen(slots=True)
+class TaskMove:
+    """One move of a task through :data:`TASK_TRANSITIONS`."""
+
+    event: TaskEvent
+    old: TaskState
+    new: TaskState
+    #: When, in seconds since the epoch.
+    at: float
+    cause: TaskCause
+    #: Why, in words (for logs; not sent).
+    note: str | None = None
+
+
+@attrs.frozen(slots=True)
+class TaskRecord:
+    """A frozen snapshot of one task. Made by :class:`TaskBook`, not directly.
+
+    ``request_id``, ``method`` and ``direction`` name the request the task
+    continues (its record ended ``COMPLETED`` with the ``CreateTaskResult``);
+    ``direction`` is that request's: ``INBOUND``, we are the receiver and run
+    the task; ``OUTBOUND``, we are the requestor and mirror the peer's.
+    """
+
+    task_id: str
+    request_id: RequestId
+    method: str
+    direction: Direction
+    form: TaskForm
+    state: TaskState
+    #: Seconds since the epoch.
+    created_at: float
+    #: When the status last changed (the creation, then each move).
+    last_updated_at: float
+    #: Milliseconds from creation it is kept; None: unlimited (TK-10).
+    ttl_ms: int | None
+    #: Suggested milliseconds between polls, if any (TK-10).
+    poll_interval_ms: int | None = None
+    #: The wire ``statusMessage`` of the current state, if any.
+    status_message: str | None = None
+    moves: tuple[TaskMove, ...] = ()
+    #: Who asked for cancellation first, set even if the work then ended otherwise.
+    cancel_cause: TaskCause | None = None
+    cancel_reason: str | None = None
+    cancel_requested_at: float | None = None
+    #: Events that arrived when no move was allowed, ignored (never errors).
+    late_events: tuple[str, ...] = ()
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.state.is_terminal
+
+    @property
+    def cancel_requested(self) -> bool:
+        """True once anyone asked for cancellation, whatever the state says."""
+        return self.cancel_cause is not None
+
+    @property
+    def finished_at(self) -> float | None:
+        """When it reached its terminal state, once terminal."""
+        return self.moves[-1].at if self.state.is_terminal and self.moves else None
+
+    @property
+    def expires_at(self) -> float | None:
+        """When its ttl elapses (seconds since the epoch); None: never."""
+        if self.ttl_ms is None:
+            return None
+        return self.created_at + self.ttl_ms / 1000
+
+    def expired(self, now: float) -> bool:
+        """Whether its ttl has elapsed at *now*."""
+        expires_at = self.expires_at
+        return expires_at is not None and now >= expires_at
+
+    def wire_fields(self) -> JSONObject:
+        """The wire ``Task`` fields of its form (TK-10): ``taskId``, ``status``,
+        ``statusMessage`` if any, ``createdAt``, ``lastUpdatedAt`` (ISO 8601),
+        the ttl (``null``: unlimited) and the poll interval if any.
+
+        The fields each message adds (2025-11-25's ``CreateTaskResult.task``
+        wrapper, the extension's ``resultType`` and inline ``result``/``error``)
+        are the caller's.
+        """
+        fields: JSONObject = {"taskId": self.task_id, "status": self.state.value}
+        if self.status_message is not None:
+            fields["statusMessage"] = self.status_message
+        fields["createdAt"] = iso8601(self.created_at)
+        fields["lastUpdatedAt"] = iso8601(self.last_updated_at)
+        fields[self.form.ttl_field] = self.ttl_ms
+        if self.poll_interval_ms is not None:
+            fields[self.form.poll_interval_field] = self.poll_interval_ms
+        return fields
+
+
+def iso8601(seconds: float) -> str:
+    """*seconds* since the epoch as an RFC 3339 UTC timestamp (TK-10):
+    ``2025-11-25T10:30:00Z``, with milliseconds when it has a fraction."""
+    moment = datetime.datetime.fromtimestamp(seconds, datetime.UTC)
+    spec = "milliseconds" if moment.microsecond else "seconds"
+    return moment.isoformat(timespec=spec).replace("+00:00", "Z")
+
+
+def new_task_id() -> str:
+    """A fresh task id: 128 random bits as 32 hex digits, unguessable (TK-07,
+    TK-18: without an authorization context the id is all that guards a task)."""
+    return secrets.token_hex(16)
+
+
+def apply_task_event(
+    record: TaskRecord,
+    event: TaskEvent,
+    now: float,
+    cause: TaskCause,
+    *,
+    note: str | None = None,
+    status_message: str | None = None,
+) -> TaskRecord:
+    """The record after *event*, by :data:`TASK_TRANSITIONS`; pure.
+
+    A move stamps ``last_updated_at`` and sets ``status_message`` (None clears
+    the previous state's). An event with no cell returns the record unchanged
+    but for a new entry in ``late_events``. Compare ``state`` (or the length of
+    ``moves``) to tell which happened.
+    """
+    old = record.state
+    new = TASK_TRANSITIONS[old].get(event)
+    if new is None:
+        late = f"{event.value} by {cause.value} in {old.value}" + (f": {note}" if note else "")
+        return attrs.evolve(record, late_events=(*record.late_events, late))
+    move = TaskMove(event=event, old=old, new=new, at=now, cause=cause, note=note)
+    return attrs.evolve(
+        record,
+        state=new,
+        last_updated_at=now,
+        status_message=status_message,
+        moves=(*record.moves, move),
+    )
+
+
+class TaskBook:
+    """The task records of one side, keyed by task id. Pure; not thread-safe.
+
+    Args:
+        clock: seconds since the epoch (wall time; see the module docstring).
+
+    No method blocks, so none is a cancellation point. Unknown task ids raise
+    :class:`KeyError`: the layer above looks a task up first and answers an
+    unknown one with -32602 (TK-17).
+    """
+
+    __slots__ = ("_tasks", "clock")
+
+    def __init__(self, *, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        # Creation order is kept, so tasks() and expire_due() are deterministic.
+        self._tasks: dict[str, TaskRecord] = {}
+
+    def create(
+        self,
+        request: RequestRecord,
+        task_id: str,
+        *,
+        form: TaskForm,
+        ttl_ms: int | None,
+        poll_interval_ms: int | None = None,
+        status_message: str | None = None,
+    ) -> TaskRecord:
+        """Start a task, ``WORKING`` (TK-08), continuing *request*.
+
+        An inbound *request* (we are the receiver) must be ``RUNNING``: the
+        task exists before its ``CreateTaskResult`` is sent, then the request
+        completes with it. An outbound one (we are the requestor) must have
+        ``COMPLETED``: its result was the ``CreateTaskResult``. Anything else,
+        or a *task_id* already in the book (TK-07), is a ValueError.
+        """
+        inbound = request.direction is Direction.INBOUND
+        wanted = RequestState.RUNNING if inbound else RequestState.COMPLETED
+        if request.state is not wanted:
+            raise ValueError(
+                f"a task continues an {request.direction.value} request that is"
+                f" {wanted.value}, not {request.state.value}"
+            )
+        if task_id in self._tasks:
+            raise ValueError(f"task id {task_id!r} is already in use")
+        now = self.clock()
+        record = TaskRecord(
+            task_id=task_id,
+            request_id=request.id,
+            method=request.method,
+            direction=request.direction,
+            form=form,
+            state=TaskState.WORKING,
+            created_at=now,
+            last_updated_at=now,
+            ttl_ms=ttl_ms,
+            poll_interval_ms=poll_interval_ms,
+            status_message=status_message,
+        )
+        self._tasks[task_id] = record
+        return record
+
+    def get(self, task_id: str) -> TaskRecord | None:
+        """The task's record, or None if unknown (or forgotten, or expired)."""
+        return self._tasks.get(task_id)
+
+    def tasks(self) -> list[TaskRecord]:
+        """Every task in the book, oldest first."""
+        return list(self._tasks.values())
+
+    def apply(
+        self,
+        task_id: str,
+        event: TaskEvent,
+        cause: TaskCause,
+        *,
+        note: str | None = None,
+        status_message: str | None = None,
+    ) -> TaskRecord:
+        """Apply *event* now (:func:`apply_task_event`); the new record."""
+        record = apply_task_event(
+            self._tasks[task_id],
+            event,
+            self.clock(),
+            cause,
+            note=note,
+            status_message=status_message,
+        )
+        self._tasks[task_id] = record
+        return record
+
+    def request_cancel(
+        self, task_id: str, cause: TaskCause, reason: str | None = None
+    ) -> TaskRecord:
+        """Note who asked to cancel; the first asker wins. No move.
+
+        A terminal task keeps its state and records the ask as a late event:
+        ``tasks/cancel`` on it is answered -32602 (TK-16), and the returned
+        record's ``is_terminal`` says so. A 2025-11-25 ``tasks/cancel`` then
+        applies ``CANCEL`` before it replies (:attr:`TaskForm.cancel_is_immediate`).
+        """
+        record = self._tasks[task_id]
+        if record.state.is_terminal:
+            late = f"cancel asked by {cause.value} in {record.state.value}"
+            record = attrs.evolve(record, late_events=(*record.late_events, late))
+        elif record.cancel_cause is None:
+            record = attrs.evolve(
+                record,
+                cancel_cause=cause,
+                cancel_reason=reason,
+                cancel_requested_at=self.clock(),
+            )
+        self._tasks[task_id] = record
+        return record
+
+    def observe(
+        self, task_id: str, status: TaskState, *, status_message: str | None = None
+    ) -> TaskRecord:
+        """Requestor side: the receiver reported *status*; mirror it (cause
+        ``REPORTED``). The same non-terminal status again is no move (a repeat
+        poll); a report the table does not allow (a terminal task reported as
+        another status) is recorded as a late event."""
+        record = self._tasks[task_id]
+        if status is record.state and not status.is_terminal:
+            return record
+        return self.apply(
+            task_id, _EVENT_TO_REACH[status], TaskCause.REPORTED, status_message=status_message
+        )
+
+    def expire_due(self) -> list[TaskRecord]:
+        """Take out every task whose ttl has elapsed (TK-10), oldest first.
+
+        One still running is moved ``EXPIRE`` (cause ``TTL``) first, to
+        ``FAILED``; the layer above stops its work. The returned records are
+        their last snapshots; the book forgets them.
+        """
+        now = self.clock()
+        due = [record for record in self._tasks.values() if record.expired(now)]
+        out: list[TaskRecord] = []
+        for record in due:
+            if not record.state.is_terminal:
+                record = apply_task_event(
+                    record,
+                    TaskEvent.EXPIRE,
+                    now,
+                    TaskCause.TTL,
+                    note="ttl elapsed",
+                    status_message="The task's ttl elapsed before it finished.",
+                )
+            del self._tasks[record.task_id]
+            out.append(record)
+        return out
+
+    def forget(self, task_id: str) -> TaskRecord | None:
+        """Drop a task (a receiver may delete a cancelled task at any time,
+        TK-16); its last record, or None if it was unknown."""
+        return self._tasks.pop(task_id, None)
