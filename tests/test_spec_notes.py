@@ -45,6 +45,7 @@ REQUIRED = {
     "DS": 5,
     "CA": 8,
     "HM": 32,
+    "TK": 19,
 }
 
 #: The inputs a 2026-07-28 server asks for inside an ``InputRequiredResult``
