@@ -15,7 +15,7 @@ extension ``io.modelcontextprotocol/tasks``, TK-19) walk this table::
 
 A task starts ``WORKING``; ``COMPLETED``, ``FAILED`` and ``CANCELLED`` never change
 (TK-08). As in the request table (``_requests.py``), an event with no cell, such
-as a work that finishes after ``tasks/cancel`` put its task in ``CANCELLED``
+as work that finishes after ``tasks/cancel`` put its task in ``CANCELLED``
 (TK-16), is *ignored and recorded* in ``late_events``, never an error. So is a
 second ``need_input`` while input is already awaited: whoever asks for input
 counts the requests it has outstanding, the task only says that it waits.
