@@ -67,6 +67,7 @@ import attrs
 import trio
 
 from ..protocol import TaskCause, TaskEvent, TaskRecord, apply_task_event
+from ..protocol._errors import MCPError
 
 #: What an owner is: any hashable naming an authorization context; None is anonymous.
 Owner = Hashable
@@ -83,8 +84,9 @@ MAX_REMEMBERED = 10_000
 _EXPIRED_MESSAGE = "The task's ttl elapsed before it finished."
 
 
-class TaskStoreError(Exception):
-    """Base of the task store's errors."""
+class TaskStoreError(MCPError):
+    """Base of the task store's errors (an :class:`~trio_mcp.MCPError`, as every
+    error trio_mcp raises on purpose)."""
 
 
 class UnknownTask(TaskStoreError, LookupError):
