@@ -428,6 +428,42 @@ async def test_closing_the_response_stream_cancels_the_request() -> None:
     assert not any(orjson.loads(data).get("id") == 77 for data in written)
 
 
+@pytest.mark.spec("HM-13", "CN-16")
+async def test_closing_a_started_sse_response_cancels_the_request() -> None:
+    # The head went out (the request reported progress first), so the
+    # disconnect is seen by the SSE writer rather than while the head waits.
+    server = make_server()
+    stopped = trio.Event()
+    observer = _EndObserver()
+
+    @server.tool()
+    async def reporting(ctx: Context) -> str:
+        """Reports once, then never answers by itself."""
+        try:
+            await ctx.report_progress(1, 2)
+            await trio.sleep_forever()
+        finally:
+            stopped.set()
+
+    app = http_app(server, session_options={"observer": observer})
+    async with running(app) as (url, _):
+        body = modern_body(
+            "tools/call", {"name": "reporting", "arguments": {}}, 77, progressToken="p"
+        )
+        async with raw_post(url, body) as (stream, seen):
+            with trio.fail_after(10):
+                while b"notifications/progress" not in seen:
+                    seen += await stream.receive_some()
+        assert b"text/event-stream" in seen
+        with trio.fail_after(10):
+            await stopped.wait()
+            await observer.ended.wait()
+    (record,) = [r for r in observer.snapshots if r.id == 77 and r.state is RequestState.CANCELLED]
+    assert record.cancel_origin is CancelOrigin.TRANSPORT
+    written = [data for direction, data, _ in observer.frames if direction.name == "OUT"]
+    assert not any(orjson.loads(data).get("id") == 77 for data in written)
+
+
 @pytest.mark.spec("SB-01", "SB-02", "SB-14", "HM-08")
 async def test_listen_is_a_long_lived_stream_with_keepalives_and_change_notices() -> None:
     server = make_server()

@@ -66,8 +66,9 @@ from typing import Protocol
 import attrs
 import trio
 
-from ..protocol import TaskCause, TaskEvent, TaskRecord, apply_task_event
+from ..protocol import TaskRecord
 from ..protocol._errors import MCPError
+from ..protocol._tasks import expire_task
 
 #: What an owner is: any hashable naming an authorization context; None is anonymous.
 Owner = Hashable
@@ -80,8 +81,6 @@ MAX_TASKS_PER_OWNER = 1_000
 REMEMBER_EXPIRED = 600.0
 #: Default bound on the expired task ids remembered.
 MAX_REMEMBERED = 10_000
-
-_EXPIRED_MESSAGE = "The task's ttl elapsed before it finished."
 
 
 class TaskStoreError(MCPError):
@@ -333,16 +332,7 @@ class MemoryTaskStore:
 
     def _expire(self, held: _Held, now: float) -> TaskRecord:
         """Drop *held* for its ttl; its last snapshot (moved EXPIRE if running)."""
-        record = held.record
-        if not record.is_terminal:
-            record = apply_task_event(
-                record,
-                TaskEvent.EXPIRE,
-                now,
-                TaskCause.TTL,
-                note="ttl elapsed",
-                status_message=_EXPIRED_MESSAGE,
-            )
+        record = expire_task(held.record, now)
         self._drop(record.task_id)
         if self.remember_expired > 0 and self.max_remembered > 0:
             self._expired[record.task_id] = (held.owner, now)

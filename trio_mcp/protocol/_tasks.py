@@ -336,6 +336,22 @@ def apply_task_event(
     )
 
 
+def expire_task(record: TaskRecord, now: float) -> TaskRecord:
+    """The last snapshot of a task dropped for its ttl (TK-10): one still
+    running is moved ``EXPIRE`` (cause ``TTL``) to ``FAILED``; a terminal one
+    is returned as it is. Pure."""
+    if record.state.is_terminal:
+        return record
+    return apply_task_event(
+        record,
+        TaskEvent.EXPIRE,
+        now,
+        TaskCause.TTL,
+        note="ttl elapsed",
+        status_message="The task's ttl elapsed before it finished.",
+    )
+
+
 class TaskBook:
     """The task records of one side, keyed by task id. Pure; not thread-safe.
 
@@ -476,17 +492,8 @@ class TaskBook:
         due = [record for record in self._tasks.values() if record.expired(now)]
         out: list[TaskRecord] = []
         for record in due:
-            if not record.state.is_terminal:
-                record = apply_task_event(
-                    record,
-                    TaskEvent.EXPIRE,
-                    now,
-                    TaskCause.TTL,
-                    note="ttl elapsed",
-                    status_message="The task's ttl elapsed before it finished.",
-                )
             del self._tasks[record.task_id]
-            out.append(record)
+            out.append(expire_task(record, now))
         return out
 
     def forget(self, task_id: str) -> TaskRecord | None:

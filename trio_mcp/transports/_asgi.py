@@ -351,19 +351,12 @@ async def stream_sse(
                     except trio.EndOfChannel:
                         # Overflowed (a slow reader) or replaced: end this response.
                         pass
+                    ready, ended = conn.take_ready(item)
                     body = b""
-                    while item is not END:
-                        event_id, data = item
+                    for event_id, data in ready:
                         seq = event_seq(event_id)
                         if seq == -1 or seq > last_seq:
                             body += format_event(data, id=event_id, event=event or "message")
-                        try:
-                            item = conn.receive_channel.receive_nowait()
-                        except trio.WouldBlock:
-                            break
-                        except trio.EndOfChannel:
-                            item = END
-                    ended = item is END
                     if ended and not started:
                         # The whole answer is known before the head went out.
                         started = finished = True

@@ -144,9 +144,11 @@ class Endpoint:
         self._host = host
         self._run_stateless = run_stateless
         self._reader = reader
-        self._modern = modern if modern_versions else None
+        if (modern is None) != (not modern_versions):
+            raise ValueError("a modern handler goes with the modern revisions it serves")
+        self._modern = modern
         #: The 2026-07-28-era revisions served (empty: the handshake era only).
-        self.modern_versions = modern_versions if modern is not None else ()
+        self.modern_versions = modern_versions
         #: Whether the handshake era is served (False: modern only, HM-31).
         self.handshake = handshake
         self.json_response = json_response

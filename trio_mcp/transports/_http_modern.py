@@ -232,15 +232,18 @@ class ModernPost:
         body: bytes,
         request_id: Any,
     ) -> None:
-        if stream.json:
-            await self._answer_json(receive, send, transport, stream, body, request_id)
-            return
-        conn = transport.attach(stream)
+        # The stream is attached before the body is delivered, so no message
+        # can race past it (json_response mode collects instead).
+        conn = None if stream.json else transport.attach(stream)
         try:
             await transport.deliver(body)
         except trio.ClosedResourceError:
-            transport.detach(stream, conn)
+            if conn is not None:
+                transport.detach(stream, conn)
             await self._session_failed(send, request_id)
+            return
+        if conn is None:
+            await self._answer_json(receive, send, stream, request_id)
             return
         first: Any = END
         deferred = trio.CancelScope()
@@ -263,51 +266,27 @@ class ModernPost:
             await self._session_failed(send, request_id)
             return
         # Whatever else is queued already goes out with the first message.
-        ready = [first]
-        ended = False
-        while not ended:
-            try:
-                item = conn.receive_channel.receive_nowait()
-            except trio.WouldBlock:
-                break
-            except trio.EndOfChannel:
-                item = END
-            if item is END:
-                ended = True
-            else:
-                ready.append(item)
-        if ended:
-            transport.detach(stream, conn)
-            if len(ready) == 1:
-                # Answered before anything else: one JSON body, with the status
-                # its error calls for.
-                data = ready[0][1]
-                await respond(send, modern_status(data), data, content_type=JSON)
-            else:
-                events = b"".join(format_event(data, event="message") for _, data in ready)
-                await respond(send, 200, events, headers=sse_headers(None))
+        ready, ended = conn.take_ready(first)
+        events = b"".join(format_event(data, event="message") for _, data in ready)
+        if not ended:
+            await stream_sse(
+                receive, send, transport, stream, conn, first=events, keepalive=self.keepalive
+            )
             return
-        head = b"".join(format_event(data, event="message") for _, data in ready)
-        await stream_sse(
-            receive, send, transport, stream, conn, first=head, keepalive=self.keepalive
-        )
+        transport.detach(stream, conn)
+        if len(ready) == 1:
+            # Answered before anything else: one JSON body, with the status its
+            # error calls for.
+            data = ready[0][1]
+            await respond(send, modern_status(data), data, content_type=JSON)
+        else:
+            await respond(send, 200, events, headers=sse_headers(None))
 
     async def _answer_json(
-        self,
-        receive: Receive,
-        send: Send,
-        transport: HttpServerTransport,
-        stream: Stream,
-        body: bytes,
-        request_id: Any,
+        self, receive: Receive, send: Send, stream: Stream, request_id: Any
     ) -> None:
         """``json_response`` mode: the response alone (notifications have no
         stream to travel on), with its status."""
-        try:
-            await transport.deliver(body)
-        except trio.ClosedResourceError:
-            await self._session_failed(send, request_id)
-            return
         if not await wait_unless_disconnected(receive, stream.wait_done):
             return
         if not stream.collected:

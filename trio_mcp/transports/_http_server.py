@@ -230,7 +230,9 @@ class StreamableHTTPApp:
                 json_response=json_response,
                 head_deferral=modern_head_deferral,
                 keepalive=modern_keepalive,
-            ),
+            )
+            if self.modern_versions
+            else None,
             modern_versions=self.modern_versions,
             handshake=self.handshake,
         )

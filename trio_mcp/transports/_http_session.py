@@ -89,6 +89,21 @@ class Connection:
             return False
         return True
 
+    def take_ready(self, first: Any) -> tuple[list[Any], bool]:
+        """*first* (an item just received, or END) and every item already
+        queued behind it, without waiting; and whether the end was reached."""
+        ready: list[Any] = []
+        item = first
+        while item is not END:
+            ready.append(item)
+            try:
+                item = self.receive_channel.receive_nowait()
+            except trio.WouldBlock:
+                return ready, False
+            except trio.EndOfChannel:
+                item = END
+        return ready, True
+
     def end(self) -> None:
         if not self.broken:
             with contextlib.suppress(
