@@ -1,11 +1,12 @@
 """``serve_http(..., workers=N)``: one server as N processes on one socket.
 
 Real worker processes on 127.0.0.1, port 0, each importing ``workers_app``.
-Which worker accepts a connection is the kernel's choice; the ``busy_pid``
-tool holds its worker's event loop for a moment, so concurrent connections
-must reach the other one, and every spreading test sends rounds of calls
-until both workers have answered (bounded), asserting that every call is
-answered. Shutdown is checked by pid: every worker is gone when the call ends.
+Which worker accepts a connection is the kernel's choice, so the tests make
+it for the kernel: the ``hold`` tool blocks its worker's event loop until the
+test opens that worker's gate, and a held worker accepts nothing, so the next
+connection reaches the other one. Every cross-worker test is thus a fixed
+sequence, not a hope (no rounds until the kernel happens to alternate).
+Shutdown is checked by pid: every worker is gone when the call ends.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import orjson
@@ -36,8 +37,7 @@ from trio_mcp._server._workers import WorkerExited, _stop
 from trio_mcp.protocol._headers import request_headers
 
 TARGET = "workers_app:build"
-ROUNDS = 20
-PER_ROUND = 8
+T = TypeVar("T")
 
 
 @asynccontextmanager
@@ -127,80 +127,147 @@ def structured(result: dict[str, Any]) -> Any:
     return content["result"] if set(content) == {"result"} else content
 
 
-async def spread(
-    url: str, pids: set[int], send: Callable[[], Any], done: Callable[[list[Any]], bool]
-) -> list[Any]:
-    """Rounds of PER_ROUND concurrent *send()* calls until *done(answers)*; every
-    call must be answered. Returns all the answers."""
-    answers: list[Any] = []
+class Gates:
+    """Hold workers of a two-worker server, one at a time, by their pid.
 
-    async def one() -> None:
-        answers.append(await send())
+    ``hold()`` sends a ``hold`` call in the background and returns the pid of
+    the worker now blocked in it (the worker connects to this loopback gate
+    and says so); ``open(pid)`` lets that worker go and waits for the call's
+    answer. With one worker held, every new connection is accepted by the
+    other: a held worker's loop never calls ``accept``.
+    """
 
-    for _ in range(ROUNDS):
-        sent = len(answers)
-        async with trio.open_nursery() as nursery:
-            for _ in range(PER_ROUND):
-                nursery.start_soon(one)
-        assert len(answers) == sent + PER_ROUND
-        if done(answers):
-            return answers
-    raise AssertionError(f"not done after {len(answers)} calls: {answers}")
+    def __init__(self, url: str, listener: trio.SocketListener, nursery: trio.Nursery) -> None:
+        self._url = url
+        self._listener = listener
+        self._nursery = nursery
+        self._held: dict[int, trio.SocketStream] = {}
+        self._answered: dict[int, trio.Event] = {}
+
+    async def hold(self) -> int:
+        port = self._listener.socket.getsockname()[1]
+        self._nursery.start_soon(self._send_hold, port)
+        with trio.fail_after(30):
+            worker = await self._listener.accept()
+            said = b""
+            while not said.endswith(b"\n"):
+                chunk = await worker.receive_some(16)
+                assert chunk, "a worker hung up before saying its pid"
+                said += chunk
+        pid = int(said)
+        self._held[pid] = worker
+        self._answered[pid] = trio.Event()
+        return pid
+
+    async def open(self, pid: int) -> None:
+        worker = self._held.pop(pid)
+        await worker.send_all(b"go\n")
+        await worker.aclose()
+        with trio.fail_after(30):
+            await self._answered[pid].wait()
+        del self._answered[pid]
+
+    async def open_all(self) -> None:
+        for pid in list(self._held):
+            await self.open(pid)
+
+    async def _send_hold(self, port: int) -> None:
+        pid = structured(await modern_call(self._url, "hold", {"gate": port}))
+        self._answered[pid].set()
+
+
+@asynccontextmanager
+async def gates(url: str) -> AsyncIterator[Gates]:
+    """Gates over *url*'s workers; on leaving, every held worker is let go and
+    every ``hold`` call must have been answered."""
+    [listener] = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    async with listener, trio.open_nursery() as nursery:
+        gate = Gates(url, listener, nursery)
+        try:
+            yield gate
+        finally:
+            await gate.open_all()
+
+
+async def on_each_worker(
+    gate: Gates, pids: set[int], send: Callable[[int], Awaitable[T]]
+) -> tuple[T, T]:
+    """``send(pid)`` once on each of the two workers *pids*, *pid* being the
+    worker that will serve it: (on one, on the other).
+
+    Hold H, send (reaches the other, O), hold O (H is still held), open H,
+    send (reaches H), open O.
+    """
+    first_held = await gate.hold()
+    [other] = pids - {first_held}
+    on_other = await send(other)
+    assert await gate.hold() == other
+    await gate.open(first_held)
+    on_first = await send(first_held)
+    await gate.open(other)
+    return on_other, on_first
 
 
 @pytest.mark.spec("ST-03")
 async def test_two_workers_share_the_traffic_and_answer_every_call() -> None:
-    async with workers() as (url, pids):
-        answers = await spread(
-            url, pids, lambda: call(url, "busy_pid"), lambda seen: set(seen) == pids
-        )
-        assert set(answers) == pids  # nothing answered by any other process
-        assert os.getpid() not in answers
+    async with workers() as (url, pids), gates(url) as gate:
+        held = await gate.hold()
+        # Eight concurrent calls while one worker is blocked: the other answers all.
+        answers: list[int] = []
+
+        async def one() -> None:
+            answers.append(await call(url, "pid"))
+
+        async with trio.open_nursery() as nursery:
+            for _ in range(8):
+                nursery.start_soon(one)
+        [other] = set(answers)
+        assert len(answers) == 8
+        await gate.open(held)
+        assert {held, other} == pids  # nothing answered by any other process
+        assert os.getpid() not in pids
 
 
 @pytest.mark.spec("ST-03")
 async def test_two_workers_share_modern_traffic_on_a_dual_era_endpoint() -> None:
-    async with workers(stateless=False) as (url, pids):
+    async with workers(stateless=False) as (url, pids), gates(url) as gate:
 
-        async def busy() -> Any:
-            return structured(await modern_call(url, "busy_pid"))
+        async def served_by(expected: int) -> int:
+            pid: int = structured(await modern_call(url, "pid"))
+            assert pid == expected
+            return pid
 
-        answers = await spread(url, pids, busy, lambda seen: set(seen) == pids)
+        answers = await on_each_worker(gate, pids, served_by)
         assert set(answers) == pids
 
 
 @pytest.mark.spec("ST-03", "PT-08")
-async def test_a_modern_retry_may_land_on_the_other_worker(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Round one on one worker, the retry on whichever accepts it: the state
-    sealed by the first opens in the second (the run's shared key), and
-    ``ctx.saved`` says which worker asked."""
+async def test_a_modern_retry_may_land_on_the_other_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Round one on one worker, the retry on the other: the state sealed by
+    the first opens in the second (the run's shared key), and ``ctx.saved``
+    says which worker asked."""
     monkeypatch.delenv(KEY_ENV, raising=False)
     capabilities: dict[str, Any] = {"elicitation": {"form": {}}}
-    async with workers(stateless=False) as (url, pids):
-
-        async def two_rounds() -> tuple[int, int]:
-            first = await modern_call(url, "ask", capabilities=capabilities)
-            assert first["resultType"] == "input_required"
-            [key] = first["inputRequests"]
-            final = await modern_call(
-                url,
-                "ask",
-                request_id=2,
-                capabilities=capabilities,
-                inputResponses={key: {"action": "accept", "content": {}}},
-                requestState=first["requestState"],
-            )
-            asked, finished, action = final["content"][0]["text"].split()
-            assert action == "accept"
-            return int(asked), int(finished)
-
-        def crossed(seen: list[tuple[int, int]]) -> bool:
-            return {asked for asked, finished in seen if asked != finished} == pids
-
-        rounds = await spread(url, pids, two_rounds, crossed)
-        assert {pid for pair in rounds for pid in pair} == pids
+    async with workers(stateless=False) as (url, pids), gates(url) as gate:
+        first_held = await gate.hold()
+        first = await modern_call(url, "ask", capabilities=capabilities)
+        assert first["resultType"] == "input_required"
+        [key] = first["inputRequests"]
+        asker = await gate.hold()  # the worker that asked: the only one not held
+        await gate.open(first_held)
+        final = await modern_call(
+            url,
+            "ask",
+            request_id=2,
+            capabilities=capabilities,
+            inputResponses={key: {"action": "accept", "content": {}}},
+            requestState=first["requestState"],
+        )
+        await gate.open(asker)
+        asked, finished, action = final["content"][0]["text"].split()
+        assert action == "accept"
+        assert (int(asked), int(finished)) == (asker, first_held)
+        assert {asker, first_held} == pids
 
 
 async def test_cancelling_stops_the_workers_with_sigterm(caplog: pytest.LogCaptureFixture) -> None:
@@ -231,25 +298,17 @@ async def test_the_workers_of_one_run_accept_each_others_request_state(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(KEY_ENV, raising=False)  # the supervisor draws one key for the run
-    async with workers() as (url, pids):
-        sealed = await spread(
-            url, pids, lambda: call(url, "seal"), lambda seen: {s["pid"] for s in seen} == pids
-        )
+    async with workers() as (url, pids), gates(url) as gate:
+        sealed = await on_each_worker(gate, pids, lambda _: call(url, "seal"))
+        assert {s["pid"] for s in sealed} == pids
         by_pid = {s["pid"]: s["token"] for s in sealed}
-
-        def crossed(seen: list[dict[str, int]]) -> bool:
-            return {s["pid"] for s in seen if s["pid"] != s["sealed_by"]} == pids
-
-        # Both tokens, in turn, until each worker has opened the other's.
-        tokens = list(by_pid.values())
-        sent = [0]
-
-        async def unseal() -> Any:
-            sent[0] += 1
-            return await call(url, "unseal", {"token": tokens[sent[0] % 2]})
-
-        opened = await spread(url, pids, unseal, crossed)
-        assert all(o["sealed_by"] in pids for o in opened)
+        # Each worker opens the token the other one sealed.
+        [(one, one_token), (other, other_token)] = by_pid.items()
+        token_for = {one: other_token, other: one_token}
+        opened = await on_each_worker(
+            gate, pids, lambda serving: call(url, "unseal", {"token": token_for[serving]})
+        )
+        assert {(o["pid"], o["sealed_by"]) for o in opened} == {(one, other), (other, one)}
     # Not this process's key: the supervisor's key was for its workers only.
     with pytest.raises(Exception, match="integrity") as refused:
         RequestStateSealer().open(
@@ -262,10 +321,9 @@ async def test_the_workers_of_one_run_accept_each_others_request_state(
 async def test_a_configured_key_is_the_workers_key(monkeypatch: pytest.MonkeyPatch) -> None:
     key = "k" * 64
     monkeypatch.setenv(KEY_ENV, key)
-    async with workers() as (url, pids):
-        sealed = await spread(
-            url, pids, lambda: call(url, "seal"), lambda seen: {s["pid"] for s in seen} == pids
-        )
+    async with workers() as (url, pids), gates(url) as gate:
+        sealed = await on_each_worker(gate, pids, lambda _: call(url, "seal"))
+        assert {s["pid"] for s in sealed} == pids
     # A sealer of this process built from the same configuration opens them all,
     # and so does one given the same key explicitly.
     for item in sealed:
@@ -489,9 +547,8 @@ async def test_the_hypercorn_command_line_serves_the_importable_app_with_workers
         # Its workers, not multiprocessing's resource tracker (also a child).
         pids.update(pid for pid in children_of(hypercorn.pid) if spawned_worker(pid))
         assert len(pids) == 2
-        answers = await spread(
-            url, pids, lambda: call(url, "busy_pid"), lambda seen: set(seen) == pids
-        )
+        async with gates(url) as gate:
+            answers = await on_each_worker(gate, pids, lambda _: call(url, "pid"))
         assert set(answers) == pids
         hypercorn.terminate()
         assert await hypercorn.wait() == 0

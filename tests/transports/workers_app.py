@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import os
-import time
+import socket
 from typing import Any
 
 from trio_mcp import Context, Server, http_app
@@ -26,14 +26,21 @@ def build() -> Server:
         return os.getpid()
 
     @server.tool()
-    async def busy_pid() -> int:
-        """The process that served the call, after holding its event loop 20 ms.
+    async def hold(gate: int) -> int:
+        """Hold this worker's event loop until the test opens its gate; its pid.
 
-        Deliberately blocking: a CPU-bound handler, during which this worker
-        accepts nothing, so concurrent connections must reach the other worker.
+        Deliberately blocking, like a CPU-bound handler: while held, this
+        worker accepts no connection, so the next one must reach another
+        worker. Connects to the test's *gate* port on loopback, says its pid,
+        and returns when the test answers (an error after 60 s, or if the
+        test hangs up without a word).
         """
-        time.sleep(0.02)  # noqa: ASYNC251
-        return os.getpid()
+        me = os.getpid()
+        with socket.create_connection(("127.0.0.1", gate), timeout=60.0) as test:
+            test.sendall(f"{me}\n".encode())
+            if not test.recv(16):
+                raise RuntimeError(f"the test hung up on held worker {me}")
+        return me
 
     @server.tool()
     async def seal() -> dict[str, Any]:
