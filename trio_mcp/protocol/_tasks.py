@@ -244,6 +244,17 @@ class TaskRecord:
     cancel_requested_at: float | None = None
     #: Events that arrived when no move was allowed, ignored (never errors).
     late_events: tuple[str, ...] = ()
+    #: Once terminal, what the request would have returned (TK-12): its JSON
+    #: ``result`` (a tool result with ``isError`` too), or ``error``, a JSON-RPC
+    #: error object (``code``, ``message``, ``data``). At most one is set.
+    result: JSONObject | None = None
+    error: JSONObject | None = None
+    #: While ``INPUT_REQUIRED``: the inputs the work waits for, by key
+    #: (``{"method": ..., "params": ...}``, as an ``InputRequiredResult`` has them).
+    input_requests: JSONObject | None = None
+    #: Answers the requestor sent for them (``tasks/update``), by key, until the
+    #: work takes them.
+    input_responses: JSONObject | None = None
 
     @property
     def is_terminal(self) -> bool:
