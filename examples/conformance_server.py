@@ -57,7 +57,13 @@ this file, "transport" is ``trio_mcp``'s HTTP endpoint and protocol):
 * ``http-header-validation`` (pending): transport. ``http-custom-header-server-validation``
   (pending): transport, on the fixture's ``test_header_param`` (a parameter
   mirrored into ``Mcp-Param-Region``).
-* ``tasks-*`` (extension, unscored): not served (the tasks issue).
+* ``tasks-*`` (extension, unscored): the server's task runner and task
+  methods (creation only for a request that declared the extension, -32021
+  naming it otherwise, ``tasks/get``/``update``/``cancel``, the routing
+  headers); the fixture gives the tools the scenarios call: ``greet``,
+  ``slow_compute``, ``failing_job``, ``protocol_error_job``,
+  ``confirm_delete``, ``multi_input`` and ``test_tool_with_task`` (an input
+  round, then a task: ``defer_task``).
 
 With ``--port 0`` a free port is picked; the first line on stdout is always
 ``listening on <url>`` once the server accepts connections.
@@ -73,7 +79,7 @@ from typing import Annotated, Any, Literal, TypedDict
 import orjson
 import trio
 
-from trio_mcp import Context, Header, Server, ToolError, http_app, serve_http
+from trio_mcp import Context, Header, RPCError, Server, ToolError, http_app, serve_http
 from trio_mcp import types as t
 from trio_mcp.protocol import ALL_VERSIONS
 from trio_mcp.transports import MemoryEventStore
@@ -220,6 +226,13 @@ CONTEXT_FORM: dict[str, Any] = {
     "properties": {"context": {"type": "string"}},
     "required": ["context"],
 }
+#: The forms of the tasks extension's fixtures (SEP-2663).
+CONFIRM_DELETE: dict[str, Any] = {
+    "type": "object",
+    "properties": {"confirm": {"type": "boolean"}},
+    "required": ["confirm"],
+}
+CONFIRM_ACTION = CONFIRM_DELETE
 
 
 def _form(message: str, schema: dict[str, Any]) -> tuple[str, t.ElicitRequestFormParams]:
@@ -556,6 +569,67 @@ def build_server() -> Server:
             return "The client declared neither sampling nor elicitation: nothing to ask."
         answers = await ctx.request_inputs(inputs)
         return f"Answered: {', '.join(sorted(answers))}"
+
+    # ------------------------------------------------------------ tasks
+    # The io.modelcontextprotocol/tasks extension's fixtures (SEP-2663; the
+    # harness's tasks-* scenarios). Each is an ordinary tool with a
+    # task_support: the server decides per request whether the call becomes a
+    # task (only when the request declared the extension).
+
+    @server.tool()
+    async def greet(name: str) -> str:
+        """Greets by name; never a task."""
+        return f"Hello, {name}!"
+
+    @server.tool(task_support="optional")
+    async def slow_compute(seconds: int = 3, label: str = "default") -> str:
+        """Computes for *seconds* seconds (a task when the client declared the
+        extension; a plain call otherwise). Cancelled at once by tasks/cancel."""
+        await trio.sleep(seconds)
+        return f'Computation "{label}" completed after {seconds} seconds. Result: 42.'
+
+    @server.tool(task_support="required")
+    async def failing_job() -> str:
+        """Runs only as a task; after a second it reports a tool error (isError)."""
+        await trio.sleep(1)
+        raise ToolError("The job failed: the input was not valid.")
+
+    @server.tool(task_support="required")
+    async def protocol_error_job() -> str:
+        """Runs only as a task; after half a second it fails with a JSON-RPC error."""
+        await trio.sleep(0.5)
+        raise RPCError(-32603, "The job crashed (a protocol-level failure)")
+
+    @server.tool(task_support="required")
+    async def confirm_delete(ctx: Context, filename: str = "important.txt") -> str:
+        """Runs only as a task; asks the user to confirm, then says what it did."""
+        answer = await ctx.elicit(
+            {"mode": "form", "message": f"Delete '{filename}'?", "requestedSchema": CONFIRM_DELETE}
+        )
+        confirmed = answer.action == "accept" and (answer.content or {}).get("confirm") is True
+        return f"deleted '{filename}'" if confirmed else f"kept '{filename}'"
+
+    @server.tool(task_support="required")
+    async def multi_input(ctx: Context) -> str:
+        """Runs only as a task; asks two questions at once (both outstanding together)."""
+        answers = await ctx.request_inputs(
+            {
+                "name": _form("Enter your name:", NAME_FORM),
+                "confirm": _form("Confirm action?", CONFIRM_ACTION),
+            }
+        )
+        name = (answers["name"].content or {}).get("name")
+        confirmed = (answers["confirm"].content or {}).get("confirm")
+        return f"name={name!r} confirmed={confirmed}"
+
+    @server.tool(task_support="required", defer_task=True)
+    async def test_tool_with_task(ctx: Context) -> str:
+        """Asks for a name in an input-required round, then becomes a task
+        (SEP-2663: input rounds before the task is created) that greets."""
+        answers = await ctx.request_inputs({"user_name": _form("What is your name?", NAME_FORM)})
+        await ctx.start_task()
+        await trio.sleep(0.05)
+        return f"Hello, {_field(answers['user_name'], 'name')}! (computed in task)"
 
     # -------------------------------------------------------- resources
 

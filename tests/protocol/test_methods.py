@@ -83,11 +83,22 @@ SPEC_TABLE: dict[str, tuple[Kind, Sender, Any, tuple[str, ...], frozenset[str]]]
         ONLY_2025_11,
     ),
     # §26.2: the receiver of a tasks/* request declares `tasks` (holder "receiver").
-    "tasks/get": (REQ, B, RECEIVER, ("tasks",), ONLY_2025_11),
+    # tasks/get and tasks/cancel are also methods of the 2026-07-28 tasks
+    # extension (SEP-2663), with tasks/update; their capability gate is the
+    # 2025-11-25 one only (the extension is negotiated per request).
+    "tasks/get": (REQ, B, RECEIVER, ("tasks",), ONLY_2025_11 | MODERN),
     "tasks/result": (REQ, B, RECEIVER, ("tasks",), ONLY_2025_11),
     "tasks/list": (REQ, B, RECEIVER, ("tasks", "list"), ONLY_2025_11),
-    "tasks/cancel": (REQ, B, RECEIVER, ("tasks", "cancel"), ONLY_2025_11),
+    "tasks/cancel": (REQ, B, RECEIVER, ("tasks", "cancel"), ONLY_2025_11 | MODERN),
     "notifications/tasks/status": (NOTE, B, None, (), ONLY_2025_11),
+    "tasks/update": (REQ, C, None, (), MODERN),
+}
+
+#: The 2026-07-28 methods of an extension, and which.
+EXTENSION_METHODS = {
+    "tasks/get": "io.modelcontextprotocol/tasks",
+    "tasks/cancel": "io.modelcontextprotocol/tasks",
+    "tasks/update": "io.modelcontextprotocol/tasks",
 }
 
 ROWS = list(METHODS.values())
@@ -106,6 +117,17 @@ def is_public_type(cls: Any) -> bool:
 
 def test_table_matches_the_spec_method_list() -> None:
     assert set(METHODS) == set(SPEC_TABLE)
+
+
+@pytest.mark.spec("TK-19")
+def test_extension_methods_name_their_extension_and_gate_only_the_handshake_era() -> None:
+    assert {name: row.extension for name, row in METHODS.items() if row.extension} == (
+        EXTENSION_METHODS
+    )
+    for name in EXTENSION_METHODS:
+        row = METHODS[name]
+        assert "2026-07-28" in row.revisions
+        assert row.gate("2026-07-28") is None
 
 
 @pytest.mark.spec("LC-11", "LC-14")
@@ -225,8 +247,9 @@ def test_methods_in_each_revision(revision: str, expected: set[str]) -> None:
 def test_method_counts() -> None:
     assert len(BASE_24) == 24
     assert [len(methods_in(v)) for v in reversed(SUPPORTED_VERSIONS)] == [24, 24, 25, 31]
-    # §26.1: ten requests and eight notifications.
-    assert {row.name for row in methods_in("2026-07-28")} == {
+    # §26.1: ten requests and eight notifications of the core, and the three
+    # requests of the tasks extension.
+    assert {row.name for row in methods_in("2026-07-28") if row.extension is None} == {
         "server/discover",
         "completion/complete",
         "prompts/get",
@@ -245,6 +268,11 @@ def test_method_counts() -> None:
         "notifications/tools/list_changed",
         "notifications/prompts/list_changed",
         "notifications/subscriptions/acknowledged",
+    }
+    assert {row.name for row in methods_in("2026-07-28") if row.extension} == {
+        "tasks/get",
+        "tasks/update",
+        "tasks/cancel",
     }
     assert methods_in("1999-01-01") == []
 

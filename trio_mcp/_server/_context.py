@@ -39,6 +39,8 @@ class ContextServer(Protocol):
     @property
     def request_state(self) -> RequestStateSealer: ...
 
+    async def start_task(self, request: RequestContext) -> None: ...
+
     async def send_log(
         self,
         session: Session,
@@ -199,10 +201,42 @@ class Context:
         """``log("error", ...)``. Cancellation: as :meth:`log`."""
         await self.log("error", data, logger=logger)
 
+    # -- tasks
+
+    @property
+    def in_task(self) -> bool:
+        """Whether this handler runs as a task (its request has ended with a
+        ``CreateTaskResult``; what it returns becomes the task's result)."""
+        from ._task_runner import TaskInputRound
+
+        return isinstance(self.request.user_data, TaskInputRound)
+
+    async def start_task(self) -> None:
+        """Hand the rest of this ``tools/call`` to a task, if it can be one.
+
+        For a tool registered with ``defer_task=True``: the call runs as a
+        request until here, so input-required rounds before this point are
+        ordinary 2026-07-28 rounds (SEP-2663 wants them done before the task
+        exists). Here, if this request declared the tasks extension, the
+        request ends with its ``CreateTaskResult`` and the handler runs again
+        from the start *as the task*, finding the answers of the rounds before
+        (as on any retry: see :attr:`saved`); in that run this call returns at
+        once. Without the extension (or inside a task already) it returns at
+        once and the call goes on as a plain request.
+
+        Raises:
+            RPCError: -32603 when no more tasks can be started (TK-18).
+
+        Cancellation: a checkpoint; when the task starts, the request's handler
+        is unwound (``Cancelled``) and the task's run takes over.
+        """
+        await self._server.start_task(self.request)
+
     # -- asking the client (the client side of these is the client's own feature)
 
     def _round(self) -> InputRound:
         round_ = self.request.user_data
+        # (Inside a task the round is a TaskInputRound, an InputRound.)
         if not isinstance(round_, InputRound):
             revision = self.request.revision
             if revision is not None and not revision.server_requests:

@@ -194,6 +194,11 @@ def http_app(
     # Mcp-Param-* headers are checked against the called tool's x-mcp-header
     # annotations, worked out once at registration (HM-28).
     app_options.setdefault("tool_headers", server.tool_header_annotations)
+    # Tasks outlive the POST that started them: the runner lives as long as
+    # the application does.
+    tasks = getattr(server, "tasks", None)
+    if tasks is not None:
+        app_options.setdefault("background", tasks.serving)
     return StreamableHTTPApp(
         sessions.serve, stateless_handler=sessions.serve_stateless, **app_options
     )
@@ -390,14 +395,16 @@ async def serve_websocket(
     async def serve(transport: WebSocketTransport) -> None:
         await serve_session(server, transport, **session_options)
 
-    await serve_websocket_transports(
-        serve,
-        host,
-        port,
-        allowed_hosts=allowed_hosts,
-        allowed_origins=allowed_origins,
-        max_message_size=max_message_size,
-        handshake_timeout=handshake_timeout,
-        close_timeout=close_timeout,
-        task_status=task_status,
-    )
+    tasks = getattr(server, "tasks", None)
+    async with tasks.serving() if tasks is not None else contextlib.nullcontext():
+        await serve_websocket_transports(
+            serve,
+            host,
+            port,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            max_message_size=max_message_size,
+            handshake_timeout=handshake_timeout,
+            close_timeout=close_timeout,
+            task_status=task_status,
+        )

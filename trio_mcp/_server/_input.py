@@ -94,6 +94,62 @@ def _declared(capabilities: JSONObject, method: str, params: JSONObject | None) 
     return isinstance(declared.get(mode), dict)
 
 
+def raw_inputs(inputs: Mapping[str, tuple[str, Any]]) -> dict[str, tuple[str, JSONObject | None]]:
+    """*inputs* (key -> ``(method, params)``, params typed or JSON) as JSON.
+
+    Raises:
+        ValueError: an unknown input method.
+    """
+    raw: dict[str, tuple[str, JSONObject | None]] = {}
+    for key, (method, params) in inputs.items():
+        if method not in _INPUTS:
+            raise ValueError(f"not an input request method: {method!r}")
+        plain = params if params is None or isinstance(params, dict) else None
+        if plain is None and params is not None:
+            plain = mcp_types.converter.unstructure(params)
+        raw[key] = (method, plain)
+    return raw
+
+
+def missing_capabilities(
+    capabilities: JSONObject, raw: Mapping[str, tuple[str, JSONObject | None]]
+) -> RPCError | None:
+    """The -32021 error (with ``requiredCapabilities``) for the inputs of *raw*
+    that *capabilities* do not cover, or None if they cover all (PT-07)."""
+    missing = [
+        _required_capability(method, params)
+        for method, params in raw.values()
+        if not _declared(capabilities, method, params)
+    ]
+    if not missing:
+        return None
+    required: JSONObject = {}
+    for item in missing:
+        for name, value in item.items():
+            required.setdefault(name, {}).update(value)
+    return RPCError(
+        int(ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY),
+        "This request needs client capabilities it did not declare",
+        {"requiredCapabilities": required},
+    )
+
+
+def structure_answer(key: str, method: str, answer: Any) -> Any:
+    """The client's *answer* to input *key* as its result type (PT-16).
+
+    Raises:
+        RPCError: -32602 when it does not fit.
+    """
+    result_type = _INPUTS[method][0]
+    try:
+        return mcp_types.converter.structure(answer, result_type)
+    except Exception:
+        raise RPCError(
+            int(ErrorCode.INVALID_PARAMS),
+            f"inputResponses[{key!r}] is not a valid {method} result",
+        ) from None
+
+
 class InputRound:
     """The inputs of one run of a request's handler (one round, in 2026-07-28).
 
@@ -146,38 +202,18 @@ class InputRound:
         Cancellation: see the module docstring.
         """
         request = self._request
-        raw_inputs: dict[str, tuple[str, JSONObject | None]] = {}
-        for key, (method, params) in inputs.items():
-            if method not in _INPUTS:
-                raise ValueError(f"not an input request method: {method!r}")
-            raw = params if params is None or isinstance(params, dict) else None
-            if raw is None and params is not None:
-                raw = mcp_types.converter.unstructure(params)
-            raw_inputs[key] = (method, raw)
+        raw = raw_inputs(inputs)
         revision = request.revision
         if revision is None or revision.server_requests:
-            return await self._ask_by_request(raw_inputs)
-        capabilities = request.client_capabilities
-        missing = [
-            _required_capability(method, params)
-            for method, params in raw_inputs.values()
-            if not _declared(capabilities, method, params)
-        ]
-        if missing:
-            required: JSONObject = {}
-            for item in missing:
-                for name, value in item.items():
-                    required.setdefault(name, {}).update(value)
-            raise RPCError(
-                int(ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY),
-                "This request needs client capabilities it did not declare",
-                {"requiredCapabilities": required},
-            )
+            return await self._ask_by_request(raw)
+        missing = missing_capabilities(request.client_capabilities, raw)
+        if missing is not None:
+            raise missing
         results: dict[str, Any] = {}
         pending: JSONObject = {}
-        for key, (method, params) in raw_inputs.items():
+        for key, (method, params) in raw.items():
             if key in self.answers:
-                results[key] = self._structure_answer(key, method, self.answers[key])
+                results[key] = structure_answer(key, method, self.answers[key])
             else:
                 entry: JSONObject = {"method": method}
                 if params is not None:
@@ -187,16 +223,6 @@ class InputRound:
             await trio.lowlevel.checkpoint()
             return results
         await request.finish_with(self._input_required(pending))
-
-    def _structure_answer(self, key: str, method: str, answer: Any) -> Any:
-        result_type = _INPUTS[method][0]
-        try:
-            return mcp_types.converter.structure(answer, result_type)
-        except Exception:
-            raise RPCError(
-                int(ErrorCode.INVALID_PARAMS),
-                f"inputResponses[{key!r}] is not a valid {method} result",
-            ) from None
 
     def _input_required(self, pending: JSONObject) -> JSONObject:
         request = self._request

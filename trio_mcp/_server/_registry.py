@@ -54,6 +54,7 @@ from ..protocol import (
     NotificationReceived,
     NotJSON,
     Role,
+    TaskForm,
 )
 from ..protocol._headers import HeaderAnnotation
 from ._completion import Completer, answer_complete
@@ -72,6 +73,8 @@ from ._resources import (
 )
 from ._serve import Peer, serve_session, subscribed
 from ._subscriptions import Listeners, listen
+from ._task_methods import TaskMethods
+from ._task_runner import TaskInputRound, TaskRunner
 from ._tools import (
     RegisteredTool,
     ToolError,
@@ -141,6 +144,13 @@ class Server:
             (PT-08..PT-10). The default signs with a random key of this process
             and a 300 s expiry; give every worker of a scaled-out server the
             same :class:`~trio_mcp.RequestStateSealer` key.
+        tasks: runs the tools registered with ``task_support`` as tasks and
+            keeps their records (:class:`~trio_mcp.TaskRunner`; the default
+            keeps them in memory). Give every worker of a scaled-out server a
+            runner on one shared store.
+        task_list: offer 2025-11-25's ``tasks/list``. Off by default: without
+            an authorization context every anonymous task would be listed to
+            every anonymous client (TK-18).
     """
 
     def __init__(
@@ -159,6 +169,8 @@ class Server:
         cache_hints: Mapping[str, tuple[int, mcp_types.CacheScope]] | None = None,
         server_info_in_results: bool = True,
         request_state: RequestStateSealer | None = None,
+        tasks: TaskRunner | None = None,
+        task_list: bool = False,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -178,6 +190,10 @@ class Server:
                 raise ValueError(f"cache hint for {method!r} must be (ttlMs >= 0, public|private)")
         self.server_info_in_results = server_info_in_results
         self.request_state = request_state or RequestStateSealer()
+        #: Where this server's tasks run and are kept (see :class:`TaskRunner`).
+        self.tasks = tasks if tasks is not None else TaskRunner()
+        self.task_list = task_list
+        self._task_methods = TaskMethods(self.tasks)
         self._listeners = Listeners()
         self._tools: dict[str, RegisteredTool] = {}
         self._resources: dict[str, RegisteredResource] = {}
@@ -198,6 +214,7 @@ class Server:
             "completion/complete": self._complete,
             "logging/setLevel": self._set_level,
             "subscriptions/listen": self._listen,
+            **self._task_methods.handlers(),
         }
 
     # ----------------------------------------------------------- tools
@@ -449,6 +466,28 @@ class Server:
             caps["logging"] = {}
         if self._completers or "completions" in self.features:
             caps["completions"] = {}
+        if self.has_task_tools:
+            # 2025-11-25's utility (TK-01); modern_capabilities() moves it to
+            # the extension.
+            caps["tasks"] = {
+                **({"list": {}} if self.task_list else {}),
+                "cancel": {},
+                "requests": {"tools": {"call": {}}},
+            }
+        return caps
+
+    @property
+    def has_task_tools(self) -> bool:
+        """Whether a registered tool may run as a task."""
+        return any(tool.task_support != "forbidden" for tool in self._tools.values())
+
+    def modern_capabilities(self) -> dict[str, Any]:
+        """The capabilities ``server/discover`` shows (2026-07-28): those of
+        :meth:`capabilities` without the ``tasks`` slot, and the tasks
+        extension in ``extensions`` when a tool may run as a task (TK-19)."""
+        caps = self.capabilities()
+        if caps.pop("tasks", None) is not None:
+            caps["extensions"] = {mcp_types.TASKS_EXTENSION: {}}
         return caps
 
     def make_protocol(self) -> Connection:
@@ -463,6 +502,7 @@ class Server:
             instructions=self.instructions,
             supported_versions=self.protocol_versions,
         )
+        protocol.modern_capabilities = self.modern_capabilities()
         protocol.cache_hints = dict(self.cache_hints)
         protocol.result_server_info = self.server_info_in_results
         return protocol
@@ -601,7 +641,15 @@ class Server:
     async def _list_tools(self, ctx: RequestContext) -> mcp_types.ListToolsResult:
         revision = ctx.revision
         modern = revision is not None and revision.structured_output
-        tools = [t.definition if modern else t.legacy_definition for t in self._tools.values()]
+        with_tasks = revision is not None and revision.tasks_utility
+        tools = [
+            (t.tasks_definition or t.definition)
+            if with_tasks
+            else t.definition
+            if modern
+            else t.legacy_definition
+            for t in self._tools.values()
+        ]
         page, cursor = paginate("tools", tools, _cursor(ctx.params), self.page_size)
         return mcp_types.ListToolsResult(tools=page, next_cursor=cursor)
 
@@ -611,7 +659,29 @@ class Server:
         tool = self._tools.get(params.name)
         if tool is None:
             raise unknown_tool(params.name)
+        if tool.task_support != "forbidden" and not isinstance(ctx.user_data, TaskInputRound):
+            form = self._task_methods.mode(ctx, tool)
+            if form is not None and not (tool.defer_task and form is TaskForm.EXTENSION):
+                return await self._task_methods.start_tool_task(ctx, tool, self, form)
         return await tool.call(ctx, self, params.arguments)
+
+    async def start_task(self, request: RequestContext) -> None:
+        """``ctx.start_task()`` of a ``defer_task`` tool: hand the rest of this
+        call to a task when it can be one (see :meth:`Context.start_task`)."""
+        if isinstance(request.user_data, TaskInputRound) or request.method != "tools/call":
+            await trio.lowlevel.checkpoint()
+            return
+        tool = self._tools.get(request.params.name)
+        form = (
+            None
+            if tool is None or tool.task_support == "forbidden"
+            else (self._task_methods.mode(request, tool))
+        )
+        if tool is None or form is None:
+            await trio.lowlevel.checkpoint()
+            return
+        result = await self._task_methods.start_tool_task(request, tool, self, form)
+        await request.finish_with(result)
 
     # -- resources
 

@@ -13,6 +13,7 @@ Spec: TL-02, RS-05, RS-06, PR-03.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Any, Protocol
 
@@ -113,15 +114,22 @@ async def serve_session(
 
     ``task_status.started`` receives the :class:`Session` (for ``nursery.start``).
     Next to the session runs the task that delivers this session's
-    list-changed and resource-updated notifications.
+    list-changed and resource-updated notifications. A server with a task
+    runner (``server.tasks``) has it running for the session: this call opens
+    it unless an outer entry point did (then that one owns it), so a session
+    served on its own shuts its tasks down when it ends (TK, shutdown).
 
     Cancellation:
         Cancelling this call shuts the session down in the documented order
         (bounded), then re-raises ``Cancelled``.
     """
-    async with open_session(
-        transport, server.make_protocol(), server, **session_options
-    ) as session:
+    tasks = getattr(server, "tasks", None)
+    async with (
+        # A server's tasks outlive their requests; a session served on its own
+        # (stdio, a test pair) owns the runner, one of many shares its owner's.
+        tasks.serving() if tasks is not None else contextlib.nullcontext(),
+        open_session(transport, server.make_protocol(), server, **session_options) as session,
+    ):
         peer = server.peer_of(session)
         task_status.started(session)
         async with trio.open_nursery() as nursery:

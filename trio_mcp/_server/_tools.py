@@ -36,7 +36,7 @@ import logging
 import re
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, TypedDict, Unpack
+from typing import Any, Literal, TypedDict, Unpack
 
 import attrs
 import orjson
@@ -97,6 +97,13 @@ class ToolOptions(TypedDict, total=False):
     #: The tool's own ``inputSchema``, listed and validated as given instead of
     #: the one generated from the signature (its properties must be parameters).
     input_schema: Mapping[str, Any] | None
+    #: Whether a call may (``"optional"``), must (``"required"``) or must not
+    #: (``"forbidden"``, the default) run as a task (TK-04, TL-18, TK-19).
+    task_support: Literal["forbidden", "optional", "required"]
+    #: 2026-07-28: the call runs as a request (input-required rounds
+    #: included) until the handler calls ``ctx.start_task()``, which hands the
+    #: rest to a task (SEP-2663: input rounds before the task is created).
+    defer_task: bool
 
 
 def check_options(options: Mapping[str, object], known: type[Mapping[str, object]]) -> None:
@@ -212,6 +219,12 @@ class RegisteredTool:
     is_async: bool = False
     #: The ``x-mcp-header`` annotations of the input schema, checked (HM-26).
     header_annotations: tuple[HeaderAnnotation, ...] = ()
+    #: ``"forbidden"``, ``"optional"`` or ``"required"`` (TK-04).
+    task_support: str = "forbidden"
+    #: The handler starts the task itself (``ctx.start_task()``).
+    defer_task: bool = False
+    #: The definition for 2025-11-25, with ``execution.taskSupport`` (TL-18).
+    tasks_definition: mcp_types.Tool | None = None
 
     @classmethod
     def from_function(
@@ -273,6 +286,19 @@ class RegisteredTool:
             meta=options.get("meta"),
         )
         legacy = attrs.evolve(definition, title=None, output_schema=None, icons=None, meta=None)
+        task_support = options.get("task_support", "forbidden")
+        if task_support not in ("forbidden", "optional", "required"):
+            raise ValueError(
+                f"tool {tool_name!r}: task_support must be 'forbidden', 'optional' or"
+                f" 'required', not {task_support!r}"
+            )
+        defer_task = bool(options.get("defer_task", False))
+        if defer_task and task_support == "forbidden":
+            raise ValueError(f"tool {tool_name!r}: defer_task needs task support")
+        tasks_definition = None
+        if task_support != "forbidden":
+            execution = mcp_types.ToolExecution(task_support=task_support)
+            tasks_definition = attrs.evolve(definition, execution=execution)
         return cls(
             name=tool_name,
             fn=fn,
@@ -285,6 +311,9 @@ class RegisteredTool:
             wants_context=bool(signature.context_parameters),
             is_async=inspect.iscoroutinefunction(fn),
             header_annotations=annotations,
+            task_support=task_support,
+            defer_task=defer_task,
+            tasks_definition=tasks_definition,
         )
 
     async def call(self, request: RequestContext, server: ContextServer, arguments: Any) -> Any:

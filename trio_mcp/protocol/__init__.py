@@ -93,6 +93,7 @@ from ._tasks import (
     apply_task_event,
     iso8601,
     new_task_id,
+    start_task,
 )
 
 __all__ = [
@@ -171,6 +172,7 @@ __all__ = [
     "apply_task_event",
     "iso8601",
     "new_task_id",
+    "start_task",
     # events
     "Event",
     "RequestReceived",

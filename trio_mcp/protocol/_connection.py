@@ -233,6 +233,7 @@ class Connection:
         "local_capabilities",
         "local_info",
         "max_message_size",
+        "modern_capabilities",
         "peer_capabilities",
         "peer_info",
         "peer_instructions",
@@ -278,6 +279,10 @@ class Connection:
         self.cache_hints: dict[str, tuple[int, str]] = {}
         #: Server, modern era: put ``serverInfo`` in every result's ``_meta`` (ME-11).
         self.result_server_info = True
+        #: Server, modern era: the capabilities ``server/discover`` shows, where
+        #: they differ from the handshake's (2026-07-28 has no ``tasks`` slot;
+        #: its extensions are in ``extensions``). None: ``local_capabilities``.
+        self.modern_capabilities: JSONObject | None = None
         self.max_message_size = max_message_size
         self.converter = converter or mcp_types.converter
 
@@ -817,6 +822,10 @@ class Connection:
                     request, ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method}"
                 )
             _MODERN_OK[key] = spec
+        if spec.extension is not None:
+            refusal = self._extension_refusal(request, spec.extension, capabilities)
+            if refusal is not None:
+                return refusal
         info = meta.get(_CLIENT_INFO_KEY)
         if info is not None and not isinstance(info, dict):
             return self._refuse(
@@ -843,6 +852,35 @@ class Connection:
         entry.request_meta = RequestMeta(version, capabilities, info, level)
         book.add_inbound(entry, reused=reused)
         return RequestReceived(request, spec, params_or_error, reused)
+
+    def _extension_refusal(
+        self, request: Request, extension: str, capabilities: JSONObject
+    ) -> Event | None:
+        """The refusal of a 2026-07-28 request for a method of *extension*, if
+        any: -32601 when we do not offer the extension (it is not in our
+        ``extensions``); -32021 with ``requiredCapabilities`` when the request
+        did not declare it in its own ``clientCapabilities.extensions`` (the
+        extension is negotiated per request, whatever earlier requests said).
+        Checked before the params, so an unknown task id never answers first.
+
+        Spec: ME-09, SEP-2663 (TK-19).
+        """
+        ours = self.modern_capabilities
+        offered = (self.local_capabilities if ours is None else ours).get("extensions")
+        if not isinstance(offered, dict) or extension not in offered:
+            return self._refuse(
+                request, ErrorCode.METHOD_NOT_FOUND, f"Method not found: {request.method}"
+            )
+        declared = capabilities.get("extensions")
+        if not isinstance(declared, dict) or not isinstance(declared.get(extension), dict):
+            return self._refuse(
+                request,
+                ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                f"{request.method} needs the {extension} extension declared in this "
+                "request's clientCapabilities",
+                {"requiredCapabilities": {"extensions": {extension: {}}}},
+            )
+        return None
 
     def _check_body(
         self, request: Request, spec: MethodSpec, version: str | None
@@ -1474,9 +1512,10 @@ class Connection:
     def discover_result(self) -> JSONObject:
         """Server: the ``server/discover`` result (DS-01..DS-03); :meth:`respond`
         adds ``resultType``, ``serverInfo`` and the cache hints."""
+        capabilities = self.modern_capabilities
         result: JSONObject = {
             "supportedVersions": list(self.supported_versions),
-            "capabilities": self.local_capabilities,
+            "capabilities": self.local_capabilities if capabilities is None else capabilities,
         }
         if self.instructions is not None:
             result["instructions"] = self.instructions

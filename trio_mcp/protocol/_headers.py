@@ -44,8 +44,16 @@ from ._errors import MCPError
 #: The Base64 sentinel's markers (lowercase, case-sensitive: HM-20).
 SENTINEL_PREFIX: Final = "=?base64?"
 SENTINEL_SUFFIX: Final = "?="
-#: The methods whose ``params.name`` / ``params.uri`` goes into ``Mcp-Name``.
-NAMED_METHODS: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+#: The methods whose ``params.name`` / ``params.uri`` / ``params.taskId`` goes into ``Mcp-Name``.
+NAMED_METHODS: Final = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # The tasks extension (SEP-2663): Mcp-Name is the task's id.
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 _VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 # RFC 9110 field values we send plain: visible ASCII and space, with no
 # whitespace at either end (tab is allowed by the RFC but is whitespace).

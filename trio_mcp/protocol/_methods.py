@@ -115,6 +115,12 @@ class MethodSpec:
     input_required: bool = False
     #: 2026-07-28: a complete result carries ``ttlMs`` and ``cacheScope`` (CA-01).
     cacheable: bool = False
+    #: 2026-07-28: the extension the method belongs to (``tasks/get`` and the
+    #: others of ``io.modelcontextprotocol/tasks``): a server that does not
+    #: offer it does not have the method (-32601), and a request that does not
+    #: declare it in its ``clientCapabilities.extensions`` is refused -32021
+    #: before anything else is looked at (SEP-2663). Ignored in the handshake era.
+    extension: str | None = None
     #: A stream that lasts until one side ends it (``subscriptions/listen``): no
     #: request timeout applies (A-11), and a server that abandons it says so
     #: with ``notifications/cancelled`` instead of an error (SB-10).
@@ -384,15 +390,19 @@ _ROWS = [
         revisions=_ONLY_2025_11,
         params_required=True,
     ),
-    # Tasks (basic/utilities/tasks, 2025-11-25 experimental); the receiver declares.
+    # Tasks (basic/utilities/tasks, 2025-11-25 experimental); the receiver
+    # declares. tasks/get and tasks/cancel are also methods of the 2026-07-28
+    # extension io.modelcontextprotocol/tasks (same params, results kept as
+    # JSON: their shape depends on the task's status), with tasks/update.
     _req(
         "tasks/get",
         B,
         t.GetTaskRequestParams,
         t.GetTaskResult,
-        _receiver("tasks"),
-        revisions=_ONLY_2025_11,
+        Capability(None, ("tasks",), _ONLY_2025_11),
+        revisions=_ONLY_2025_11 | _MODERN,
         params_required=True,
+        extension=t.TASKS_EXTENSION,
     ),
     _req(
         "tasks/result",
@@ -416,9 +426,19 @@ _ROWS = [
         B,
         t.CancelTaskRequestParams,
         t.CancelTaskResult,
-        _receiver("tasks", "cancel"),
-        revisions=_ONLY_2025_11,
+        Capability(None, ("tasks", "cancel"), _ONLY_2025_11),
+        revisions=_ONLY_2025_11 | _MODERN,
         params_required=True,
+        extension=t.TASKS_EXTENSION,
+    ),
+    _req(
+        "tasks/update",
+        C,
+        t.UpdateTaskRequestParams,
+        t.EmptyResult,
+        revisions=_MODERN,
+        params_required=True,
+        extension=t.TASKS_EXTENSION,
     ),
     _note(
         "notifications/tasks/status",

@@ -80,6 +80,10 @@ class Revision:
     #: Change notifications travel on ``subscriptions/listen`` streams, not
     #: ``resources/subscribe`` and the session (SB-01).
     listen_subscriptions: bool = False
+    #: Requests may be task-augmented with ``params.task`` and ``tasks/*``
+    #: exist (the ``basic/utilities/tasks`` utility, TK-01..TK-18); 2026-07-28
+    #: moved tasks to an extension negotiated per request (TK-19).
+    tasks_utility: bool = False
     #: The error code of ``resources/read`` for an unknown resource (-32002 in
     #: the handshake era, -32602 in 2026-07-28: A-22).
     resource_not_found_code: int = -32002
@@ -110,7 +114,7 @@ V2025_06_18: Final = attrs.evolve(
     completion_context=True,
 )
 V2025_11_25: Final = attrs.evolve(
-    V2025_06_18, version="2025-11-25", url_elicitation=True, sse_priming=True
+    V2025_06_18, version="2025-11-25", url_elicitation=True, sse_priming=True, tasks_utility=True
 )
 
 # The modern era: no handshake, every request self-contained (VR-01).
@@ -129,6 +133,7 @@ V2026_07_28: Final = attrs.evolve(
     request_scoped_logging=True,
     listen_subscriptions=True,
     resource_not_found_code=-32602,
+    tasks_utility=False,
 )
 
 #: Every revision this library speaks, by version, newest first.

@@ -302,6 +302,45 @@ class TaskRecord:
         return fields
 
 
+def start_task(
+    request: RequestRecord,
+    task_id: str,
+    now: float,
+    *,
+    form: TaskForm,
+    ttl_ms: int | None,
+    poll_interval_ms: int | None = None,
+    status_message: str | None = None,
+) -> TaskRecord:
+    """A new task's record, ``WORKING`` (TK-08), continuing *request*; pure.
+
+    An inbound *request* (we are the receiver) must be ``RUNNING``: the task
+    exists before its ``CreateTaskResult`` is sent, then the request completes
+    with it. An outbound one (we are the requestor) must have ``COMPLETED``:
+    its result was the ``CreateTaskResult``. Anything else is a ValueError.
+    """
+    inbound = request.direction is Direction.INBOUND
+    wanted = RequestState.RUNNING if inbound else RequestState.COMPLETED
+    if request.state is not wanted:
+        raise ValueError(
+            f"a task continues an {request.direction.value} request that is"
+            f" {wanted.value}, not {request.state.value}"
+        )
+    return TaskRecord(
+        task_id=task_id,
+        request_id=request.id,
+        method=request.method,
+        direction=request.direction,
+        form=form,
+        state=TaskState.WORKING,
+        created_at=now,
+        last_updated_at=now,
+        ttl_ms=ttl_ms,
+        poll_interval_ms=poll_interval_ms,
+        status_message=status_message,
+    )
+
+
 def iso8601(seconds: float) -> str:
     """*seconds* since the epoch as an RFC 3339 UTC timestamp (TK-10):
     ``2025-11-25T10:30:00Z``, with milliseconds when it has a fraction."""
@@ -399,25 +438,13 @@ class TaskBook:
         ``COMPLETED``: its result was the ``CreateTaskResult``. Anything else,
         or a *task_id* already in the book (TK-07), is a ValueError.
         """
-        inbound = request.direction is Direction.INBOUND
-        wanted = RequestState.RUNNING if inbound else RequestState.COMPLETED
-        if request.state is not wanted:
-            raise ValueError(
-                f"a task continues an {request.direction.value} request that is"
-                f" {wanted.value}, not {request.state.value}"
-            )
         if task_id in self._tasks:
             raise ValueError(f"task id {task_id!r} is already in use")
-        now = self.clock()
-        record = TaskRecord(
-            task_id=task_id,
-            request_id=request.id,
-            method=request.method,
-            direction=request.direction,
+        record = start_task(
+            request,
+            task_id,
+            self.clock(),
             form=form,
-            state=TaskState.WORKING,
-            created_at=now,
-            last_updated_at=now,
             ttl_ms=ttl_ms,
             poll_interval_ms=poll_interval_ms,
             status_message=status_message,

@@ -39,7 +39,7 @@ from collections.abc import (
     Collection,
     Hashable,
 )
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, cast
 
 import trio
@@ -150,6 +150,10 @@ class StreamableHTTPApp:
             one an SSE stream (an error found later travels on it, status 200).
         modern_keepalive: seconds between SSE comments on a quiet 2026-07-28
             stream (``subscriptions/listen`` streams stay open); None: off.
+        background: an async context manager factory entered around the
+            sessions' nursery for as long as the application runs
+            (``http_app`` gives the server's task runner, whose tasks outlive
+            the POSTs that started them).
 
     Cancellation:
         Sessions live in the nursery of :meth:`run` (or of the ASGI lifespan);
@@ -183,6 +187,7 @@ class StreamableHTTPApp:
         tool_headers: ToolHeaders | None = None,
         modern_head_deferral: float = MODERN_HEAD_DEFERRAL,
         modern_keepalive: float | None = MODERN_KEEPALIVE,
+        background: Callable[[], AbstractAsyncContextManager[object]] | None = None,
     ) -> None:
         served = ALL_VERSIONS if versions is None else tuple(versions)
         unknown = [v for v in served if v not in ALL_VERSIONS]
@@ -211,6 +216,7 @@ class StreamableHTTPApp:
         self.keepalive = keepalive
         self._handler = transport_handler
         self._stateless_handler = stateless_handler
+        self._background = background
         self._sessions: dict[str, _Entry] = {}
         self._nursery: trio.Nursery | None = None
         reader = JsonPostReader(max_body_size, body_timeout)
@@ -250,7 +256,8 @@ class StreamableHTTPApp:
         """
         if self._nursery is not None:
             raise RuntimeError("the application is already running")
-        async with trio.open_nursery() as nursery:
+        background = self._background() if self._background is not None else nullcontext()
+        async with background, trio.open_nursery() as nursery:
             self._nursery = nursery
             if self.session_idle_timeout is not None and not self.stateless:
                 nursery.start_soon(self._reap_idle, name="trio_mcp http reaper")

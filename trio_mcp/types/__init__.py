@@ -178,6 +178,7 @@ from .subscriptions import (
     SubscriptionsListenResult,
 )
 from .tasks import (
+    TASKS_EXTENSION,
     CancelTaskRequestParams,
     CancelTaskResult,
     CreateTaskResult,
@@ -192,6 +193,7 @@ from .tasks import (
     TaskMetadata,
     TaskStatus,
     TaskStatusNotificationParams,
+    UpdateTaskRequestParams,
 )
 from .tools import (
     CallToolRequestParams,
@@ -354,6 +356,8 @@ __all__ = [
     "CancelTaskResult",
     "ListTasksResult",
     "TaskStatusNotificationParams",
+    "TASKS_EXTENSION",
+    "UpdateTaskRequestParams",
     # versioning (2026-07-28)
     "MODERN_PROTOCOL_VERSION",
     "PROTOCOL_VERSION_META_KEY",

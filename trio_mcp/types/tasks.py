@@ -1,4 +1,5 @@
-"""Tasks: durable, pollable request execution (experimental, 2025-11-25 only).
+"""Tasks: durable, pollable request execution (the experimental 2025-11-25
+utility, and the 2026-07-28 extension ``io.modelcontextprotocol/tasks``).
 
 Mirrors the spec page ``basic/utilities/tasks`` and the schema.ts definitions
 ``TaskMetadata``, ``RelatedTaskMetadata``, ``Task``, ``CreateTaskResult``,
@@ -8,6 +9,13 @@ Mirrors the spec page ``basic/utilities/tasks`` and the schema.ts definitions
 A request augmented with ``task`` (``tools/call``, ``sampling/createMessage``,
 ``elicitation/create``) is answered with :class:`CreateTaskResult` instead of its
 normal result.
+
+In 2026-07-28 tasks are the extension :data:`TASKS_EXTENSION` (SEP-2663): a
+client declares it per request in ``clientCapabilities.extensions``; the server
+may then answer ``tools/call`` with a flat ``resultType: "task"`` result, and the
+client polls ``tasks/get``, answers input with ``tasks/update``
+(:class:`UpdateTaskRequestParams`) and asks to stop with ``tasks/cancel``. Those
+results are kept as JSON objects (their shape depends on the status).
 """
 
 from typing import Literal, TypeAlias
@@ -17,6 +25,8 @@ import attrs
 from ._base import JSONObject, Meta, PaginatedResult, RequestParams, Result
 
 __all__ = [
+    "TASKS_EXTENSION",
+    "UpdateTaskRequestParams",
     "TaskStatus",
     "TaskMetadata",
     "RelatedTaskMetadata",
@@ -32,6 +42,10 @@ __all__ = [
     "ListTasksResult",
     "TaskStatusNotificationParams",
 ]
+
+#: The id of the 2026-07-28 tasks extension (SEP-2663), in
+#: ``capabilities.extensions`` of both sides.
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 
 #: State of a task. ``completed``, ``failed`` and ``cancelled`` are terminal.
 TaskStatus: TypeAlias = Literal["working", "input_required", "completed", "failed", "cancelled"]
@@ -150,3 +164,12 @@ class TaskStatusNotificationParams(Task):
 
     #: ``_meta``.
     meta: Meta | None = None
+
+
+@attrs.frozen(kw_only=True)
+class UpdateTaskRequestParams(RequestParams):
+    """Params of the extension's ``tasks/update`` (2026-07-28): answers to some
+    or all of an ``input_required`` task's ``inputRequests``, by key."""
+
+    task_id: str
+    input_responses: dict[str, JSONObject]
