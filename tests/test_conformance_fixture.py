@@ -78,6 +78,14 @@ TOOLS = {
     "test_input_required_result_multi_round",
     "test_input_required_result_tampered_state",
     "test_input_required_result_capabilities",
+    # The tasks extension's fixtures (SEP-2663).
+    "greet",
+    "slow_compute",
+    "failing_job",
+    "protocol_error_job",
+    "confirm_delete",
+    "multi_input",
+    "test_tool_with_task",
 }
 PROMPTS = {
     "test_simple_prompt",

@@ -339,6 +339,15 @@ EXAMPLES: list[tuple[str, type[Any] | Any, dict[str, Any]]] = [
         },
     ),
     (S + "basic/utilities/tasks", t.CancelTaskRequestParams, {"taskId": TASK_ID}),
+    # The 2026-07-28 extension's tasks/update (SEP-2663).
+    (
+        "seps/2663-tasks-extension",
+        t.UpdateTaskRequestParams,
+        {
+            "taskId": TASK_ID,
+            "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": True}}},
+        },
+    ),
     (
         S + "basic/utilities/tasks",
         t.CancelTaskResult,

@@ -667,7 +667,11 @@ class Server:
 
     async def start_task(self, request: RequestContext) -> None:
         """``ctx.start_task()`` of a ``defer_task`` tool: hand the rest of this
-        call to a task when it can be one (see :meth:`Context.start_task`)."""
+        call to a task when it can be one (see :meth:`Context.start_task`).
+
+        Cancellation: a checkpoint; when the task starts, the request ends with
+        its ``CreateTaskResult`` and this handler is unwound by ``Cancelled``.
+        """
         if isinstance(request.user_data, TaskInputRound) or request.method != "tools/call":
             await trio.lowlevel.checkpoint()
             return

@@ -63,6 +63,7 @@ import trio
 
 from .. import types as mcp_types
 from .._errors import RPCError
+from .._util import unwrapping
 from ..protocol import (
     ErrorCode,
     JSONObject,
@@ -204,12 +205,14 @@ class TaskRunner:
         ``SHUTDOWN`` (bounded by :data:`FINISH_BOUND`) before the block returns.
 
         Raises:
-            RuntimeError: it is open already.
+            RuntimeError: it is open already. An exception leaving the block
+                leaves it as itself (not in an exception group).
         """
         if self._nursery is not None:
             raise RuntimeError("the task runner is already running")
         self._stopping = False
-        async with trio.open_nursery() as nursery:
+        # The block's own exception comes out as itself, not in a group of one.
+        async with unwrapping(), trio.open_nursery() as nursery:
             self._nursery = nursery
             try:
                 yield self
