@@ -63,6 +63,10 @@ KERNEL = {
     "Direction",
     "Progress",
     "SessionState",
+    # where a server's tasks run and are kept (Server(tasks=...))
+    "TaskRunner",
+    "TaskStore",
+    "MemoryTaskStore",
 }
 
 #: What an application uses to run a server or connect a client: at the top level.

@@ -5,9 +5,17 @@ dispatcher or an observer needs, kept out of the application-level namespace
 (``trio_mcp``). :func:`open_session` runs one session (its own nursery, reader
 task and writer) over a :data:`Transport`, answering the peer with a
 :class:`Dispatcher`; every request is an observable :class:`RequestRecord`.
+
+A server's tasks run in a :class:`TaskRunner` and are kept in a
+:class:`TaskStore` (:class:`MemoryTaskStore` by default): give
+``Server(tasks=TaskRunner(store, ...))`` to set their bounds or share one store
+between workers. Open ``server.tasks.running()`` yourself when you serve
+sessions with :func:`open_session` (the ``serve_*`` functions do).
 """
 
 from ._diagnostics import SlowStepReporter
+from ._server._task_runner import TaskRunner
+from ._server._task_store import MemoryTaskStore, TaskStore
 from ._session._engine import Dispatcher, RequestContext, Session, SessionStatistics, open_session
 from ._transport import Transport
 from .protocol import (
@@ -38,4 +46,8 @@ __all__ = [
     "RequestObserver",
     "FrameDirection",
     "SlowStepReporter",
+    # where a server's tasks run and are kept
+    "TaskRunner",
+    "TaskStore",
+    "MemoryTaskStore",
 ]

@@ -73,7 +73,8 @@ from ._resources import (
 )
 from ._serve import Peer, serve_session, subscribed
 from ._subscriptions import Listeners, listen
-from ._task_methods import TaskMethods
+from ._task_methods import OwnerOf, TaskMethods
+from ._task_methods import task_owner as default_task_owner
 from ._task_runner import TaskInputRound, TaskRunner
 from ._tools import (
     RegisteredTool,
@@ -151,6 +152,11 @@ class Server:
         task_list: offer 2025-11-25's ``tasks/list``. Off by default: without
             an authorization context every anonymous task would be listed to
             every anonymous client (TK-18).
+        task_owner: the owner of the tasks a request creates and may see (its
+            authorization context, any hashable; another owner's task is
+            unknown to it, TK-18). Default: the principal the request's
+            transport names, else None (anonymous: the 128-bit task id is all
+            that guards a task).
     """
 
     def __init__(
@@ -171,6 +177,7 @@ class Server:
         request_state: RequestStateSealer | None = None,
         tasks: TaskRunner | None = None,
         task_list: bool = False,
+        task_owner: OwnerOf | None = None,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -193,7 +200,7 @@ class Server:
         #: Where this server's tasks run and are kept (see :class:`TaskRunner`).
         self.tasks = tasks if tasks is not None else TaskRunner()
         self.task_list = task_list
-        self._task_methods = TaskMethods(self.tasks)
+        self._task_methods = TaskMethods(self.tasks, task_owner or default_task_owner)
         self._listeners = Listeners()
         self._tools: dict[str, RegisteredTool] = {}
         self._resources: dict[str, RegisteredResource] = {}

@@ -449,7 +449,9 @@ class TaskRunner:
 
     async def note_input(self, task_id: str, owner: Owner, *, waiting: bool) -> None:
         """2025-11-25 form: the work sent (*waiting*) or got back its input
-        requests: ``INPUT_REQUIRED`` then ``WORKING`` (TK-09)."""
+        requests: ``INPUT_REQUIRED`` then ``WORKING`` (TK-09).
+
+        Cancellation: cancelled before the write, nothing changed."""
         event = TaskEvent.NEED_INPUT if waiting else TaskEvent.INPUT_RECEIVED
         cause = TaskCause.WORK if waiting else TaskCause.REQUESTOR
         await self._move(task_id, owner, lambda r: apply_task_event(r, event, self.clock(), cause))
@@ -462,6 +464,8 @@ class TaskRunner:
         Raises:
             RPCError: -32602 for an unknown, expired or another owner's task
                 (the same answer: a task's existence does not leak, TK-17, TK-18).
+
+        Cancellation: a read; nothing to undo.
         """
         record = await self.store.get(task_id, owner)
         if record is None:
@@ -494,6 +498,9 @@ class TaskRunner:
 
         Raises:
             RPCError: -32602 as :meth:`get`; for a terminal task (2025-11-25).
+
+        Cancellation: cancelled before the write, nothing was asked; once the
+        ask is written it stands (the work is stopped by its watcher).
         """
         record = await self.get(task_id, owner)
         if record.is_terminal:
@@ -548,6 +555,8 @@ class TaskRunner:
 
         Raises:
             RPCError: -32602 as :meth:`get`.
+
+        Cancellation: cancelled before the write, no answer was recorded.
         """
         await self.get(task_id, owner)
         now = self.clock()
@@ -578,6 +587,8 @@ class TaskRunner:
 
         Raises:
             RPCError: -32602 for a cursor the store did not make.
+
+        Cancellation: a read; nothing to undo.
         """
         try:
             return await self.store.list(owner, cursor, self.list_page)
