@@ -206,13 +206,15 @@ class RawPeer:
 
     # ------------------------------------------------------- handshakes
 
-    async def handshake_as_client(self, version: str = LATEST) -> Frame:
+    async def handshake_as_client(
+        self, version: str = LATEST, *, capabilities: Frame | None = None
+    ) -> Frame:
         """initialize → result → notifications/initialized; returns the result."""
         reply = await self.request(
             "initialize",
             {
                 "protocolVersion": version,
-                "capabilities": {},
+                "capabilities": capabilities or {},
                 "clientInfo": {"name": "raw-peer", "version": "0"},
             },
         )

@@ -666,7 +666,12 @@ class Server:
         tool = self._tools.get(params.name)
         if tool is None:
             raise unknown_tool(params.name)
-        if tool.task_support != "forbidden" and not isinstance(ctx.user_data, TaskInputRound):
+        may_be_task = tool.task_support != "forbidden" or (
+            # A task asked of a forbidden tool is -32601 where tasks are
+            # declared (TK-04), ignored where not (TK-05).
+            params.task is not None and self.has_task_tools
+        )
+        if may_be_task and not isinstance(ctx.user_data, TaskInputRound):
             form = self._task_methods.mode(ctx, tool)
             if form is not None and not (tool.defer_task and form is TaskForm.EXTENSION):
                 return await self._task_methods.start_tool_task(ctx, tool, self, form)
