@@ -117,8 +117,8 @@ async def modern(tools: Tools) -> AsyncIterator[RawPeer]:
         yield peer
 
 
-def meta(extension: bool = True, **capabilities: Any) -> dict[str, Any]:
-    caps: dict[str, Any] = dict(capabilities)
+def meta(extension: bool = True, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+    caps: dict[str, Any] = dict(capabilities or {})
     if extension:
         caps["extensions"] = {EXT: {}}
     return {
@@ -171,6 +171,18 @@ async def status_until(
             if done(got):
                 return got
             await trio.sleep(1)
+
+
+def asking(question: str) -> Callable[[dict[str, Any]], bool]:
+    """Matches the elicitation request that asks *question*."""
+    return lambda f: (
+        f.get("method") == "elicitation/create" and (f["params"]["message"] == question)
+    )
+
+
+def awaiting(key: str) -> Callable[[dict[str, Any]], bool]:
+    """Matches a task that waits for input *key*."""
+    return lambda task: key in task.get("inputRequests", {})
 
 
 def terminal(task: dict[str, Any]) -> bool:
@@ -327,7 +339,7 @@ async def test_2025_a_task_asking_for_input_twice_tags_its_requests_and_moves_ea
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     tools = Tools()
-    capabilities = {"elicitation": {"form": {}}}
+    capabilities: dict[str, Any] = {"elicitation": {"form": {}}}
     async with (
         tools.server.tasks.running(),
         open_raw_server(tools.server, version=None) as (peer, _session),
@@ -336,11 +348,7 @@ async def test_2025_a_task_asking_for_input_twice_tags_its_requests_and_moves_ea
         task = await start_2025(peer, "ask_twice")
         task_id = task["taskId"]
         for question in ("first?", "second?"):
-            asked = await peer.wait_for(
-                lambda f: (
-                    f.get("method") == "elicitation/create" and f["params"]["message"] == question
-                )
-            )
+            asked = await peer.wait_for(asking(question))
             assert asked["params"]["_meta"][RELATED] == {"taskId": task_id}
             waiting = await result_of(peer, "tasks/get", {"taskId": task_id})
             assert waiting["status"] == "input_required"
@@ -517,11 +525,13 @@ async def test_extension_cancel_while_working_and_while_input_required(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     tools = Tools()
-    caps = {"elicitation": {"form": {}}}
+    ask_meta = meta(capabilities={"elicitation": {"form": {}}})
     async with modern(tools) as peer:
         working = await start_modern(peer, "job", label="w")
         asking = await result_of(
-            peer, "tools/call", {"name": "ask_twice", "arguments": {}, "_meta": meta(**caps)}
+            peer,
+            "tools/call",
+            {"name": "ask_twice", "arguments": {}, "_meta": ask_meta},
         )
         waiting = await status_until(
             peer, asking["taskId"], lambda t: t["status"] == "input_required", _meta=meta()
@@ -541,15 +551,20 @@ async def test_extension_input_answered_by_tasks_update_one_key_at_a_time(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     tools = Tools()
-    caps = {"elicitation": {"form": {}}}
+    ask_meta = meta(capabilities={"elicitation": {"form": {}}})
     async with modern(tools) as peer:
         created = await result_of(
-            peer, "tools/call", {"name": "ask_twice", "arguments": {}, "_meta": meta(**caps)}
+            peer,
+            "tools/call",
+            {"name": "ask_twice", "arguments": {}, "_meta": ask_meta},
         )
         task_id = created["taskId"]
         for key in ("elicitation-1", "elicitation-2"):
             waiting = await status_until(
-                peer, task_id, lambda t: key in t.get("inputRequests", {}), _meta=meta()
+                peer,
+                task_id,
+                awaiting(key),
+                _meta=meta(),
             )
             assert waiting["status"] == "input_required"
             # An answer for a key not outstanding is ignored.
@@ -579,10 +594,12 @@ async def test_a_deferred_task_finishes_its_input_round_before_it_exists(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     tools = Tools()
-    caps = {"elicitation": {"form": {}}}
+    ask_meta = meta(capabilities={"elicitation": {"form": {}}})
     async with modern(tools) as peer:
         first = await result_of(
-            peer, "tools/call", {"name": "deferred", "arguments": {}, "_meta": meta(**caps)}
+            peer,
+            "tools/call",
+            {"name": "deferred", "arguments": {}, "_meta": ask_meta},
         )
         assert first["resultType"] == "input_required"
         assert "taskId" not in first
@@ -595,7 +612,7 @@ async def test_a_deferred_task_finishes_its_input_round_before_it_exists(
                 "arguments": {},
                 "inputResponses": {key: {"action": "accept", "content": {"ok": True}}},
                 "requestState": first["requestState"],
-                "_meta": meta(**caps),
+                "_meta": ask_meta,
             },
         )
         assert second["resultType"] == "task"
