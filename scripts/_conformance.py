@@ -28,7 +28,11 @@ revision's wire version). For each leg it
 The scenarios a requirement set lists as "Run and reported, but never scored"
 (``extension``: the ``tasks-*`` and some OAuth ones; ``pending``;
 ``added-after-release``) are run and shown in their own section of the table;
-they never fail the run and never belong in an expected-failures file.
+they never belong in the ``server:``/``client:`` lists. Those trio_mcp holds
+itself to anyway are listed under ``held_server:``/``held_client:`` of the same
+file (the tasks extension's ``tasks-*``): one of those that fails fails the
+run, and an entry that names no unscored scenario of the leg is refused. The
+other unscored ones never fail the run.
 
 Exit status: 0 when every scored scenario did what the expected-failures file
 says, 1 otherwise, 2 on a setup problem (install, server start, a bad
@@ -120,6 +124,8 @@ class Outcome:
     expected_failure: bool = False
     #: Why the leg never scores it (None: scored).
     unscored: str | None = None
+    #: Unscored, but listed under ``held_<mode>:``: it must pass all the same.
+    held: bool = False
 
     @property
     def passed(self) -> bool:
@@ -127,7 +133,7 @@ class Outcome:
 
     @property
     def verdict(self) -> str:
-        if self.unscored is not None:
+        if self.unscored is not None and not self.held:
             return "pass" if self.passed else "fail"
         if self.passed:
             return "STALE" if self.expected_failure else "PASS"
@@ -135,8 +141,11 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
-        """Whether it did what the leg expects (an unscored one always does)."""
-        return self.unscored is not None or self.passed != self.expected_failure
+        """Whether it did what the leg expects (an unscored one always does,
+        unless it is held: then it must pass)."""
+        if self.unscored is not None:
+            return self.passed or not self.held
+        return self.passed != self.expected_failure
 
 
 class SetupError(Exception):
@@ -297,7 +306,12 @@ def score(outcome: Outcome, checks: list[dict[str, object]] | None) -> None:
 def load_expected(path: Path) -> dict[str, set[str]]:
     """The ``server:``/``client:`` lists of a harness expected-failures YAML file
     (only that subset of YAML: keys, ``- item`` lines, ``[]``, comments)."""
-    expected: dict[str, set[str]] = {"server": set(), "client": set()}
+    expected: dict[str, set[str]] = {
+        "server": set(),
+        "client": set(),
+        "held_server": set(),
+        "held_client": set(),
+    }
     if not path.is_file():
         return expected
     section: str | None = None
@@ -324,11 +338,18 @@ def check_expected(path: Path, expected: dict[str, set[str]], plan: Plan) -> Non
     Raises:
         SetupError: such an entry.
     """
-    for mode, names in expected.items():
-        unknown = sorted(names - set(plan.scored(mode)))
+    for mode in ("server", "client"):
+        unknown = sorted(expected[mode] - set(plan.scored(mode)))
         if unknown:
             raise SetupError(
                 f"{path}: {mode} entries that are no scored scenario of this leg: "
+                + ", ".join(unknown)
+            )
+        unscored = {name for m, name in plan.unscored if m == mode}
+        unknown = sorted(expected[f"held_{mode}"] - unscored)
+        if unknown:
+            raise SetupError(
+                f"{path}: held_{mode} entries that are no unscored scenario of this leg: "
                 + ", ".join(unknown)
             )
 
@@ -488,6 +509,9 @@ def summarize(leg: str, outcomes: list[Outcome]) -> list[str]:
         )
         if extra:
             line += f"; unscored {sum(o.passed for o in extra)}/{len(extra)} passed"
+            held = [o for o in extra if o.held]
+            if held:
+                line += f" (held to: {sum(o.passed for o in held)}/{len(held)})"
         lines.append(line)
     return lines
 
@@ -568,6 +592,7 @@ def main(argv: list[str] | None = None) -> int:
                     )
             for o in outcomes:
                 o.expected_failure = o.scenario in expected[o.mode]
+                o.held = o.scenario in expected[f"held_{o.mode}"]
             report(leg.name, outcomes, args.details)
             all_ok &= all(o.ok for o in outcomes)
             summary += summarize(leg.name, outcomes)

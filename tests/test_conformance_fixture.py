@@ -744,6 +744,10 @@ def test_expected_failures_list_only_oauth_client_scenarios() -> None:
         assert expected["server"] == set()
         assert expected["client"]
         assert all(s.startswith("auth/") for s in expected["client"])
+    # The tasks extension's scenarios are unscored by the harness, and held to.
+    held = runner.load_expected(legs_by_name(runner)["0.2.0-alpha.12/2026-07-28"].expected_path)
+    assert len(held["held_server"]) == 10
+    assert all(name.startswith("tasks-") for name in held["held_server"])
 
 
 #: The shape of ``conformance list --requirements REV`` (harness 0.2.0-alpha.12).
@@ -812,10 +816,43 @@ def test_unscored_scenarios_never_fail_the_run_and_stale_entries_do() -> None:
     # so listing it (or a typo) is refused.
     plan = runner.parse_requirements(LISTING)
     path = Path("expected.yml")
-    runner.check_expected(path, {"server": set(), "client": {"auth/metadata-default"}}, plan)
+    runner.check_expected(path, files(client={"auth/metadata-default"}), plan)
     for entry in ("auth/dpop", "auth/metadata-defualt"):
         with pytest.raises(runner.SetupError, match=entry):
-            runner.check_expected(path, {"server": set(), "client": {entry}}, plan)
+            runner.check_expected(path, files(client={entry}), plan)
+
+
+@pytest.mark.spec("TK-19")
+def test_a_held_unscored_scenario_must_pass_and_must_be_unscored() -> None:
+    runner = _load_script()
+    held = runner.Outcome("server", "tasks-lifecycle", problems=["FAILURE x"])
+    held.unscored = "extension"
+    held.held = True
+    assert (held.verdict, held.ok) == ("FAIL", False)
+    held.problems = []
+    assert (held.verdict, held.ok) == ("PASS", True)
+    plan = runner.parse_requirements(LISTING)
+    path = Path("expected.yml")
+    runner.check_expected(path, files(held_server={"tasks-lifecycle"}), plan)
+    # Only an unscored scenario can be held: a scored one already must pass.
+    for entry in ("caching", "tasks-lifecylce"):
+        with pytest.raises(runner.SetupError, match=entry):
+            runner.check_expected(path, files(held_server={entry}), plan)
+
+
+def files(**lists: set[str]) -> dict[str, set[str]]:
+    """An expected-failures file's lists: *lists*, the others empty."""
+    empty: dict[str, set[str]] = {
+        "server": set(),
+        "client": set(),
+        "held_server": set(),
+        "held_client": set(),
+    }
+    return {**empty, **lists}
+
+
+def legs_by_name(runner: Any) -> dict[str, Any]:
+    return {leg.name: leg for leg in runner.LEGS}
 
 
 def _load_script() -> Any:
