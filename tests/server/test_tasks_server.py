@@ -88,6 +88,16 @@ class Tools:
             )
             return f"{first.action} {second.action}"
 
+        @server.tool(task_support="required")
+        async def chatty(ctx: Context) -> str:
+            """Reports progress and logs, then waits to be released."""
+            await ctx.report_progress(1, 2, "half")
+            await ctx.report_progress(1, 2, "not above the last: dropped")
+            await ctx.info("working on it")
+            await self.release.wait()
+            await ctx.report_progress(2, 2)
+            return "chatty done"
+
         @server.tool(task_support="required", defer_task=True)
         async def deferred(ctx: Context) -> str:
             """One input round as a request, then the rest as a task."""
@@ -364,6 +374,54 @@ async def test_2025_a_task_asking_for_input_twice_tags_its_requests_and_moves_ea
         "working",
         "completed",
     ]
+
+
+@pytest.mark.spec("TK-13")
+async def test_2025_a_task_keeps_its_progress_token_and_tags_progress_and_logs(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    tools = Tools()
+    async with handshake(tools) as peer:
+        await result_of(peer, "logging/setLevel", {"level": "info"})
+        task = await start_2025(peer, "chatty", _meta={"progressToken": "p1"})
+        related = {RELATED: {"taskId": task["taskId"]}}
+        with trio.fail_after(60):
+            first = await peer.wait_method("notifications/progress")
+        assert first["params"] == {
+            "progressToken": "p1",
+            "progress": 1,
+            "total": 2,
+            "message": "half",
+            "_meta": related,
+        }
+        logged = await peer.wait_method("notifications/message")
+        assert logged["params"]["data"] == "working on it"
+        assert logged["params"]["_meta"] == related
+        tools.release.set()
+        await result_of(peer, "tasks/result", {"taskId": task["taskId"]})
+        progress = [
+            f["params"]["progress"]
+            for f in peer.unread()
+            if f.get("method") == "notifications/progress"
+        ]
+    # After the CreateTaskResult the token stayed valid; the repeat was dropped.
+    assert progress == [1, 2]
+
+
+async def test_an_extension_task_sends_no_progress_or_log(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    tools = Tools()
+    async with modern(tools) as peer:
+        params = {"name": "chatty", "arguments": {}}
+        task_meta = {**meta(), "progressToken": "p1", "io.modelcontextprotocol/logLevel": "debug"}
+        created = await result_of(peer, "tools/call", {**params, "_meta": task_meta})
+        tools.release.set()
+        done = await status_until(peer, created["taskId"], terminal, _meta=meta())
+        assert done["result"]["content"][0]["text"] == "chatty done"
+        sent = [f.get("method") for f in peer.unread()]
+    assert "notifications/progress" not in sent
+    assert "notifications/message" not in sent
 
 
 @pytest.mark.spec("TK-18", "TK-15")

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+import trio
+
 from .. import types as mcp_types
 from .._errors import RPCError
 from ..protocol import ErrorCode
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
     from .._session._engine import RequestContext, Session
     from ..protocol import JSONObject, RequestId, RequestRecord
     from ._request_state import RequestStateSealer
+    from ._task_runner import TaskInputRound
 
 
 class ContextServer(Protocol):
@@ -49,6 +52,7 @@ class ContextServer(Protocol):
         *,
         logger: str | None = None,
         request: RequestContext | None = None,
+        meta: JSONObject | None = None,
     ) -> None: ...
 
 
@@ -152,7 +156,9 @@ class Context:
 
     @property
     def progress_token(self) -> str | int | None:
-        return self.request.progress_token
+        """The request's progress token (inside a task: kept for the task's life)."""
+        task = self._task_round()
+        return task.progress_token if task is not None else self.request.progress_token
 
     # -- telling the client
 
@@ -161,9 +167,16 @@ class Context:
     ) -> None:
         """As :meth:`RequestContext.report_progress`: sent only when the request
         carried a progress token (PG-07), never after the response (PG-10).
+        Inside a 2025-11-25 task the token stays valid for the task's life and
+        each notification carries the related-task ``_meta``; an extension
+        task sends none (see :class:`~trio_mcp._server._task_runner.TaskInputRound`).
 
         Cancellation: a checkpoint.
         """
+        task = self._task_round()
+        if task is not None:
+            await task.report_progress(progress, total, message)
+            return
         await self.request.report_progress(progress, total, message)
 
     async def log(
@@ -181,6 +194,19 @@ class Context:
 
         Spec: LG-01, LG-02, LG-03.
         """
+        task = self._task_round()
+        if task is not None:
+            related = task.related
+            if related is None:
+                # An extension task's messages have nowhere to go (SEP-2663).
+                await trio.lowlevel.checkpoint()
+                return
+            # A 2025-11-25 task logs on its session at the session's level,
+            # tagged with the task (TK-13).
+            await self._server.send_log(
+                self.request.session, level, data, logger=logger, meta=related
+            )
+            return
         await self._server.send_log(
             self.request.session, level, data, logger=logger, request=self.request
         )
@@ -207,9 +233,13 @@ class Context:
     def in_task(self) -> bool:
         """Whether this handler runs as a task (its request has ended with a
         ``CreateTaskResult``; what it returns becomes the task's result)."""
+        return self._task_round() is not None
+
+    def _task_round(self) -> TaskInputRound | None:
         from ._task_runner import TaskInputRound
 
-        return isinstance(self.request.user_data, TaskInputRound)
+        round_ = self.request.user_data
+        return round_ if isinstance(round_, TaskInputRound) else None
 
     async def start_task(self) -> None:
         """Hand the rest of this ``tools/call`` to a task, if it can be one.

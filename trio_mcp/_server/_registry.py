@@ -41,10 +41,11 @@ import weakref
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, TypeVar, Unpack, overload
 
+import attrs
 import trio
 
 from .. import types as mcp_types
-from .._errors import RPCError
+from .._errors import RPCError, SessionClosed
 from .._session._engine import RequestContext, Session
 from ..protocol import (
     ALL_VERSIONS,
@@ -596,6 +597,7 @@ class Server:
         *,
         logger: str | None = None,
         request: RequestContext | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> None:
         """Send ``notifications/message`` to *session* if logging is declared and
         the level set for it lets *level* through: the session's
@@ -606,13 +608,15 @@ class Server:
         nothing more is sent for that request, log messages included (CN-16,
         SI-09).
 
+        *meta* is the message's ``_meta`` (a 2025-11-25 task's related-task, TK-13).
+
         Raises:
             NotJSON: *data* is not JSON (NaN, a lone surrogate, an object JSON
                 has no form for), when the message would be sent.
 
         Cancellation: a checkpoint; if cancelled while the queue is full, nothing is sent.
 
-        Spec: LG-01, LG-02, LG-03, LG-04, LG-06, LG-07, CN-16.
+        Spec: LG-01, LG-02, LG-03, LG-04, LG-06, LG-07, CN-16, TK-13.
         """
         wanted = coerce_level(level)
         request_meta = request.request_meta if request is not None else None
@@ -635,11 +639,14 @@ class Server:
             if not self.logging or (threshold is not None and wanted < threshold):
                 await trio.lowlevel.checkpoint()
                 return
+        params: Any = log_params(wanted, data, logger)
+        if meta is not None:
+            params = attrs.evolve(params, meta=meta)
         try:
-            await session.notify("notifications/message", log_params(wanted, data, logger))
+            await session.notify("notifications/message", params)
         except NotJSON:
             raise  # the caller's data: its error to see (H-07)
-        except LocalProtocolError as exc:  # e.g. before notifications/initialized
+        except (LocalProtocolError, SessionClosed) as exc:  # e.g. before initialized, or gone
             # (The ``logger`` parameter shadows the module's logger here.)
             logging.getLogger("trio_mcp.server").debug("log message not sent: %s", exc)
 

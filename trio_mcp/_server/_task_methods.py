@@ -230,6 +230,7 @@ class TaskMethods:
         # Captured now: once the request has ended its _meta is gone.
         capabilities = dict(request.client_capabilities)
         previous = request.user_data if isinstance(request.user_data, InputRound) else None
+        token = request.progress_token
         task = getattr(request.params, "task", None)
         asked_ttl = task.ttl if form is TaskForm.V2025_11_25 and task is not None else None
         arguments = request.params.arguments
@@ -237,7 +238,7 @@ class TaskMethods:
         def work(record: TaskRecord) -> Work:
             async def run() -> WorkEnd:
                 request.user_data = TaskInputRound(
-                    request, self.runner, record, owner, capabilities, previous
+                    request, self.runner, record, owner, capabilities, previous, token
                 )
                 result = await tool.call(request, server, arguments)
                 plain = (

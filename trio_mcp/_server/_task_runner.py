@@ -62,11 +62,12 @@ import attrs
 import trio
 
 from .. import types as mcp_types
-from .._errors import RPCError
+from .._errors import RPCError, SessionClosed
 from .._util import unwrapping
 from ..protocol import (
     ErrorCode,
     JSONObject,
+    LocalProtocolError,
     TaskCause,
     TaskEvent,
     TaskForm,
@@ -604,7 +605,15 @@ class TaskInputRound(InputRound):
     finds those answers again), and asks for anything else through the task.
     """
 
-    __slots__ = ("_capabilities", "_form", "_owner", "_runner", "_task_id")
+    __slots__ = (
+        "_capabilities",
+        "_form",
+        "_last_progress",
+        "_owner",
+        "_runner",
+        "_task_id",
+        "progress_token",
+    )
 
     def __init__(
         self,
@@ -614,8 +623,11 @@ class TaskInputRound(InputRound):
         owner: Owner,
         capabilities: JSONObject,
         previous: InputRound | None = None,
+        progress_token: str | int | None = None,
     ) -> None:
         super().__init__(request, _NEVER_SEALS)
+        #: The request's progress token, kept for the task's life (TK-13).
+        self.progress_token = progress_token
         if previous is not None:
             self.answers.update(previous.answers)
             self.saved.update(previous.saved)
@@ -625,6 +637,7 @@ class TaskInputRound(InputRound):
         self._form = record.form
         self._owner = owner
         self._capabilities = capabilities
+        self._last_progress = float("-inf")
 
     async def ask(self, inputs: Mapping[str, tuple[str, Any]]) -> dict[str, Any]:
         """Get every input of *inputs*; see :meth:`InputRound.ask`.
@@ -660,6 +673,42 @@ class TaskInputRound(InputRound):
         else:
             await trio.lowlevel.checkpoint()
         return results
+
+    @property
+    def task_id(self) -> str:
+        return self._task_id
+
+    @property
+    def related(self) -> JSONObject | None:
+        """The related-task ``_meta`` every message of a 2025-11-25 task carries
+        (TK-13); None for an extension task, whose messages are not sent."""
+        if self._form is not TaskForm.V2025_11_25:
+            return None
+        return {mcp_types.RELATED_TASK_META_KEY: {"taskId": self._task_id}}
+
+    async def report_progress(
+        self, progress: float, total: float | None, message: str | None
+    ) -> None:
+        """Progress of the task's work: a 2025-11-25 task keeps its request's
+        progress token for its whole life and reports on its session, tagged
+        with the task (TK-13); an extension task sends none (SEP-2663: tasks
+        carry no progress). Nothing is sent without a token, once the session
+        is gone, or for a value not above the last (PG-04).
+
+        Cancellation: a checkpoint; cancelled while queued, nothing is sent.
+        """
+        token = self.progress_token
+        related = self.related
+        if token is None or related is None or progress <= self._last_progress:
+            await trio.lowlevel.checkpoint()
+            return
+        self._last_progress = progress
+        try:
+            await self._request.session.notify_task_progress(
+                token, progress, total, message, meta=related
+            )
+        except (SessionClosed, LocalProtocolError) as exc:
+            logger.debug("progress of task %s not sent: %s", self._task_id, exc)
 
     async def _ask_2025(self, raw: Mapping[str, tuple[str, JSONObject | None]]) -> dict[str, Any]:
         """Each input a request to the client, tagged with the task (TK-09, TK-13)."""

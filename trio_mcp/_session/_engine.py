@@ -514,6 +514,29 @@ class Session:
         # longer take the notification back.
         await trio.lowlevel.cancel_shielded_checkpoint()
 
+    async def notify_task_progress(
+        self,
+        token: str | int,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+        *,
+        meta: JSONObject | None = None,
+    ) -> None:
+        """Send ``notifications/progress`` for a 2025-11-25 task, whose
+        request's *token* outlives the request (see
+        :meth:`Connection.task_progress_notification`).
+
+        Cancellation: as :meth:`notify`.
+        """
+        self._check_open()
+        message_ = self.protocol.task_progress_notification(
+            token, progress, total, message, meta=meta
+        )
+        await trio.lowlevel.checkpoint_if_cancelled()
+        await self._queue(message_)
+        await trio.lowlevel.cancel_shielded_checkpoint()
+
     def requests(self) -> list[RequestRecord]:
         """Snapshots of recent finished and all in-flight requests."""
         return self.protocol.requests()

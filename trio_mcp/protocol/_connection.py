@@ -138,6 +138,7 @@ _CAPABILITIES_KEY = mcp_types.CLIENT_CAPABILITIES_META_KEY
 _CLIENT_INFO_KEY = mcp_types.CLIENT_INFO_META_KEY
 _LOG_LEVEL_KEY = mcp_types.LOG_LEVEL_META_KEY
 _SERVER_INFO_KEY = mcp_types.SERVER_INFO_META_KEY
+_RELATED_TASK_KEY = mcp_types.RELATED_TASK_META_KEY
 _LOG_LEVELS = frozenset(level.value for level in mcp_types.LoggingLevel)
 #: Modern requests (method, version) that passed the method checks of
 #: ``_receive_modern_request``; like ``_INBOUND_OK`` they read only the static
@@ -540,10 +541,14 @@ class Connection:
                     return data
         elif message.method == "notifications/progress":
             # Progress is checked against the record when queued (PG-10); here only
-            # a peer cancel that arrived meanwhile stops it.
-            entry = book.inbound_by_token((message.params or {}).get("progressToken"))
-            if entry is not None and (entry.peer_cancelled or entry.reply_written):
-                return None
+            # a peer cancel that arrived meanwhile stops it. A task's progress
+            # (tagged with its task) outlives its request's reply by design.
+            params = message.params or {}
+            meta = params.get("_meta")
+            if not (isinstance(meta, dict) and _RELATED_TASK_KEY in meta):
+                entry = book.inbound_by_token(params.get("progressToken"))
+                if entry is not None and (entry.peer_cancelled or entry.reply_written):
+                    return None
         return encode(message)
 
     def _initialize_answered(self, succeeded: bool) -> None:
@@ -1317,6 +1322,38 @@ class Connection:
             params["message"] = message
         note = Notification("notifications/progress", params)
         encode(note)  # NaN, a lone surrogate: the reporter's error (H-07)
+        return note
+
+    def task_progress_notification(
+        self,
+        token: str | int,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+        *,
+        meta: JSONObject | None = None,
+    ) -> Notification:
+        """Progress for a 2025-11-25 task whose request carried *token*: that
+        token stays valid for the task's whole life, past the request's end
+        (``basic/utilities/tasks``, "Task Progress Notifications"), so PG-10
+        does not apply; the task's work keeps PG-04's increase. *meta* is the
+        related-task ``_meta`` (TK-13).
+
+        Raises:
+            LocalProtocolError: this revision has no tasks.
+        """
+        revision = self.revision
+        if revision is None or not revision.tasks_utility:
+            raise LocalProtocolError("task progress exists only where tasks do (2025-11-25)")
+        params: JSONObject = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        if meta is not None:
+            params["_meta"] = meta
+        note = Notification("notifications/progress", params)
+        encode(note)
         return note
 
     # ------------------------------------------------------ outbound lifecycle
