@@ -517,7 +517,7 @@ class RedisTaskStore:
                 raise
             # The coredis client is a task group, so a failure to open comes
             # out grouped; a lone store error is raised as itself.
-            raise lone from None
+            raise lone from lone.__cause__
         self._nursery_manager = manager
         return self
 
@@ -574,7 +574,12 @@ class RedisTaskStore:
 
     async def _listen(self, pubsub: coredis.patterns.pubsub.PubSub[bytes]) -> None:
         subscribed = False
-        async for message in pubsub:
+        while True:
+            # Not ``async for``: coredis's iterator ends while it subscribes
+            # again after a lost connection; get_message waits through that.
+            message = await pubsub.get_message()
+            if message is None:
+                continue
             kind = message["type"]
             if kind == "message":
                 self._messages += 1
@@ -592,7 +597,6 @@ class RedisTaskStore:
                     for event in events.values():
                         event.set()
                 subscribed = True
-        raise TaskStoreUnavailable("the task store's change subscription ended")
 
     async def _call(self, op: str, now: float, *args: str | bytes) -> Any:
         if not self._open:
