@@ -11,7 +11,7 @@ or ``tasks/cancel`` reads the record another one wrote. It behaves as
 
 Every method is one Lua script run by Redis (``EVALSHA``, loaded on first use):
 Redis runs a script alone, start to end, so each method is atomic across every
-process and client sharing the store, with no lock and no retry loop. The
+process and client sharing the store, with no lock and no WATCH/MULTI retry. The
 scripts never compute a task's moves; they keep records, owners and indexes.
 The one move the store makes itself, ``EXPIRE`` for a task still running when
 its ttl elapses, is computed here, in Python, from the last record the script
@@ -23,8 +23,9 @@ snapshot.
 A record is stored as canonical JSON bytes: the attrs fields of
 :class:`~trio_mcp.protocol.TaskRecord`, walked generically by a cattrs
 converter (enums by value, ``moves`` as a list of objects, the JSON-object
-fields as they are), dumped by orjson with sorted keys, so equal records are
-equal bytes and a field added later needs no change here. :meth:`update` is a
+fields as they are), dumped by orjson with sorted keys, so equal records of
+the same Python types are equal bytes, and a field added later needs no change
+here. :meth:`update` is a
 compare-and-set on the whole record: the script compares the stored bytes with
 those of *expected* and, only if they are the same, writes the new ones. Two
 records can be equal in Python yet be written differently (an ``int`` where a
@@ -35,12 +36,14 @@ protocol's "the stored record is *expected*", not a byte test.
 
 Times are decided by the store's ``clock`` (wall-clock seconds, injectable as
 for the memory store), which each script receives as ``now``: whether a record
-has expired, when an expired id is forgotten. Redis's own key expiry
-(``PX``) is only a backstop that frees the keys of a store nobody touches any
-more: a record key lives ``key_margin`` seconds (default an hour) past its
-ttl, so that :meth:`expire_due` or the next access still finds it and reports
-its ``EXPIRE`` move, and an expired marker ``key_margin`` seconds past
-``remember_expired``.
+has expired, when an expired id is forgotten. The workers' clocks should agree
+(NTP): a task is dropped by the first one whose clock says it is due. Redis's
+own key expiry (``PX``) is only a backstop that frees the records of a store
+nobody touches any more: a record key lives ``key_margin`` seconds (default an
+hour) past its ttl, so that :meth:`expire_due` or the next access still finds
+it and reports its ``EXPIRE`` move, and an expired marker ``key_margin``
+seconds past ``remember_expired``; the small index entries of such a task stay
+until the next :meth:`expire_due`, which drops them.
 
 Key layout
 ----------
@@ -101,6 +104,11 @@ follows the :class:`~trio_mcp._server._task_store.TaskStore` protocol:
 * :meth:`wait_changed` is cancellable while waiting; its event is unregistered
   on the way out, and the store's subscription is the store's, not the
   waiter's, so there is nothing to unsubscribe.
+* Leaving ``async with`` (cancelled or not) stops the listener, unsubscribes
+  and closes the client, in that order: the client and the subscription run in
+  a task of the store's own that is shielded once open and told to stop by the
+  exit, so an outside cancellation never tears coredis's tasks down midway.
+  The exit waits for that (one round trip).
 
 A failure to reach Redis, or an error from it, raises
 :class:`TaskStoreUnavailable` (the cause attached); for a write, whether it
@@ -440,8 +448,9 @@ class RedisTaskStore:
             an hour): the backstop that frees the keys of an abandoned store.
 
     The store must be entered, ``async with RedisTaskStore(...) as store:``, in
-    the task that will leave it: that opens the client (for a URL) and the
-    change subscription, and starts its listener. As with any Trio context
+    the task that will leave it: that opens the client (for a URL), checks
+    that Redis answers (:class:`TaskStoreUnavailable` at once if not), opens
+    the change subscription and starts its listener. As with any Trio context
     that runs tasks (the coredis client's among them), an exception raised in
     the body comes out of the ``async with`` in an exception group.
     """
