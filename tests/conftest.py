@@ -11,7 +11,8 @@
   that name tests which do not exist.
 * Pure protocol tests (``tests/protocol/``) never import trio.
 * Every test ends every process it started: an autouse check below fails a
-  test that leaves a child process running.
+  test that leaves a child process running (a session fixture's server, such
+  as the Redis one of ``redis_server.py``, is known to outlive each test).
 * Every test starts with no remembered era (``forget_eras``): a port reused by a
   later test's server must not inherit what an earlier one spoke.
 * Property tests (hypothesis) are deterministic too: the profile below draws
@@ -19,11 +20,13 @@
   and has no per-example deadline (a loaded 2-core CI machine is not a bug).
 """
 
+import os
 from collections.abc import Iterator
 
 import pytest
 from hypothesis import settings
 from process_check import child_pids, running
+from redis_server import MISSING, SKIP_VARIABLE, redis_binary, running_redis, session_pids
 
 from trio_mcp._client._connect import forget_eras
 
@@ -43,5 +46,19 @@ def _no_orphaned_processes() -> Iterator[None]:
     orphaned servers): a child still running after the test is a failure."""
     before = child_pids()
     yield
-    left = sorted(pid for pid in child_pids() - before if running(pid))
+    left = sorted(pid for pid in child_pids() - before - session_pids() if running(pid))
     assert not left, f"processes left running by this test: {left}"
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real ``redis-server`` for the whole session (``redis_server.py``), on a
+    unix socket: its URL. Missing binary: the test fails naming
+    ``apt-get install redis-server``, or is skipped if ``TRIO_MCP_SKIP_REDIS=1``."""
+    if redis_binary() is None:
+        if os.environ.get(SKIP_VARIABLE) == "1":
+            pytest.skip(MISSING)
+        pytest.fail(MISSING)
+    # mktemp's directory is short enough for a unix socket's path (108 bytes).
+    with running_redis(tmp_path_factory.mktemp("redis")) as url:
+        yield url
