@@ -659,7 +659,10 @@ class Server:
         tool = self._tools.get(params.name)
         if tool is None:
             raise unknown_tool(params.name)
-        if tool.task_support != "forbidden" and not isinstance(ctx.user_data, TaskInputRound):
+        if (tool.task_support != "forbidden" or params.task is not None) and not isinstance(
+            ctx.user_data, TaskInputRound
+        ):
+            # A forbidden tool asked for a task is mode()'s -32601 (TK-04).
             form = self._task_methods.mode(ctx, tool)
             if form is not None and not (tool.defer_task and form is TaskForm.EXTENSION):
                 return await self._task_methods.start_tool_task(ctx, tool, self, form)
