@@ -4,9 +4,11 @@ As :mod:`trio.lowlevel` is to :mod:`trio`: what a transport author, a custom
 dispatcher or an observer needs, kept out of the application-level namespace
 (``trio_mcp``). :func:`open_session` runs one session (its own nursery, reader
 task and writer) over a :data:`Transport`, answering the peer with a
-:class:`Dispatcher`; every request is an observable :class:`RequestRecord`.
+:class:`Dispatcher`; every request is an observable :class:`RequestRecord`, and a task a request
+became is a :class:`TaskHandle` (``Client.call_tool(..., as_task=True)``).
 """
 
+from ._client._tasks import TaskHandle
 from ._diagnostics import SlowStepReporter
 from ._session._engine import Dispatcher, RequestContext, Session, SessionStatistics, open_session
 from ._transport import Transport
@@ -38,4 +40,6 @@ __all__ = [
     "RequestObserver",
     "FrameDirection",
     "SlowStepReporter",
+    # what Client.call_tool(as_task=True) hands back (the top level is full)
+    "TaskHandle",
 ]
