@@ -46,7 +46,8 @@ def test_star_import_gives_exactly_all(module: str) -> None:
     assert set(namespace) == set(importlib.import_module(module).__all__)
 
 
-#: The session kernel: in trio_mcp.lowlevel (as trio keeps its kernel in trio.lowlevel).
+#: The session kernel: in trio_mcp.lowlevel (as trio keeps its kernel in trio.lowlevel),
+#: with the records of requests and of the tasks they became.
 KERNEL = {
     "Session",
     "open_session",
@@ -67,6 +68,9 @@ KERNEL = {
     "TaskRunner",
     "TaskStore",
     "MemoryTaskStore",
+    # What Client.call_tool(as_task=True) hands back: a task a request became,
+    # beside the request records (the top level is at its bound).
+    "TaskHandle",
 }
 
 #: What an application uses to run a server or connect a client: at the top level.

@@ -4,7 +4,8 @@ As :mod:`trio.lowlevel` is to :mod:`trio`: what a transport author, a custom
 dispatcher or an observer needs, kept out of the application-level namespace
 (``trio_mcp``). :func:`open_session` runs one session (its own nursery, reader
 task and writer) over a :data:`Transport`, answering the peer with a
-:class:`Dispatcher`; every request is an observable :class:`RequestRecord`.
+:class:`Dispatcher`; every request is an observable :class:`RequestRecord`, and a
+task a request became is a :class:`TaskHandle` (``Client.call_tool(..., as_task=True)``).
 
 A server's tasks run in a :class:`TaskRunner` and are kept in a
 :class:`TaskStore` (:class:`MemoryTaskStore` by default): give
@@ -13,6 +14,7 @@ between workers. Open ``server.tasks.running()`` yourself when you serve
 sessions with :func:`open_session` (the ``serve_*`` functions do).
 """
 
+from ._client._tasks import TaskHandle
 from ._diagnostics import SlowStepReporter
 from ._server._task_runner import TaskRunner
 from ._server._task_store import MemoryTaskStore, TaskStore
@@ -50,4 +52,6 @@ __all__ = [
     "TaskRunner",
     "TaskStore",
     "MemoryTaskStore",
+    # what Client.call_tool(as_task=True) hands back (the top level is full)
+    "TaskHandle",
 ]

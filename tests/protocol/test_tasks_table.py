@@ -26,10 +26,12 @@ from trio_mcp.protocol import (
     TaskForm,
     TaskMove,
     TaskRecord,
+    TaskReport,
     TaskState,
     apply_task_event,
     iso8601,
     new_task_id,
+    parse_iso8601,
 )
 from trio_mcp.protocol._requests import RequestEntry
 from trio_mcp.types.tasks import TaskStatus
@@ -465,6 +467,55 @@ def test_the_requestor_mirrors_reported_statuses() -> None:
     )
     assert record.state is C
     assert record.status_message == "completed"
+
+
+@pytest.mark.spec("TK-10", "TK-14")
+def test_the_requestor_adopts_a_reported_task_and_mirrors_each_report() -> None:
+    clock = Clock(T0 + 100)
+    book = TaskBook(clock=clock)
+    entry = RequestEntry(3, "tools/call", Direction.OUTBOUND, 1.0)
+    entry.apply(RequestEvent.START, 1.0)
+    entry.apply(RequestEvent.COMPLETE, 2.0)
+    created = TaskReport("remote", W, 60_000, created_at=T0, last_updated_at=T0)
+    record = book.adopt(entry.snapshot(), created, form=TaskForm.EXTENSION)
+    # The receiver's creation time, not ours; the call's id, method, direction.
+    assert (record.created_at, record.last_updated_at) == (T0, T0)
+    assert (record.request_id, record.method, record.direction) == (
+        3,
+        "tools/call",
+        Direction.OUTBOUND,
+    )
+    assert (record.state, record.moves) == (W, ())
+    asks = {"k": {"method": "elicitation/create", "params": {"message": "?"}}}
+    waiting = TaskReport(
+        "remote", IR, 30_000, last_updated_at=T0 + 5, poll_interval_ms=200, input_requests=asks
+    )
+    record = book.receive(waiting)
+    assert record.state is IR
+    assert (record.ttl_ms, record.poll_interval_ms, record.input_requests) == (30_000, 200, asks)
+    assert record.last_updated_at == T0 + 5
+    done = TaskReport("remote", C, 30_000, result={"content": []}, status_message="done")
+    record = book.receive(done)
+    assert (record.state, record.result, record.input_requests) == (C, {"content": []}, None)
+    assert record.status_message == "done"
+    assert [(m.new, m.cause) for m in record.moves] == [
+        (IR, TaskCause.REPORTED),
+        (C, TaskCause.REPORTED),
+    ]
+    # A repeat of the end changes nothing; another end is a late event only.
+    assert book.receive(done) is record
+    late = book.receive(TaskReport("remote", F, None, error={"code": 1, "message": "x"}))
+    assert (late.state, late.result, late.error) == (C, {"content": []}, None)
+    assert late.late_events == ("fail by reported in completed",)
+
+
+def test_parse_iso8601_reads_what_iso8601_writes_and_nothing_else() -> None:
+    for seconds in (T0, T0 + 0.25, 0.5):
+        assert parse_iso8601(iso8601(seconds)) == seconds
+    assert parse_iso8601("2025-11-25T10:30:00+00:00") == T0
+    assert parse_iso8601("2025-11-25T10:30:00") == T0  # no zone: UTC
+    assert parse_iso8601("yesterday") is None
+    assert parse_iso8601(None) is None
 
 
 @pytest.mark.spec("TK-10")

@@ -21,6 +21,10 @@ The server's requests (``roots/list``, ``sampling/createMessage``,
 ``elicitation/create``) go to :class:`~trio_mcp._client._handlers.ClientHandlers`;
 the client declares only what has a handler, so everything else is refused
 with -32601 by the protocol layer.
+
+A call the server runs as a task is followed by ``trio_mcp._client._tasks``
+(``call_tool(..., as_task=True)`` hands back its ``TaskHandle``; a call that
+becomes a task unasked is polled to its end there).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
-from typing import Any, final
+from typing import Any, Literal, final, overload
 
 import attrs
 import trio
@@ -52,6 +56,7 @@ from ._handlers import (
     check_roots,
 )
 from ._hidden_text import HiddenCharacter
+from ._tasks import ClientTasks, TaskHandle, settle
 from ._tool_headers import ToolHeaderRules, is_param_header_mismatch
 
 logger = logging.getLogger("trio_mcp.client")
@@ -151,6 +156,7 @@ class Client:
         max_pages: int = 1000,
         max_input_rounds: int = 8,
         tool_headers: ToolHeaderRules | None = None,
+        tasks: bool = False,
     ) -> None:
         self.session = session
         #: The ``x-mcp-header`` rules of a header-mirroring transport (HTTP), else None.
@@ -182,6 +188,8 @@ class Client:
         # 2026-07-28: the open listen streams, by the listen request's id.
         self._subscriptions: dict[Any, _Subscription] = {}
         self._nursery: trio.Nursery | None = None
+        # The tasks the server runs for our calls (issue #14).
+        self._tasks = ClientTasks(session, self._answer_inputs, declare=tasks, max_pages=max_pages)
 
     async def _request(self, method: str, params: Any) -> Any:
         return await self.session.request(method, params)
@@ -365,6 +373,7 @@ class Client:
             result = attrs.evolve(result, tools=self._tool_headers.usable(result.tools))
         return result
 
+    @overload
     async def call_tool(
         self,
         name: str,
@@ -375,7 +384,36 @@ class Client:
         validate: bool = True,
         progress_idle_timeout: float | None = DEFAULT,
         max_duration: float | None = DEFAULT,
-    ) -> mcp_types.CallToolResult:
+        as_task: Literal[False] = False,
+        ttl: int | None = None,
+    ) -> mcp_types.CallToolResult: ...
+    @overload
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        on_progress: Callable[[Progress], None] | None = None,
+        raise_on_error: bool = False,
+        validate: bool = True,
+        progress_idle_timeout: float | None = DEFAULT,
+        max_duration: float | None = DEFAULT,
+        as_task: Literal[True],
+        ttl: int | None = None,
+    ) -> TaskHandle: ...
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        on_progress: Callable[[Progress], None] | None = None,
+        raise_on_error: bool = False,
+        validate: bool = True,
+        progress_idle_timeout: float | None = DEFAULT,
+        max_duration: float | None = DEFAULT,
+        as_task: bool = False,
+        ttl: int | None = None,
+    ) -> mcp_types.CallToolResult | TaskHandle:
         """Call a tool.
 
         A tool error is a result with ``is_error`` set, not an exception, unless
@@ -389,6 +427,7 @@ class Client:
             InvalidPeerResult: structured content missing or not matching.
             ToolCallError: with *raise_on_error*.
             RequestTimeout, SessionClosed: as :meth:`Session.request`.
+            LocalProtocolError: *as_task* to a server that offers no tasks.
 
         In 2026-07-28 a server may answer with an input-required result: the
         client answers its inputs with the registered handlers (elicitation,
@@ -397,28 +436,48 @@ class Client:
         echoed untouched (PT-13, PT-14), and returns the final result; at most
         ``max_input_rounds`` rounds. The timeouts apply to each round.
 
+        Tasks (see :class:`~trio_mcp.lowlevel.TaskHandle`): with *as_task* the
+        call may run as a task and a handle on it is returned (*ttl*: the
+        milliseconds to keep it, 2025-11-25 only). 2025-11-25 augments only a
+        call to a server that declared ``tasks.requests.tools.call`` (TK-02,
+        TK-03); 2026-07-28 declares the tasks extension in this request only,
+        and the server decides (an answer at once gives a handle already
+        completed). Without *as_task*, a call that becomes a task anyway (a
+        2025-11-25 tool whose definition says ``taskSupport: "required"``, or
+        any call with the client's ``tasks=True`` in 2026-07-28) is polled to
+        its end here, honouring its poll interval (TK-14), and returns what a
+        plain call would have. The timeouts apply to each request.
+
         Cancellation:
             As :meth:`Session.request`: the server is told with
             ``notifications/cancelled`` and a late result is ignored; a cancel
-            between rounds sends nothing (no request is in flight).
+            between rounds sends nothing (no request is in flight). Cancelled
+            while polling a task it did not hand back, the task is cancelled
+            (``tasks/cancel``, shielded, bounded). A handle handed back
+            (*as_task*) is the caller's: nothing cancels its task but
+            :meth:`TaskHandle.cancel`.
 
-        Spec: TL-07, TL-13, TO-01..TO-05, CN-01, PG-02, PT-12..PT-15.
+        Spec: TL-07, TL-13, TO-01..TO-05, CN-01, PG-02, PT-12..PT-15, TK-02,
+        TK-03, TK-12, TK-14, TK-19.
         """
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
         result: mcp_types.CallToolResult
-        if self._input_rounds:
+        augmented = self._tasks.augment(
+            params, as_task=as_task, ttl=ttl, tool=self._cache.items["tools"].get(name)
+        )
+        if self._input_rounds or augmented is not None:
             call = partial(
-                self._call_with_inputs,
+                self._call_rounds,
                 "tools/call",
-                params,
+                params if augmented is None else augmented,
                 on_progress=on_progress,
                 progress_idle_timeout=progress_idle_timeout,
                 max_duration=max_duration,
             )
             try:
-                result = await call()
+                request_id, answer = await call()
             except RPCError as error:
                 if self._tool_headers is None or not is_param_header_mismatch(error):
                     raise
@@ -426,7 +485,16 @@ class Client:
                 # since it was listed: list again, then one more try.
                 logger.info("tool %r: header mismatch (%s); listing tools again", name, error)
                 await self._cache.refresh("tools")
-                result = await call()
+                request_id, answer = await call()
+            if isinstance(answer, mcp_types.CallToolResult):
+                if as_task:
+                    return self._tasks.immediate(request_id, answer, tool=name)
+                result = answer
+            else:  # the server made it a task
+                handle = self._tasks.adopt(request_id, answer, tool=name)
+                if as_task:
+                    return handle
+                result = await settle(handle)
         else:
             # The handshake era has no input rounds: straight to the session
             # (one coroutine frame less on the commonest call).
@@ -467,7 +535,11 @@ class Client:
                 f"structuredContent of tool {name!r} does not match its outputSchema", errors
             )
 
-    async def _call_with_inputs(
+    async def _call_with_inputs(self, method: str, params: dict[str, Any]) -> Any:
+        """:meth:`_call_rounds`' result."""
+        return (await self._call_rounds(method, params))[1]
+
+    async def _call_rounds(
         self,
         method: str,
         params: dict[str, Any],
@@ -475,8 +547,9 @@ class Client:
         on_progress: Callable[[Progress], None] | None = None,
         progress_idle_timeout: float | None = DEFAULT,
         max_duration: float | None = DEFAULT,
-    ) -> Any:
-        """*method* with the input-required loop of 2026-07-28 (PT-12..PT-15).
+    ) -> tuple[Any, Any]:
+        """*method* with the input-required loop of 2026-07-28 (PT-12..PT-15):
+        the id of the last round and its result (a handshake-era call has one).
 
         Raises:
             InvalidPeerResult: the server asked for more than
@@ -499,7 +572,7 @@ class Client:
                 max_duration=max_duration,
             )
             if not isinstance(result, mcp_types.InputRequiredResult):
-                return result
+                return message.id, result
             follows = message.id
             current = dict(params)
             if result.input_requests:
@@ -549,6 +622,18 @@ class Client:
             params["arguments"] = arguments
         result: mcp_types.GetPromptResult = await self._call_with_inputs("prompts/get", params)
         return result
+
+    async def list_tasks(self) -> list[mcp_types.Task]:
+        """Every task the server lists for us: 2025-11-25 ``tasks/list``, every
+        page (TK-15); only where the server declared ``tasks.list``.
+
+        Raises:
+            LocalProtocolError: the server offers no ``tasks/list`` (2026-07-28
+                never does).
+
+        Cancellation: as :meth:`Session.request`; a partial list is discarded.
+        """
+        return await self._tasks.list()
 
     async def complete(
         self,
@@ -854,6 +939,8 @@ class Client:
             value = self.log_handler(params)
             if inspect.isawaitable(value):
                 await value
+        elif method == "notifications/tasks/status":
+            self._tasks.notified(params)
         elif method == "notifications/elicitation/complete":
             if self.handlers.elicitation_completed(params.elicitation_id):
                 self._completed_elicitations.add(params.elicitation_id)
@@ -897,6 +984,7 @@ async def open_client(
     discover: bool = True,
     max_pages: int = 1000,
     max_input_rounds: int = 8,
+    tasks: bool = False,
     **session_options: Any,
 ) -> AsyncIterator[Client]:
     """Open a session over *transport*, choose the era, discover, yield the :class:`Client`.
@@ -931,6 +1019,9 @@ async def open_client(
             ``trio_mcp.server_log`` Python logger).
         max_pages: bound on pages of one list.
         max_input_rounds: 2026-07-28: bound on the input-required rounds of one call.
+        tasks: 2026-07-28: declare the tasks extension on every tool call, so
+            the server may run any of them as a task (``call_tool`` then polls
+            it to the end); without it only ``as_task=True`` calls declare it.
         session_options: passed to :func:`open_session`.
 
     Raises:
@@ -989,6 +1080,7 @@ async def open_client(
             max_pages=max_pages,
             max_input_rounds=max_input_rounds,
             tool_headers=tool_headers,
+            tasks=tasks,
         )
         dispatcher.client = client
         if tool_headers is not None:

@@ -85,7 +85,10 @@ class ClientGroup:
         Cancellation: as :meth:`Client.call_tool`.
         """
         server, tool = self.split(qualified_name)
-        return await self.clients[server].call_tool(tool, arguments, **options)
+        result: mcp_types.CallToolResult = await self.clients[server].call_tool(
+            tool, arguments, **options
+        )
+        return result
 
 
 async def _run_one(

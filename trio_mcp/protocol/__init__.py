@@ -89,10 +89,12 @@ from ._tasks import (
     TaskForm,
     TaskMove,
     TaskRecord,
+    TaskReport,
     TaskState,
     apply_task_event,
     iso8601,
     new_task_id,
+    parse_iso8601,
     start_task,
 )
 
@@ -168,9 +170,11 @@ __all__ = [
     "TaskForm",
     "TaskMove",
     "TaskRecord",
+    "TaskReport",
     "TaskBook",
     "apply_task_event",
     "iso8601",
+    "parse_iso8601",
     "new_task_id",
     "start_task",
     # events

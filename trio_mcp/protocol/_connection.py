@@ -398,7 +398,7 @@ class Connection:
                 not declare (LC-11); or *params* is not JSON (NaN, Infinity, a
                 lone surrogate, an object JSON has no form for).
         """
-        self._check_outbound(method, Kind.REQUEST)
+        spec = self._check_outbound(method, Kind.REQUEST)
         lifecycle = self._lifecycle
         if method == "initialize":
             if not lifecycle.accepts(LifecycleEvent.SEND_INITIALIZE):
@@ -432,8 +432,25 @@ class Connection:
         )
         entry.encoded = data
         entry.follows = follows
+        if spec.task_augmentable and raw:
+            entry.task_allowed = self._asks_for_task(raw)
         book.add_outbound(entry)
         return request
+
+    def _asks_for_task(self, raw: JSONObject) -> bool:
+        """Whether outbound params *raw* let the peer answer with a task (TK-11):
+        2025-11-25, they carry ``task``; 2026-07-28, their ``_meta`` declares the
+        tasks extension (negotiated per request, SEP-2663)."""
+        revision = self.revision
+        if revision is not None and revision.tasks_utility:
+            return isinstance(raw.get("task"), dict)
+        if self._request_meta is None:
+            return False
+        capabilities = (raw.get("_meta") or {}).get(_CAPABILITIES_KEY)
+        extensions = capabilities.get("extensions") if isinstance(capabilities, dict) else None
+        return isinstance(extensions, dict) and isinstance(
+            extensions.get(mcp_types.TASKS_EXTENSION), dict
+        )
 
     def send_notification(self, method: str, params: Any = None) -> Notification:
         """Make an outbound notification.
@@ -1104,11 +1121,16 @@ class Connection:
         revision = self.revision
         if revision is not None and revision.result_type:
             # A-21: absent means complete; input_required only where PT-04
-            # allows it; anything else is not ours to guess.
+            # allows it; task only to a request that declared the tasks
+            # extension (SEP-2663); anything else is not ours to guess.
             kind = response.result.get("resultType", "complete")
+            if spec.modern_result_type is not None:
+                result_type = spec.modern_result_type
             if kind == "input_required" and spec.input_required:
                 result_type = mcp_types.InputRequiredResult
                 entry.input_required = True
+            elif kind == mcp_types.RESULT_TYPE_TASK and entry.task_allowed:
+                result_type = mcp_types.DetailedTask
             elif kind != "complete":
                 error = ErrorObject(
                     int(ErrorCode.INVALID_PARAMS),
@@ -1117,6 +1139,10 @@ class Connection:
                 )
                 book.finish(entry, RequestEvent.FAIL, error=error)
                 return ErrorReceived(entry.id, error, remote=False)
+        elif entry.task_allowed and "task" in response.result:
+            # 2025-11-25: the receiver made it a task (TK-11). One that does
+            # not support tasks answers as usual, ignoring ``task`` (TK-05).
+            result_type = mcp_types.CreateTaskResult
         try:
             result: Any = self.converter.structure(response.result, result_type)
         except Exception as exc:

@@ -121,6 +121,14 @@ class MethodSpec:
     #: declare it in its ``clientCapabilities.extensions`` is refused -32021
     #: before anything else is looked at (SEP-2663). Ignored in the handshake era.
     extension: str | None = None
+    #: 2026-07-28: the result type there, where it differs from the handshake
+    #: era's (the extension's ``tasks/get`` and ``tasks/cancel``); None: the same.
+    modern_result_type: Any = None
+    #: May be answered with a task when the request asked for one (TK-11):
+    #: 2025-11-25, ``params.task`` (a ``CreateTaskResult``); 2026-07-28, the
+    #: tasks extension declared in that request's ``clientCapabilities``
+    #: (``resultType: "task"``, a :class:`~trio_mcp.types.DetailedTask`).
+    task_augmentable: bool = False
     #: A stream that lasts until one side ends it (``subscriptions/listen``): no
     #: request timeout applies (A-11), and a server that abandons it says so
     #: with ``notifications/cancelled`` instead of an error (SB-10).
@@ -238,6 +246,7 @@ _ROWS = [
         params_required=True,
         revisions=_EVERY,
         input_required=True,
+        task_augmentable=True,
     ),
     _note(
         "notifications/tools/list_changed",
@@ -392,8 +401,8 @@ _ROWS = [
     ),
     # Tasks (basic/utilities/tasks, 2025-11-25 experimental); the receiver
     # declares. tasks/get and tasks/cancel are also methods of the 2026-07-28
-    # extension io.modelcontextprotocol/tasks (same params, results kept as
-    # JSON: their shape depends on the task's status), with tasks/update.
+    # extension io.modelcontextprotocol/tasks (same params; tasks/get answers a
+    # DetailedTask, tasks/cancel an empty acknowledgement), with tasks/update.
     _req(
         "tasks/get",
         B,
@@ -403,6 +412,7 @@ _ROWS = [
         revisions=_ONLY_2025_11 | _MODERN,
         params_required=True,
         extension=t.TASKS_EXTENSION,
+        modern_result_type=t.DetailedTask,
     ),
     _req(
         "tasks/result",
@@ -430,6 +440,7 @@ _ROWS = [
         revisions=_ONLY_2025_11 | _MODERN,
         params_required=True,
         extension=t.TASKS_EXTENSION,
+        modern_result_type=t.EmptyResult,
     ),
     _req(
         "tasks/update",

@@ -195,6 +195,7 @@ class RequestEntry:
         "request_meta",
         "started_at",
         "state",
+        "task_allowed",
         "user_data",
     )
 
@@ -237,6 +238,9 @@ class RequestEntry:
         # Inbound, 2026-07-28: what this request's own _meta declared (ST-01).
         self.request_meta: RequestMeta | None = None
         self.input_required = False
+        # Outbound only: it asked for a task (2025-11-25 ``params.task``, or the
+        # tasks extension declared in its own ``_meta``), so a task may answer it.
+        self.task_allowed = False
         self.follows: RequestId | None = None
 
     def apply(self, event: RequestEvent, now: float, *, note: str = "") -> RequestState | None:

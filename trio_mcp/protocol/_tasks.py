@@ -349,6 +349,45 @@ def iso8601(seconds: float) -> str:
     return moment.isoformat(timespec=spec).replace("+00:00", "Z")
 
 
+def parse_iso8601(text: object) -> float | None:
+    """An RFC 3339 timestamp (``createdAt``, ``lastUpdatedAt``) as seconds since
+    the epoch, the inverse of :func:`iso8601`; None for anything unreadable (a
+    peer's bad timestamp is not worth failing a poll over). A time without a
+    zone is read as UTC."""
+    if not isinstance(text, str):
+        return None
+    try:
+        moment = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    return moment.timestamp()
+
+
+@attrs.frozen(slots=True)
+class TaskReport:
+    """What a receiver said about one of our tasks, in either form (its
+    ``CreateTaskResult``, a ``tasks/get`` result, a status notification): the
+    requestor's input to :meth:`TaskBook.adopt` and :meth:`TaskBook.receive`.
+
+    Times are seconds since the epoch, None when not given or unreadable;
+    ``result``, ``error`` and ``input_requests`` are what the report carried
+    inline (the extension's ``DetailedTask``), JSON as on the wire.
+    """
+
+    task_id: str
+    state: TaskState
+    ttl_ms: int | None
+    created_at: float | None = None
+    last_updated_at: float | None = None
+    poll_interval_ms: int | None = None
+    status_message: str | None = None
+    result: JSONObject | None = None
+    error: JSONObject | None = None
+    input_requests: JSONObject | None = None
+
+
 def new_task_id() -> str:
     """A fresh task id: 128 random bits as 32 hex digits, unguessable (TK-07,
     TK-18: without an authorization context the id is all that guards a task)."""
@@ -429,6 +468,7 @@ class TaskBook:
         ttl_ms: int | None,
         poll_interval_ms: int | None = None,
         status_message: str | None = None,
+        created_at: float | None = None,
     ) -> TaskRecord:
         """Start a task, ``WORKING`` (TK-08), continuing *request*.
 
@@ -437,13 +477,14 @@ class TaskBook:
         completes with it. An outbound one (we are the requestor) must have
         ``COMPLETED``: its result was the ``CreateTaskResult``. Anything else,
         or a *task_id* already in the book (TK-07), is a ValueError.
+        *created_at* (default: now) is the receiver's, for a requestor's mirror.
         """
         if task_id in self._tasks:
             raise ValueError(f"task id {task_id!r} is already in use")
         record = start_task(
             request,
             task_id,
-            self.clock(),
+            self.clock() if created_at is None else created_at,
             form=form,
             ttl_ms=ttl_ms,
             poll_interval_ms=poll_interval_ms,
@@ -518,6 +559,58 @@ class TaskBook:
         return self.apply(
             task_id, _EVENT_TO_REACH[status], TaskCause.REPORTED, status_message=status_message
         )
+
+    def adopt(self, request: RequestRecord, report: TaskReport, *, form: TaskForm) -> TaskRecord:
+        """Requestor side: *request* (``COMPLETED``) was answered with a task
+        (TK-11); start its mirror from the receiver's *report* (its id, creation
+        time, ttl and poll interval), then :meth:`receive` the report's status.
+
+        Raises:
+            ValueError: as :meth:`create`.
+        """
+        self.create(
+            request,
+            report.task_id,
+            form=form,
+            ttl_ms=report.ttl_ms,
+            poll_interval_ms=report.poll_interval_ms,
+            status_message=report.status_message,
+            created_at=report.created_at,
+        )
+        return self.receive(report)
+
+    def receive(self, report: TaskReport) -> TaskRecord:
+        """Requestor side: mirror a receiver's *report* on a task of the book:
+        its status as :meth:`observe` does (a terminal task reported
+        otherwise is a late event and changes nothing else; reported the same,
+        nothing at all), then what the report carries: the ttl and poll
+        interval it now gives (both MAY change, TK-10), its ``lastUpdatedAt``,
+        and ``result``, ``error`` and ``input_requests`` as reported.
+
+        Raises:
+            KeyError: the task is not in the book.
+        """
+        before = self._tasks[report.task_id]
+        if before.state.is_terminal:
+            if report.state is before.state:
+                return before  # a poll repeating the end: nothing new
+            # Final (TK-08): recorded as a late event, nothing else changes.
+            return self.observe(report.task_id, report.state)
+        record = self.observe(report.task_id, report.state, status_message=report.status_message)
+        record = attrs.evolve(
+            record,
+            ttl_ms=report.ttl_ms,
+            poll_interval_ms=report.poll_interval_ms,
+            status_message=report.status_message,
+            last_updated_at=(
+                record.last_updated_at if report.last_updated_at is None else report.last_updated_at
+            ),
+            result=report.result,
+            error=report.error,
+            input_requests=report.input_requests,
+        )
+        self._tasks[report.task_id] = record
+        return record
 
     def expire_due(self) -> list[TaskRecord]:
         """Take out every task whose ttl has elapsed (TK-10), oldest first.

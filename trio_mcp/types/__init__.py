@@ -15,7 +15,8 @@ Messages whose params carry only ``_meta`` use :class:`RequestParams` (``ping``,
 :class:`PaginatedRequestParams`; results with no content use :class:`EmptyResult`.
 
 The modern era (2026-07-28) adds its own modules (``versioning``, ``discovery``,
-``input_required``, ``subscriptions``) and optional fields on the existing classes
+``input_required``, ``subscriptions``, and the tasks extension's
+``tasks_extension``) and optional fields on the existing classes
 (``result_type``, the cache hints, ``input_responses``/``request_state``,
 ``extensions``); a handshake-era object never sets them, so its wire form is
 unchanged.
@@ -195,6 +196,7 @@ from .tasks import (
     TaskStatusNotificationParams,
     UpdateTaskRequestParams,
 )
+from .tasks_extension import RESULT_TYPE_TASK, DetailedTask
 from .tools import (
     CallToolRequestParams,
     CallToolResult,
@@ -358,6 +360,8 @@ __all__ = [
     "TaskStatusNotificationParams",
     "TASKS_EXTENSION",
     "UpdateTaskRequestParams",
+    "RESULT_TYPE_TASK",
+    "DetailedTask",
     # versioning (2026-07-28)
     "MODERN_PROTOCOL_VERSION",
     "PROTOCOL_VERSION_META_KEY",
