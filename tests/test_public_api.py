@@ -68,6 +68,7 @@ KERNEL = {
     "TaskRunner",
     "TaskStore",
     "MemoryTaskStore",
+    "RedisTaskStore",
     # What Client.call_tool(as_task=True) hands back: a task a request became,
     # beside the request records (the top level is at its bound).
     "TaskHandle",

@@ -12,7 +12,11 @@ A server's tasks run in a :class:`TaskRunner` and are kept in a
 ``Server(tasks=TaskRunner(store, ...))`` to set their bounds or share one store
 between workers. Open ``server.tasks.running()`` yourself when you serve
 sessions with :func:`open_session` (the ``serve_*`` functions do).
+:class:`RedisTaskStore` (the ``redis`` extra, coredis) is the store every
+worker of a scaled-out server shares; it is imported on first use.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from ._client._tasks import TaskHandle
 from ._diagnostics import SlowStepReporter
@@ -52,6 +56,20 @@ __all__ = [
     "TaskRunner",
     "TaskStore",
     "MemoryTaskStore",
+    "RedisTaskStore",
     # what Client.call_tool(as_task=True) hands back (the top level is full)
     "TaskHandle",
 ]
+
+if TYPE_CHECKING:
+    from ._server._redis_task_store import RedisTaskStore
+
+
+def __getattr__(name: str) -> Any:
+    # The Redis store needs coredis (an extra): imported only when asked for.
+    if name == "RedisTaskStore":
+        from ._server._redis_task_store import RedisTaskStore
+
+        globals()[name] = RedisTaskStore
+        return RedisTaskStore
+    raise AttributeError(f"module 'trio_mcp.lowlevel' has no attribute {name!r}")

@@ -270,6 +270,110 @@ async def test_a_modern_retry_may_land_on_the_other_worker(monkeypatch: pytest.M
         assert {asker, first_held} == pids
 
 
+async def rpc(url: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """One stateless handshake-era request on a connection of its own; the
+    JSON-RPC message that answers it."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    headers = {
+        "accept": ACCEPT_BOTH,
+        "content-type": "application/json",
+        "mcp-protocol-version": LATEST,
+    }
+    async with httpx.AsyncClient(timeout=httpx.Timeout(30.0)) as http:
+        response = await http.post(f"{url}/mcp", content=orjson.dumps(body), headers=headers)
+    assert response.status_code == 200, response.text
+    [message] = sse_messages(response.text)
+    frame: dict[str, Any] = message
+    return frame
+
+
+class TaskWork:
+    """The test's end of ``gated_job`` tasks: each task's work connects here
+    and says its worker's pid; the test finishes it by sending a byte, and sees
+    the end of the stream when the work is cancelled instead."""
+
+    def __init__(self, listener: trio.SocketListener) -> None:
+        self.listener = listener
+        self.port: int = listener.socket.getsockname()[1]
+
+    async def started(self) -> tuple[int, trio.SocketStream]:
+        with trio.fail_after(30):
+            stream = await self.listener.accept()
+            said = b""
+            while not said.endswith(b"\n"):
+                chunk = await stream.receive_some(16)
+                assert chunk, "the task's work hung up before saying its pid"
+                said += chunk
+        return int(said), stream
+
+
+@pytest.mark.spec("ST-03", "TK-12", "TK-16", "TK-18")
+async def test_a_task_one_worker_runs_is_served_and_cancelled_by_the_other(
+    monkeypatch: pytest.MonkeyPatch, redis_url: str
+) -> None:
+    """Two workers share a RedisTaskStore. The gates make each step land on
+    the worker it names: the task runs on R; ``tasks/get``, ``tasks/result``
+    (waiting, then woken by R's write through Redis) and ``tasks/cancel``
+    (whose ask stops R's work) are served by the other worker, S."""
+    monkeypatch.setenv(workers_app.REDIS_ENV, redis_url)
+    monkeypatch.setenv(workers_app.REDIS_ENV + "_PREFIX", f"workers-{os.getpid()}:")
+    [listener] = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    work = TaskWork(listener)
+    async with listener, workers() as (url, pids), gates(url) as gate:
+        # -- tasks/get and a waiting tasks/result on S, the task on R.
+        served_by = await gate.hold()  # S
+        [runs_on] = pids - {served_by}  # R
+        created = await rpc(
+            url, "tools/call", {"name": "gated_job", "arguments": {"gate": work.port}, "task": {}}
+        )
+        task_id = created["result"]["task"]["taskId"]
+        pid, stream = await work.started()
+        assert pid == runs_on
+        assert await gate.hold() == runs_on  # R held, its task parked
+        await gate.open(served_by)
+        got = await rpc(url, "tasks/get", {"taskId": task_id})
+        assert got["result"]["status"] == "working"
+        results: list[dict[str, Any]] = []
+
+        async def wait_result() -> None:
+            results.append(await rpc(url, "tasks/result", {"taskId": task_id}))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(wait_result)
+            # The next hold lands on S after the tasks/result connection (the
+            # kernel hands connections out in order): S is serving it.
+            assert await gate.hold() == served_by
+            await gate.open(runs_on)
+            await stream.send_all(b"go")  # R finishes the task ...
+            await gate.open(served_by)  # ... and S's waiting tasks/result wakes
+        await stream.aclose()
+        [result] = results
+        assert result["result"]["structuredContent"] == {"result": runs_on}
+        assert result["result"]["_meta"]["io.modelcontextprotocol/related-task"] == {
+            "taskId": task_id
+        }
+
+        # -- tasks/cancel on S stops R's work.
+        served_by = await gate.hold()
+        [runs_on] = pids - {served_by}
+        created = await rpc(
+            url, "tools/call", {"name": "gated_job", "arguments": {"gate": work.port}, "task": {}}
+        )
+        task_id = created["result"]["task"]["taskId"]
+        pid, stream = await work.started()
+        assert pid == runs_on
+        assert await gate.hold() == runs_on
+        await gate.open(served_by)
+        cancelled = await rpc(url, "tasks/cancel", {"taskId": task_id})
+        assert cancelled["result"]["status"] == "cancelled"
+        await gate.open(runs_on)
+        with trio.fail_after(30):
+            assert await stream.receive_some(16) == b""  # R's work was cancelled
+        await stream.aclose()
+        final = await rpc(url, "tasks/get", {"taskId": task_id})
+        assert final["result"]["status"] == "cancelled"
+
+
 async def test_cancelling_stops_the_workers_with_sigterm(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG, logger="trio_mcp.http.workers")
     async with workers() as (url, pids):

@@ -10,14 +10,31 @@ import os
 import socket
 from typing import Any
 
+import trio
+
 from trio_mcp import Context, Server, http_app
+from trio_mcp.lowlevel import TaskRunner
 
 #: The params the ``seal`` and ``unseal`` tools bind their states to.
 STATE_PARAMS = {"name": "booking", "arguments": {}}
 
 
+#: The environment variable naming the Redis the workers' task runners share
+#: (unset: each worker keeps its tasks in memory).
+REDIS_ENV = "TRIO_MCP_TEST_TASKS_REDIS"
+
+
+def _tasks() -> TaskRunner | None:
+    url = os.environ.get(REDIS_ENV)
+    if not url:
+        return None
+    from trio_mcp.lowlevel import RedisTaskStore
+
+    return TaskRunner(RedisTaskStore(url, prefix=os.environ.get(REDIS_ENV + "_PREFIX", "t:")))
+
+
 def build() -> Server:
-    server = Server("workers-test", version="1.0")
+    server = Server("workers-test", version="1.0", tasks=_tasks())
     sealer = server.request_state
 
     @server.tool()
@@ -41,6 +58,16 @@ def build() -> Server:
             if not test.recv(16):
                 raise RuntimeError(f"the test hung up on held worker {me}")
         return me
+
+    @server.tool(task_support="optional")
+    async def gated_job(gate: int) -> int:
+        """A task that waits for the test: connects to its *gate* port, says its
+        pid, and returns its pid when the test sends a byte. Cancelled, the
+        connection closes, which the test sees as the end of its stream."""
+        async with await trio.open_tcp_stream("127.0.0.1", gate) as test:
+            await test.send_all(f"{os.getpid()}\n".encode())
+            await test.receive_some(16)
+        return os.getpid()
 
     @server.tool()
     async def seal() -> dict[str, Any]:

@@ -509,6 +509,11 @@ class RedisTaskStore:
         self._messages = 0
         self._resubscriptions = 0
 
+    @property
+    def is_open(self) -> bool:
+        """Whether the store has been entered and not left (it can be used)."""
+        return self._nursery_manager is not None
+
     # -- the store's life: client, subscription, listener
 
     async def __aenter__(self) -> Self:

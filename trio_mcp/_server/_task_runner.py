@@ -55,7 +55,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -199,7 +199,9 @@ class TaskRunner:
         """Own the nursery tasks work in, for the block's duration.
 
         The ``serve_*`` entry points open it around everything they serve;
-        open it yourself when you serve sessions with the low-level API.
+        open it yourself when you serve sessions with the low-level API. A
+        store that must be opened (``RedisTaskStore``) and is not yet is
+        opened for the block and closed after the tasks have unwound.
 
         Cancellation: leaving the block (normally or by cancellation) cancels
         every task still working; each records ``CANCELLED`` with cause
@@ -212,8 +214,16 @@ class TaskRunner:
         if self._nursery is not None:
             raise RuntimeError("the task runner is already running")
         self._stopping = False
+        # A store that must be opened (a RedisTaskStore: its client and change
+        # subscription) is opened for the runner's life, unless its owner has.
+        store: object = self.store
+        opening: AbstractAsyncContextManager[object] = nullcontext()
+        if isinstance(store, AbstractAsyncContextManager) and not getattr(
+            store, "is_open", False
+        ):
+            opening = store
         # The block's own exception comes out as itself, not in a group of one.
-        async with unwrapping(), trio.open_nursery() as nursery:
+        async with unwrapping(), opening, trio.open_nursery() as nursery:
             self._nursery = nursery
             try:
                 yield self
