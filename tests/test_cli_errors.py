@@ -219,11 +219,12 @@ async def interrupted(argv: list[str], ready: bytes) -> tuple[int, str, str]:
     assert process.stdout is not None
     assert process.stderr is not None
     try:
-        with trio.fail_after(30):
+        with trio.move_on_after(30) as waited:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(collect, process.stdout, "out")
                 nursery.start_soon(collect, process.stderr, "err")
             status = await process.wait()
+        assert not waited.cancelled_caught, f"still running 30 s after Ctrl+C: {output}"
     finally:
         if process.returncode is None:
             process.kill()
@@ -241,13 +242,13 @@ async def test_ctrl_c_during_a_trace() -> None:
         "import sys; print('ready', file=sys.stderr, flush=True); sys.stdin.read()",
     ]
     status, err, after = await interrupted(["trace", "--", *server], b"] ready")
-    assert status == 130
+    assert status == 130, err
     assert "Traceback" not in err
     assert after.splitlines()[-1:] == ["trio-mcp: error: interrupted (Ctrl+C)"]
 
 
 async def test_ctrl_c_during_the_demo() -> None:
     status, err, after = await interrupted(["demo"], b"1. Handshake")
-    assert status == 130
+    assert status == 130, err
     assert "Traceback" not in err
     assert after.splitlines() == ["trio-mcp: error: interrupted (Ctrl+C)"]

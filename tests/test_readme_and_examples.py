@@ -30,6 +30,21 @@ def test_readme_in_memory_example_runs() -> None:
     assert "RequestState.COMPLETED" in proc.stdout
 
 
+@pytest.mark.spec("TK-11", "TK-12")
+def test_readme_task_example_runs() -> None:
+    """The README's long-running tool, called as a task: answered at once
+    (working), then waited for and its result read."""
+    [block] = [b for b in _python_blocks(ROOT / "README.md") if "as_task=True" in b]
+    proc = subprocess.run(
+        [sys.executable, "-c", block], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "TaskState.WORKING",
+        "TaskState.COMPLETED rendered 20 frames",
+    ]
+
+
 def test_embed_in_trio_app_example_runs() -> None:
     proc = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "embed_in_trio_app.py")],

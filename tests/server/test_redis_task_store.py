@@ -440,7 +440,12 @@ def test_coredis_is_imported_by_the_redis_store_only() -> None:
                 importers.add(path.relative_to(ROOT).as_posix())
             if any("_redis_task_store" in name for name in names):
                 importers.add(f"imports the store: {path.relative_to(ROOT).as_posix()}")
-    assert importers == {"trio_mcp/_server/_redis_task_store.py"}
+    # lowlevel names it, importing it only when asked for (the subprocess
+    # below proves the import of trio_mcp.lowlevel does not load coredis).
+    assert importers == {
+        "trio_mcp/_server/_redis_task_store.py",
+        "imports the store: trio_mcp/lowlevel.py",
+    }
     code = (
         "import sys, trio_mcp, trio_mcp.lowlevel, trio_mcp._server; print('coredis' in sys.modules)"
     )
@@ -448,3 +453,8 @@ def test_coredis_is_imported_by_the_redis_store_only() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "False"
+    asked = "import sys, trio_mcp.lowlevel as l; l.RedisTaskStore; print('coredis' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", asked], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "True"

@@ -282,6 +282,24 @@ async def test_2025_cancel_while_working_is_cancelled_before_the_reply_and_final
     assert [move.new for move in record.moves] == [TaskState.CANCELLED]
 
 
+@pytest.mark.spec("CN-04", "TK-11")
+async def test_2025_cancelling_the_request_after_the_hand_off_never_reaches_the_task(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    tools = Tools()
+    async with handshake(tools) as peer:
+        rid = await peer.send_request("tools/call", {"name": "job", "arguments": {}, "task": {}})
+        task = (await peer.wait_response(rid))["result"]["task"]
+        await peer.cancel(rid)  # a late cancel of a request that has ended
+        await trio.testing.wait_all_tasks_blocked()
+        assert tools.seen == []
+        got = await result_of(peer, "tasks/get", {"taskId": task["taskId"]})
+        assert got["status"] == "working"
+        tools.release.set()
+        done = await result_of(peer, "tasks/result", {"taskId": task["taskId"]})
+        assert done["content"][0]["text"] == "job done"
+
+
 @pytest.mark.spec("TK-12", "TK-17")
 @pytest.mark.parametrize(
     ("kind", "status", "outcome"),

@@ -801,7 +801,10 @@ class RedisTaskStore:
 
     async def count(self) -> int:
         """Tasks held under the prefix, by every process (expired ones not yet
-        dropped included): the memory store's ``len``. Cancellable."""
+        dropped included): the memory store's ``len``.
+
+        Cancellation: a read; nothing to undo.
+        """
         await trio.lowlevel.checkpoint()
         if not self._open:
             raise TaskStoreError(

@@ -218,9 +218,7 @@ class TaskRunner:
         # subscription) is opened for the runner's life, unless its owner has.
         store: object = self.store
         opening: AbstractAsyncContextManager[object] = nullcontext()
-        if isinstance(store, AbstractAsyncContextManager) and not getattr(
-            store, "is_open", False
-        ):
+        if isinstance(store, AbstractAsyncContextManager) and not getattr(store, "is_open", False):
             opening = store
         # The block's own exception comes out as itself, not in a group of one.
         async with unwrapping(), opening, trio.open_nursery() as nursery:
