@@ -395,6 +395,15 @@ async def test_a_typescript_v1_client_against_our_task_server() -> None:
         "related": {"taskId": seen["confirmingId"]},
     }
     assert seen["afterAnswer"] == "completed"
+    # callToolStream with input: what its polls see is a race with our handler
+    # and the SDK's answer (it goes to tasks/result on input_required, and
+    # yields no terminal status then); it ends with the result either way.
+    streamed = seen["streamInput"]
+    assert streamed[0] == ["taskCreated", "working"]
+    assert streamed[-1] == ["result", "confirmed milk"]
+    statuses = [m[1] for m in streamed[1:-1]]
+    assert all(m[0] == "taskStatus" for m in streamed[1:-1])
+    assert set(statuses) <= {"working", "input_required", "completed"}
 
     # 4. Cancelled while our handler ran: cancelled in the reply (TK-16), the
     # handler cancelled, and a cancelled task has neither a result nor a
@@ -410,8 +419,8 @@ async def test_a_typescript_v1_client_against_our_task_server() -> None:
     # 5. tasks/list has every task of this client (TK-15).
     assert seen["listHas"] is True
     assert seen["list"] == {
-        "count": 6,
-        "statuses": ["cancelled", "completed", "completed", "completed", "completed", "failed"],
+        "count": 7,
+        "statuses": ["cancelled", *["completed"] * 5, "failed"],
     }
     # Our server exited when the SDK's close() ended its stdin.
     assert seen["serverGone"] is True

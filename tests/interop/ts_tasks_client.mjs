@@ -142,6 +142,9 @@ seen.confirmed = {
   related: confirmedResult._meta?.[RELATED] ?? null,
 };
 seen.afterAnswer = (await tasks.getTask(confirming.taskId)).status;
+// The same through callToolStream, the handler now answering at once: the
+// stream switches to tasks/result if a poll sees input_required.
+seen.streamInput = await stream({ name: "confirm", arguments: { item: "milk" } });
 
 // 4. A task cancelled while its handler runs.
 const stalled = await client.request(
