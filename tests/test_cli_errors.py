@@ -207,6 +207,7 @@ async def interrupted(argv: list[str], ready: bytes) -> tuple[int, str, str]:
     )
     output = {"out": b"", "err": b""}
     mark: int | None = None
+    signals: list[str] = []
 
     async def collect(stream: trio.abc.ReceiveStream, key: str) -> None:
         nonlocal mark
@@ -214,6 +215,7 @@ async def interrupted(argv: list[str], ready: bytes) -> tuple[int, str, str]:
             output[key] += chunk
             if mark is None and ready in output[key]:
                 mark = len(output["err"])
+                signals.append(_signal_state(process.pid))
                 os.kill(process.pid, signal.SIGINT)
 
     assert process.stdout is not None
@@ -224,7 +226,9 @@ async def interrupted(argv: list[str], ready: bytes) -> tuple[int, str, str]:
                 nursery.start_soon(collect, process.stdout, "out")
                 nursery.start_soon(collect, process.stderr, "err")
             status = await process.wait()
-        assert not waited.cancelled_caught, f"still running 30 s after Ctrl+C: {output}"
+        assert not waited.cancelled_caught, (
+            f"still running 30 s after Ctrl+C (its signal state then: {signals}): {output}"
+        )
     finally:
         if process.returncode is None:
             process.kill()
@@ -232,7 +236,19 @@ async def interrupted(argv: list[str], ready: bytes) -> tuple[int, str, str]:
         await process.stdout.aclose()
         await process.stderr.aclose()
     assert mark is not None, output
+    print("the program's signal state at the Ctrl+C:", signals)  # shown if a test fails
     return status, output["err"].decode(), output["err"][mark:].decode()
+
+
+def _signal_state(pid: int) -> str:
+    """The signal lines of /proc/PID/status (blocked, ignored, caught), for a
+    failure message: a Ctrl+C that does nothing is most often an inherited
+    ignore or block."""
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError as exc:
+        return f"unreadable: {exc}"
+    return " ".join(line for line in lines if line.startswith(("SigBlk", "SigIgn", "SigCgt")))
 
 
 async def test_ctrl_c_during_a_trace() -> None:

@@ -394,6 +394,33 @@ async def test_2025_a_task_asking_for_input_twice_tags_its_requests_and_moves_ea
     ]
 
 
+@pytest.mark.spec("TK-16", "TK-09")
+async def test_2025_cancel_while_input_required_withdraws_the_input_request(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    tools = Tools()
+    capabilities: dict[str, Any] = {"elicitation": {"form": {}}}
+    async with (
+        tools.server.tasks.running(),
+        open_raw_server(tools.server, version=None) as (peer, _session),
+    ):
+        await peer.handshake_as_client(UTILITY, capabilities=capabilities)
+        task = await start_2025(peer, "ask_twice")
+        asked = await peer.wait_for(asking("first?"))
+        waiting = await result_of(peer, "tasks/get", {"taskId": task["taskId"]})
+        assert waiting["status"] == "input_required"
+        cancelled = await result_of(peer, "tasks/cancel", {"taskId": task["taskId"]})
+        assert cancelled["status"] == "cancelled"
+        # The work stopped: its outstanding elicitation is cancelled at the client (CN-01).
+        withdrawn = await peer.wait_method("notifications/cancelled")
+        assert withdrawn["params"]["requestId"] == asked["id"]
+        # An answer that comes late changes nothing.
+        await peer.send({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept"}})
+        await trio.testing.wait_all_tasks_blocked()
+        final = await result_of(peer, "tasks/get", {"taskId": task["taskId"]})
+        assert final["status"] == "cancelled"
+
+
 @pytest.mark.spec("TK-13")
 async def test_2025_a_task_keeps_its_progress_token_and_tags_progress_and_logs(
     autojump_clock: trio.testing.MockClock,
