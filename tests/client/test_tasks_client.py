@@ -212,15 +212,23 @@ async def test_a_required_tool_through_plain_call_tool_is_polled_to_its_result(
 
 
 @pytest.mark.spec("TK-19")
-async def test_2026_a_required_tool_without_the_extension_is_minus_32021(
+async def test_2026_a_required_tool_is_called_again_declaring_the_extension_and_polled(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
+    """A 2026-07-28 tool definition cannot say it runs only as a task: the
+    server's -32021 naming the tasks extension says so, and a plain call_tool
+    calls once more declaring it, then polls the task to its result."""
     server, _ = build()
     async with open_pair(server, era="modern") as (client, _):
-        with pytest.raises(RPCError) as info:
-            await client.call_tool("required_job")
-        assert info.value.code == -32021
-        assert info.value.data == {"requiredCapabilities": {"extensions": {t.TASKS_EXTENSION: {}}}}
+        result = await client.call_tool("required_job")
+        assert texts(result) == ["job done"]
+        calls = [r for r in client.session.requests() if r.method == "tools/call"]
+        assert [r.state for r in calls] == [RequestState.FAILED, RequestState.COMPLETED]
+        assert calls[0].error is not None
+        assert calls[0].error.code == -32021
+        assert calls[0].error.data == {
+            "requiredCapabilities": {"extensions": {t.TASKS_EXTENSION: {}}}
+        }
         handle = await client.call_tool("required_job", as_task=True)
         assert texts(await handle.result()) == ["job done"]
 

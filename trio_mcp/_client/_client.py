@@ -443,10 +443,12 @@ class Client:
         TK-03); 2026-07-28 declares the tasks extension in this request only,
         and the server decides (an answer at once gives a handle already
         completed). Without *as_task*, a call that becomes a task anyway (a
-        2025-11-25 tool whose definition says ``taskSupport: "required"``, or
-        any call with the client's ``tasks=True`` in 2026-07-28) is polled to
-        its end here, honouring its poll interval (TK-14), and returns what a
-        plain call would have. The timeouts apply to each request.
+        2025-11-25 tool whose definition says ``taskSupport: "required"``, any
+        call with the client's ``tasks=True`` in 2026-07-28, or a 2026-07-28
+        tool that answers -32021 naming the tasks extension, called once more
+        declaring it) is polled to its end here, honouring its poll interval
+        (TK-14), and returns what a plain call would have. The timeouts apply
+        to each request.
 
         Cancellation:
             As :meth:`Session.request`: the server is told with
@@ -479,13 +481,28 @@ class Client:
             try:
                 request_id, answer = await call()
             except RPCError as error:
-                if self._tool_headers is None or not is_param_header_mismatch(error):
+                retry = self._tasks.required_retry(params, error) if augmented is None else None
+                if retry is not None:
+                    # 2026-07-28: the tool runs only as a task and said so
+                    # (-32021 naming the extension): call once more declaring
+                    # it, and poll the task to its end below.
+                    call = partial(
+                        self._call_rounds,
+                        "tools/call",
+                        retry,
+                        on_progress=on_progress,
+                        progress_idle_timeout=progress_idle_timeout,
+                        max_duration=max_duration,
+                    )
+                    request_id, answer = await call()
+                elif self._tool_headers is not None and is_param_header_mismatch(error):
+                    # HM-29: the tool's x-mcp-header annotations may have changed
+                    # since it was listed: list again, then one more try.
+                    logger.info("tool %r: header mismatch (%s); listing tools again", name, error)
+                    await self._cache.refresh("tools")
+                    request_id, answer = await call()
+                else:
                     raise
-                # HM-29: the tool's x-mcp-header annotations may have changed
-                # since it was listed: list again, then one more try.
-                logger.info("tool %r: header mismatch (%s); listing tools again", name, error)
-                await self._cache.refresh("tools")
-                request_id, answer = await call()
             if isinstance(answer, mcp_types.CallToolResult):
                 if as_task:
                     return self._tasks.immediate(request_id, answer, tool=name)

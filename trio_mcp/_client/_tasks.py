@@ -57,6 +57,7 @@ from .._session._engine import Session
 from ..protocol import (
     Capability,
     Direction,
+    ErrorCode,
     ErrorObject,
     JSONObject,
     LocalProtocolError,
@@ -236,6 +237,28 @@ class ClientTasks:
                 return None
             return {**params, "task": {} if ttl is None else {"ttl": ttl}}
         if not (as_task or self.declare):
+            return None
+        return {**params, "_meta": self.declared_meta()}
+
+    def required_retry(self, params: dict[str, Any], error: RPCError) -> dict[str, Any] | None:
+        """The params to call a 2026-07-28 tool again with, declaring the tasks
+        extension, when *error* is the server's -32021 saying the call needs it
+        (a tool that runs only as a task: its definition cannot say so in
+        2026-07-28); None for any other error, or where the extension is not
+        the form (TK-19).
+        """
+        if self.form is not TaskForm.EXTENSION or error.code != int(
+            ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY
+        ):
+            return None
+        data = error.data if isinstance(error.data, dict) else {}
+        required = data.get("requiredCapabilities")
+        if not isinstance(required, dict) or set(required) != {"extensions"}:
+            return None  # it needs something else too (sampling, ...): not ours to add
+        extensions = required["extensions"]
+        if not isinstance(extensions, dict):
+            return None
+        if set(extensions) != {mcp_types.TASKS_EXTENSION}:
             return None
         return {**params, "_meta": self.declared_meta()}
 
