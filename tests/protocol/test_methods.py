@@ -92,6 +92,7 @@ SPEC_TABLE: dict[str, tuple[Kind, Sender, Any, tuple[str, ...], frozenset[str]]]
     "tasks/cancel": (REQ, B, RECEIVER, ("tasks", "cancel"), ONLY_2025_11 | MODERN),
     "notifications/tasks/status": (NOTE, B, None, (), ONLY_2025_11),
     "tasks/update": (REQ, C, None, (), MODERN),
+    "notifications/tasks": (NOTE, S, None, (), MODERN),
 }
 
 #: The 2026-07-28 methods of an extension, and which.
@@ -99,6 +100,7 @@ EXTENSION_METHODS = {
     "tasks/get": "io.modelcontextprotocol/tasks",
     "tasks/cancel": "io.modelcontextprotocol/tasks",
     "tasks/update": "io.modelcontextprotocol/tasks",
+    "notifications/tasks": "io.modelcontextprotocol/tasks",
 }
 
 ROWS = list(METHODS.values())
@@ -248,7 +250,7 @@ def test_method_counts() -> None:
     assert len(BASE_24) == 24
     assert [len(methods_in(v)) for v in reversed(SUPPORTED_VERSIONS)] == [24, 24, 25, 31]
     # §26.1: ten requests and eight notifications of the core, and the three
-    # requests of the tasks extension.
+    # requests and one notification of the tasks extension.
     assert {row.name for row in methods_in("2026-07-28") if row.extension is None} == {
         "server/discover",
         "completion/complete",
@@ -273,6 +275,7 @@ def test_method_counts() -> None:
         "tasks/get",
         "tasks/update",
         "tasks/cancel",
+        "notifications/tasks",
     }
     assert methods_in("1999-01-01") == []
 

@@ -723,3 +723,42 @@ async def test_a_deferred_task_finishes_its_input_round_before_it_exists(
         done = await status_until(peer, second["taskId"], terminal, _meta=meta())
         assert done["result"]["content"][0]["text"] == "accept in a task"
     assert tools.seen == ["in task: True"]
+
+
+@pytest.mark.spec("TK-19", "SB-05")
+async def test_extension_status_pushed_on_a_listen_stream_that_asked_for_the_task(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    owner = ["alice"]
+    tools = Tools(task_owner=lambda request: owner[0])
+    async with modern(tools) as peer:
+        created = await start_modern(peer, "job")
+        task_id = created["taskId"]
+        owner[0] = "bob"
+        theirs = await start_modern(peer, "job", label="bob's")
+        owner[0] = "alice"
+        # Without the extension declared on the listen request: -32021.
+        refused = await error_of(
+            peer,
+            "subscriptions/listen",
+            {"notifications": {"taskIds": [task_id]}, "_meta": meta(extension=False)},
+        )
+        assert refused["code"] == -32021
+        listen_id = await peer.send_request(
+            "subscriptions/listen",
+            {"notifications": {"taskIds": [task_id, theirs["taskId"], "nope"]}, "_meta": meta()},
+        )
+        ack = await peer.wait_method("notifications/subscriptions/acknowledged")
+        # Only the requestor's own task is covered.
+        assert ack["params"]["notifications"] == {"taskIds": [task_id]}
+        tools.release.set()
+        with trio.fail_after(60):
+            notice = await peer.wait_method("notifications/tasks")
+        params = notice["params"]
+        assert params["_meta"]["io.modelcontextprotocol/subscriptionId"] == listen_id
+        assert (params["taskId"], params["status"]) == (task_id, "completed")
+        assert params["result"]["content"][0]["text"] == "job done"
+        assert "resultType" not in params
+        await peer.cancel(listen_id)
+    pushed = [f for f in peer.unread() if f.get("method") == "notifications/tasks"]
+    assert all(f["params"]["taskId"] == task_id for f in pushed)

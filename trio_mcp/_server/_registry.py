@@ -774,7 +774,7 @@ class Server:
         )
 
     async def _listen(self, ctx: RequestContext) -> mcp_types.SubscriptionsListenResult:
-        return await listen(ctx, self._listeners)
+        return await listen(ctx, self._listeners, self._task_methods)
 
     async def _set_level(self, ctx: RequestContext) -> mcp_types.EmptyResult:
         self.peer_of(ctx.session).log_level = ctx.params.level

@@ -27,13 +27,19 @@ worker processes puts a shared one behind the same interface.
 Cancellation: :func:`listen` runs in the request's own scope until one of the
 ends above; a notice not yet queued when it is cancelled is dropped.
 
-Spec: SB-01, SB-02, SB-03, SB-05, SB-09, SB-10, SB-13, ME-13, ST-07, CN-15.
+Task status (the tasks extension): a filter's ``taskIds`` get
+``notifications/tasks`` for the requestor's tasks among them, each change
+(from any worker sharing the task store) until the task is terminal.
+
+Spec: SB-01, SB-02, SB-03, SB-05, SB-09, SB-10, SB-13, ME-13, ST-07, CN-15, TK-19.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
+import attrs
 import trio
 
 from .. import types as mcp_types
@@ -61,7 +67,7 @@ def honoured(
     wanted: mcp_types.SubscriptionFilter, capabilities: dict[str, Any]
 ) -> mcp_types.SubscriptionFilter:
     """The part of *wanted* a server declaring *capabilities* honours (SB-03)."""
-    lists = {
+    lists: dict[str, Any] = {
         field: True
         for field, (_, path) in _LIST_FILTERS.items()
         if getattr(wanted, field) and Capability(Role.SERVER, path).declared_in(capabilities)
@@ -123,17 +129,42 @@ class Listeners:
                 listener.push(_RESOURCE_UPDATED, uri)
 
 
+class TaskStatus(Protocol):
+    """What :func:`listen` uses of the server's tasks for a filter's ``taskIds``
+    (the tasks extension): the server's ``TaskMethods``."""
+
+    async def listened(self, request: RequestContext, wanted: Sequence[str]) -> list[str]: ...
+
+    async def watch(
+        self,
+        request: RequestContext,
+        task_id: str,
+        notify: Callable[[dict[str, Any]], Awaitable[None]],
+    ) -> None: ...
+
+
 async def listen(
-    request: RequestContext, listeners: Listeners
+    request: RequestContext, listeners: Listeners, tasks: TaskStatus | None = None
 ) -> mcp_types.SubscriptionsListenResult:
     """Serve one ``subscriptions/listen`` request until it ends (see the module docstring).
+
+    A filter's ``taskIds`` (the tasks extension, SEP-2663) are honoured where
+    the server offers the extension: the acknowledgement names the requestor's
+    tasks among them, and each change of one is sent as ``notifications/tasks``
+    until it is terminal; a listen request that did not declare the extension
+    is refused -32021 naming it.
 
     Cancellation: runs in the request's scope; returns the ``complete`` result
     when the session begins to shut down.
     """
     session = request.session
     params: mcp_types.SubscriptionsListenRequestParams = request.params
-    accepted = honoured(params.notifications, session.protocol.local_capabilities)
+    capabilities = session.protocol.modern_capabilities or session.protocol.local_capabilities
+    accepted = honoured(params.notifications, capabilities)
+    offered = capabilities.get("extensions") or {}
+    wanted = params.notifications.task_ids
+    if wanted and tasks is not None and mcp_types.TASKS_EXTENSION in offered:
+        accepted = attrs.evolve(accepted, task_ids=await tasks.listened(request, wanted) or None)
     tag: dict[str, Any] = {_SUBSCRIPTION_ID: request.request_id}
     listener = Listener(accepted)
     listeners.add(listener)
@@ -149,6 +180,13 @@ async def listen(
                 nursery.cancel_scope.cancel()
 
             nursery.start_soon(stop_on_shutdown)
+
+            async def task_notice(fields: dict[str, Any]) -> None:
+                await session.notify("notifications/tasks", {**fields, "_meta": tag})
+
+            for task_id in accepted.task_ids or ():
+                assert tasks is not None
+                nursery.start_soon(tasks.watch, request, task_id, task_notice)
             while not session.closed:
                 await listener.wake.wait()
                 listener.wake = trio.Event()

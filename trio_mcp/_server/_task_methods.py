@@ -23,7 +23,8 @@ Spec: TK-10, TK-12, TK-13, TK-15, TK-16, TK-17, TK-18, TK-19.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+import builtins
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -250,6 +251,59 @@ class TaskMethods:
 
         record = await self.runner.start(request, work, form=form, owner=owner, ttl_ms=asked_ttl)
         return created(record, form)
+
+    # -- status on subscriptions/listen (the extension)
+
+    async def listened(self, request: RequestContext, wanted: Sequence[str]) -> builtins.list[str]:
+        """The ids of *wanted* a ``subscriptions/listen`` stream will report
+        ``notifications/tasks`` for: the requestor's known tasks (another
+        owner's or an unknown id is left out of the acknowledgement).
+
+        Raises:
+            RPCError: -32021 naming the extension when the listen request did
+                not declare it (SEP-2663).
+
+        Cancellation: reads only; nothing to undo.
+        """
+        extensions = request.client_capabilities.get("extensions")
+        if not (
+            isinstance(extensions, dict)
+            and isinstance(extensions.get(mcp_types.TASKS_EXTENSION), dict)
+        ):
+            raise RPCError(
+                int(ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY),
+                "Task notifications need the "
+                f"{mcp_types.TASKS_EXTENSION} extension declared in this request",
+                {"requiredCapabilities": {"extensions": {mcp_types.TASKS_EXTENSION: {}}}},
+            )
+        owner = self.owner_of(request)
+        known: builtins.list[str] = []
+        for task_id in dict.fromkeys(wanted):
+            if await self.runner.store.get(task_id, owner) is not None:
+                known.append(task_id)
+        return known
+
+    async def watch(
+        self,
+        request: RequestContext,
+        task_id: str,
+        notify: Callable[[JSONObject], Awaitable[None]],
+    ) -> None:
+        """Send the task's every change to *notify* as the extension's
+        ``DetailedTask`` (what ``tasks/get`` would answer then), until it is
+        terminal or gone; a write from any worker sharing the store counts.
+
+        Cancellation: cancellable while waiting; a change not yet sent is dropped.
+        """
+        owner = self.owner_of(request)
+        record = await self.runner.store.get(task_id, owner)
+        while record is not None:
+            record = await self.runner.store.wait_changed(task_id, record)
+            if record is None:
+                return
+            await notify(detailed(attrs_form(record, TaskForm.EXTENSION)))
+            if record.is_terminal:
+                return
 
     def handlers(self) -> dict[str, Callable[[RequestContext], Any]]:
         """The request handlers by method, for the server's dispatch table."""

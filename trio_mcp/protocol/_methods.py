@@ -442,6 +442,14 @@ _ROWS = [
         extension=t.TASKS_EXTENSION,
         modern_result_type=t.EmptyResult,
     ),
+    _note(
+        "notifications/tasks",
+        S,
+        t.TaskNotificationParams,
+        revisions=_MODERN,
+        params_required=True,
+        extension=t.TASKS_EXTENSION,
+    ),
     _req(
         "tasks/update",
         C,

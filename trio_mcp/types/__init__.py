@@ -196,7 +196,7 @@ from .tasks import (
     TaskStatusNotificationParams,
     UpdateTaskRequestParams,
 )
-from .tasks_extension import RESULT_TYPE_TASK, DetailedTask
+from .tasks_extension import RESULT_TYPE_TASK, DetailedTask, TaskNotificationParams
 from .tools import (
     CallToolRequestParams,
     CallToolResult,
@@ -362,6 +362,7 @@ __all__ = [
     "UpdateTaskRequestParams",
     "RESULT_TYPE_TASK",
     "DetailedTask",
+    "TaskNotificationParams",
     # versioning (2026-07-28)
     "MODERN_PROTOCOL_VERSION",
     "PROTOCOL_VERSION_META_KEY",

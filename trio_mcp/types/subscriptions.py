@@ -44,6 +44,9 @@ class SubscriptionFilter:
     resources_list_changed: bool | None = None
     #: URIs to receive ``notifications/resources/updated`` for.
     resource_subscriptions: list[str] | None = None
+    #: Tasks to receive ``notifications/tasks`` for (the tasks extension,
+    #: SEP-2663; the listen request must declare the extension).
+    task_ids: list[str] | None = None
 
 
 @attrs.frozen(kw_only=True)

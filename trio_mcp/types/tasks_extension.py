@@ -17,11 +17,11 @@ of ``tasks/update`` and ``tasks/cancel`` are :class:`~trio_mcp.types.EmptyResult
 
 import attrs
 
-from ._base import JSONObject, Result
+from ._base import JSONObject, NotificationParams, Result
 from .input_required import InputRequests
 from .tasks import TaskStatus
 
-__all__ = ["RESULT_TYPE_TASK", "DetailedTask"]
+__all__ = ["RESULT_TYPE_TASK", "DetailedTask", "TaskNotificationParams"]
 
 #: ``resultType`` of a ``CreateTaskResult`` (reserved for it, SEP-2663).
 RESULT_TYPE_TASK = "task"
@@ -54,4 +54,23 @@ class DetailedTask(Result):
     #: ``isError`` included), as JSON.
     result: JSONObject | None = None
     #: Once ``failed``: the JSON-RPC error (``code``, ``message``, ``data``).
+    error: JSONObject | None = None
+
+
+@attrs.frozen(kw_only=True)
+class TaskNotificationParams(NotificationParams):
+    """Params of ``notifications/tasks``: the task as :class:`DetailedTask`
+    reports it (no ``resultType``), sent on a ``subscriptions/listen`` stream
+    that asked for the task by id, tagged with the stream's
+    ``subscriptionId`` in ``_meta`` (SEP-2663)."""
+
+    task_id: str
+    status: TaskStatus
+    created_at: str
+    last_updated_at: str
+    ttl_ms: int | None
+    status_message: str | None = None
+    poll_interval_ms: int | None = None
+    input_requests: InputRequests | None = None
+    result: JSONObject | None = None
     error: JSONObject | None = None
