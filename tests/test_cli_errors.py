@@ -204,6 +204,11 @@ async def interrupted(argv: list[str], ready: bytes) -> tuple[int, str, str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
+        # As in a terminal's foreground job: a test run started in the
+        # background of a non-interactive shell (``scripts/test &``) ignores
+        # SIGINT and SIGQUIT, the program would inherit that, and Python then
+        # installs no KeyboardInterrupt handler: Ctrl+C would do nothing.
+        preexec_fn=_default_interrupt,
     )
     output = {"out": b"", "err": b""}
     mark: int | None = None
@@ -236,8 +241,13 @@ async def interrupted(argv: list[str], ready: bytes) -> tuple[int, str, str]:
         await process.stdout.aclose()
         await process.stderr.aclose()
     assert mark is not None, output
-    print("the program's signal state at the Ctrl+C:", signals)  # shown if a test fails
     return status, output["err"].decode(), output["err"][mark:].decode()
+
+
+def _default_interrupt() -> None:
+    """In the child, before exec: SIGINT and SIGQUIT back to their defaults."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 
 def _signal_state(pid: int) -> str:
