@@ -522,6 +522,29 @@ async def test_the_running_bound_refuses_one_more_with_a_clear_error(
         tools.release.set()
 
 
+@pytest.mark.spec("TK-18")
+async def test_the_creation_rate_is_bounded_and_the_refusal_says_when_to_retry(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    tools = Tools(runner={"creation_rate": 2.0, "creation_burst": 3})
+    tools.release.set()  # every job ends at once: only the rate bounds them
+    async with handshake(tools) as peer:
+        for _ in range(3):  # the burst
+            await start_2025(peer, "job")
+        refused = await error_of(peer, "tools/call", {"name": "job", "arguments": {}, "task": {}})
+        assert refused["code"] == -32603
+        assert refused["data"] == {"limit": "creation_rate", "retryAfter": 0.5}
+        await trio.sleep(0.5)  # one token back, at two a second
+        await start_2025(peer, "job")
+        again = await error_of(peer, "tools/call", {"name": "job", "arguments": {}, "task": {}})
+        assert again["data"]["limit"] == "creation_rate"
+        # Plain calls are never bounded by it.
+        plain = await result_of(peer, "tools/call", {"name": "job", "arguments": {}})
+        assert plain["content"][0]["text"] == "job done"
+    with pytest.raises(ValueError, match="creation_rate"):
+        TaskRunner(creation_rate=0)
+
+
 async def test_shutdown_cancels_working_tasks_with_cause_shutdown(
     autojump_clock: trio.testing.MockClock,
 ) -> None:

@@ -105,6 +105,10 @@ POLL_INTERVAL_MS = 1_000
 MAX_RUNNING = 256
 #: Default page size of ``tasks/list``.
 LIST_PAGE = 50
+#: Default bound on the rate tasks are created at in one runner: this many a
+#: second on average, in bursts of up to :data:`CREATION_BURST` (TK-18).
+CREATION_RATE = 100.0
+CREATION_BURST = 200
 
 
 @attrs.frozen
@@ -151,6 +155,10 @@ class TaskRunner:
         poll_interval_ms: the ``pollInterval`` suggested to requestors.
         max_running: tasks working at once in this runner; one more is
             refused -32603 naming the bound (TK-18).
+        creation_rate, creation_burst: tasks created a second on average, and
+            at most in a burst (a token bucket on Trio's clock); one more is
+            refused -32603 naming the bound and the seconds until the next is
+            allowed (``data.retryAfter``). ``creation_rate=None``: no bound.
         list_page: tasks per ``tasks/list`` page (TK-15).
         clock: seconds since the epoch (the store's clock should agree).
 
@@ -166,10 +174,21 @@ class TaskRunner:
         poll_interval_ms: int | None = POLL_INTERVAL_MS,
         max_running: int = MAX_RUNNING,
         list_page: int = LIST_PAGE,
+        creation_rate: float | None = CREATION_RATE,
+        creation_burst: int = CREATION_BURST,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if max_running < 1 or list_page < 1 or max_ttl_ms < 1:
-            raise ValueError("max_running, list_page and max_ttl_ms must be at least 1")
+        if max_running < 1 or list_page < 1 or max_ttl_ms < 1 or creation_burst < 1:
+            raise ValueError(
+                "max_running, list_page, max_ttl_ms and creation_burst must be at least 1"
+            )
+        if creation_rate is not None and not creation_rate > 0:
+            raise ValueError("creation_rate must be positive (None: no bound)")
+        self.creation_rate = creation_rate
+        self.creation_burst = creation_burst
+        # The token bucket: tokens left, and when (Trio's clock) they were counted.
+        self._tokens = float(creation_burst)
+        self._counted_at: float | None = None
         self.store: TaskStore = store if store is not None else MemoryTaskStore(clock=clock)
         self.default_ttl_ms = default_ttl_ms
         self.max_ttl_ms = max_ttl_ms
@@ -289,6 +308,7 @@ class TaskRunner:
                 f"Too many tasks working (max_running is {self.max_running}); try again later",
                 {"limit": "max_running"},
             )
+        self._take_creation_token()
         record = start_task(
             request.record,
             new_task_id(),
@@ -311,6 +331,27 @@ class TaskRunner:
             self._run, record, owner, scope, work(record), name=f"task {record.task_id}"
         )
         return record
+
+    def _take_creation_token(self) -> None:
+        """Spend one token of the creation bucket, or refuse (TK-18)."""
+        rate = self.creation_rate
+        if rate is None:
+            return
+        now = trio.current_time()
+        if self._counted_at is not None:
+            self._tokens = min(
+                float(self.creation_burst), self._tokens + (now - self._counted_at) * rate
+            )
+        self._counted_at = now
+        if self._tokens < 1:
+            wait = (1 - self._tokens) / rate
+            raise RPCError(
+                int(ErrorCode.INTERNAL_ERROR),
+                f"Tasks are created too fast (creation_rate is {rate:g} a second);"
+                f" try again in {wait:.3g} s",
+                {"limit": "creation_rate", "retryAfter": round(wait, 3)},
+            )
+        self._tokens -= 1
 
     async def _run(
         self, record: TaskRecord, owner: Owner, scope: trio.CancelScope, work: Work
