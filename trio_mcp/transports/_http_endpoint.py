@@ -212,14 +212,27 @@ class Endpoint:
         if self._modern is not None:
             opening = self._modern_opening(version, posted)
             if opening is not None:
-                await self._modern.handle(receive, send, headers, posted, opening or None)
+                await self._modern.handle(
+                    receive,
+                    send,
+                    headers,
+                    posted,
+                    opening or None,
+                    principal=self._host.principal_for(scope),
+                )
                 return
             problem = check_version(version)
             if problem is not None:
                 await refuse(send, 400, problem)
                 return
         if self.stateless:
-            await self._post_stateless(receive, send, posted, version or DEFAULT_HTTP_VERSION)
+            await self._post_stateless(
+                receive,
+                send,
+                posted,
+                version or DEFAULT_HTTP_VERSION,
+                self._host.principal_for(scope),
+            )
             return
         transport: HttpServerTransport | None
         if posted.sniffed.has_initialize and one_header(headers, b"mcp-session-id") is None:
@@ -268,9 +281,14 @@ class Endpoint:
         return self.modern_versions[0]
 
     async def _post_stateless(
-        self, receive: Receive, send: Send, posted: PostedMessage, version: str
+        self,
+        receive: Receive,
+        send: Send,
+        posted: PostedMessage,
+        version: str,
+        principal: Hashable | None,
     ) -> None:
-        transport = HttpServerTransport(None)
+        transport = HttpServerTransport(None, principal=principal)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._run_stateless, transport, version)
             try:

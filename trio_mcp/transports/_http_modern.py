@@ -40,7 +40,7 @@ HM-15, HM-17, HM-19, HM-21, HM-22, HM-24, HM-28, HM-31, CN-13, CN-16.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Any
 
 import orjson
@@ -160,8 +160,13 @@ class ModernPost:
         headers: Sequence[tuple[bytes, bytes]],
         posted: PostedMessage,
         opening_version: str | None,
+        *,
+        principal: Hashable | None = None,
     ) -> None:
         """Serve one modern POST whose body passed the shared checks.
+
+        *principal* is the request's authenticated principal (the session's
+        transport carries it: the server binds tasks to it, TK-18).
 
         *opening_version* is the revision the session opens in (the header's
         or the body's, or our newest; None: the connection decides): each
@@ -190,7 +195,7 @@ class ModernPost:
             )
             await respond(send, 400, body, content_type=JSON)
             return
-        transport = HttpServerTransport(None)
+        transport = HttpServerTransport(None, principal=principal)
         sniffed = posted.sniffed
         stream = transport.open_stream(
             sniffed.request_ids, sniffed.progress_tokens, json=self.json_response

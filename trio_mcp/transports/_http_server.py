@@ -328,6 +328,7 @@ class StreamableHTTPApp:
             sid,
             event_store=None if single_stream else self.event_store,
             single_stream=single_stream,
+            principal=principal,
         )
         self._sessions[sid] = _Entry(transport, principal)
         self._nursery.start_soon(self._run_session, sid, transport)

@@ -48,6 +48,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections import OrderedDict, deque
+from collections.abc import Hashable
 from typing import Any
 
 import orjson
@@ -186,8 +187,13 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         connection_buffer: int = 1024,
         backlog: int = 1024,
         single_stream: bool = False,
+        principal: Hashable | None = None,
     ) -> None:
         self.session_id = session_id
+        #: The authenticated principal the requests it carries come from
+        #: (``StreamableHTTPApp(principal_of=...)``), None if anonymous: what
+        #: the server binds the tasks they create to (TK-18).
+        self.principal = principal
         self.event_store = event_store if session_id is not None else None
         # The inbound FIFO (see _deliver_nowait and receive): POSTed frames
         # waiting for the session's reader, made with the first one that waits
