@@ -19,6 +19,7 @@ import trio.testing
 from helpers import RawPeer, open_raw_server
 
 from trio_mcp import Context, RPCError, Server, ToolError
+from trio_mcp._server._task_store import TaskStoreError
 from trio_mcp.lowlevel import MemoryTaskStore, TaskRunner
 from trio_mcp.protocol import TaskCause, TaskState
 
@@ -785,3 +786,49 @@ async def test_extension_status_pushed_on_a_listen_stream_that_asked_for_the_tas
         await peer.cancel(listen_id)
     pushed = [f for f in peer.unread() if f.get("method") == "notifications/tasks"]
     assert all(f["params"]["taskId"] == task_id for f in pushed)
+
+
+class FailingStore(MemoryTaskStore):
+    """A memory store whose waits and writes fail once ``down`` is set: a
+    shared store gone out of reach, as the runner sees it."""
+
+    down = False
+
+    async def wait_changed(self, task_id: str, seen: Any) -> Any:
+        record = await super().wait_changed(task_id, seen)
+        if self.down:
+            raise TaskStoreError("the store is out of reach")
+        return record
+
+    async def update(self, task_id: str, expected: Any, new_record: Any) -> Any:
+        if self.down:
+            raise TaskStoreError("the store is out of reach")
+        return await super().update(task_id, expected, new_record)
+
+
+async def test_a_failing_store_never_takes_the_server_down(
+    autojump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    tools = Tools()
+    store = FailingStore(clock=wall)
+    tools.store = store
+    tools.server.tasks.store = store
+    async with handshake(tools) as peer:
+        task = await start_2025(peer, "job")
+        await trio.testing.wait_all_tasks_blocked()
+        store.down = True
+        tools.release.set()  # the work ends; its watcher and its end both fail
+        await trio.testing.wait_all_tasks_blocked()
+        # The session and the runner go on.
+        tools.release = trio.Event()
+        plain = await result_of(peer, "tools/call", {"name": "plain", "arguments": {}})
+        assert plain["content"][0]["text"] == "plain done"
+        assert tools.server.tasks.is_running
+        store.down = False
+        second = await start_2025(peer, "job")
+        assert second["status"] == "working"
+        tools.release.set()
+        done = await result_of(peer, "tasks/result", {"taskId": second["taskId"]})
+        assert done["content"][0]["text"] == "job done"
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(f"task {task['taskId']}: its end could not be recorded" in m for m in messages)

@@ -33,6 +33,10 @@ it with -32603 (logged, details never sent). What the request would have
 returned is kept in the record (``result`` or ``error``), which is what
 ``tasks/result`` and the extension's ``tasks/get`` give back (TK-12).
 
+A store that fails (a shared store out of reach) never takes the runner down:
+the failure is logged, the work goes on (a ``tasks/cancel`` served by this
+worker still stops it), and an end that cannot be written is logged.
+
 Input inside a task
 -------------------
 A handler asks for input through its ``Context`` as in a request; inside a task
@@ -85,6 +89,7 @@ from ._task_store import (
     TaskConflict,
     TaskLimitExceeded,
     TaskStore,
+    TaskStoreError,
     UnknownTask,
 )
 
@@ -368,7 +373,11 @@ class TaskRunner:
             del self._scopes[task_id]
             with trio.CancelScope(shield=True) as bound:
                 bound.deadline = trio.current_time() + FINISH_BOUND
-                await self._finish(task_id, owner, outcome)
+                try:
+                    await self._finish(task_id, owner, outcome)
+                except TaskStoreError as exc:
+                    # Nobody to raise to: the runner and its other tasks go on.
+                    logger.error("task %s: its end could not be recorded: %s", task_id, exc)
 
     @staticmethod
     async def _capture(task_id: str, work: Work) -> WorkEnd:
@@ -395,7 +404,15 @@ class TaskRunner:
             if seen.cancel_requested or seen.is_terminal:
                 scope.cancel(reason=f"tasks/cancel (the task is {seen.state.value})")
                 return
-            seen = await self.store.wait_changed(task_id, seen)
+            try:
+                seen = await self.store.wait_changed(task_id, seen)
+            except TaskStoreError as exc:
+                # A store that fails (Redis gone) must not take the server
+                # down: the work goes on, and a tasks/cancel served here
+                # still stops it through its scope; only other workers' asks
+                # are not seen.
+                logger.warning("task %s: no longer watching its record: %s", task_id, exc)
+                return
 
     async def _finish(self, task_id: str, owner: Owner, outcome: WorkEnd | None) -> None:
         """The work ended: write its end (or, cancelled, who cancelled it)."""
