@@ -119,6 +119,14 @@ def build(**runner: Any) -> tuple[Server, dict[str, Any]]:
         """Never a task."""
         return "plain"
 
+    @server.tool(task_support="optional")
+    async def steps(ctx: Context, count: int = 3) -> str:
+        """Reports progress a step a second, then says how many."""
+        for done in range(count):
+            await trio.sleep(1)
+            await ctx.report_progress(done + 1, count, f"step {done + 1}")
+        return f"{count} steps"
+
     return server, seen
 
 
@@ -621,3 +629,29 @@ async def test_2026_tasks_over_streamable_http() -> None:
                 assert (await long.wait()).state is TaskState.CANCELLED
                 assert seen["stopped"] == ["slow"]
         nursery.cancel_scope.cancel()
+
+
+@ERAS
+@pytest.mark.spec("TK-13", "PG-11")
+async def test_a_task_s_progress_reaches_the_handle_s_callback_in_2025_only(
+    era: str, autojump_clock: trio.testing.MockClock
+) -> None:
+    """2025-11-25: the call's progress token outlives the call and the task's
+    progress (tagged with it) reaches ``on_progress``; the extension's tasks
+    report none (SEP-2663)."""
+    server, _ = build()
+    seen: list[tuple[float, float | None, str | None]] = []
+    async with open_pair(server, era=era) as (client, _):
+        handle = await client.call_tool(
+            "steps",
+            {"count": 3},
+            as_task=True,
+            on_progress=lambda p: seen.append((p.progress, p.total, p.message)),
+        )
+        final = await handle.wait()
+        assert final.state is TaskState.COMPLETED
+        assert texts(await handle.result()) == ["3 steps"]
+    if era == "legacy":
+        assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+    else:
+        assert seen == []

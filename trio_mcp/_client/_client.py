@@ -509,6 +509,7 @@ class Client:
                 result = answer
             else:  # the server made it a task
                 handle = self._tasks.adopt(request_id, answer, tool=name)
+                handle.on_progress = on_progress
                 if as_task:
                     return handle
                 result = await settle(handle)
@@ -958,6 +959,9 @@ class Client:
                 await value
         elif method == "notifications/tasks/status":
             self._tasks.notified(params)
+        elif method == "notifications/progress":
+            # Only a task's progress reaches here (a call's goes to its caller).
+            self._tasks.progressed(params)
         elif method == "notifications/elicitation/complete":
             if self.handlers.elicitation_completed(params.elicitation_id):
                 self._completed_elicitations.add(params.elicitation_id)

@@ -61,6 +61,7 @@ from ..protocol import (
     ErrorObject,
     JSONObject,
     LocalProtocolError,
+    Progress,
     RequestId,
     RequestRecord,
     RequestState,
@@ -331,6 +332,18 @@ class ClientTasks:
         self.book.receive(report)
         handle._nudge()
 
+    def progressed(self, params: mcp_types.ProgressNotificationParams) -> None:
+        """2025-11-25: progress of a task (its request's token, tagged with the
+        task, TK-13): to the handle's :attr:`TaskHandle.on_progress`."""
+        meta = params.meta or {}
+        related = meta.get(mcp_types.RELATED_TASK_META_KEY)
+        task_id = related.get("taskId") if isinstance(related, dict) else None
+        handle = self._handles.get(task_id) if isinstance(task_id, str) else None
+        if handle is None or handle.on_progress is None:
+            logger.debug("progress of a task we do not follow: %s", task_id)
+            return
+        handle.on_progress(Progress(params.progress, params.total, params.message))
+
     # ------------------------------------------------------------ requests
 
     async def request(
@@ -405,6 +418,7 @@ class TaskHandle:
         "_task_id",
         "_tasks",
         "form",
+        "on_progress",
         "tool",
     )
 
@@ -424,6 +438,11 @@ class TaskHandle:
         #: The wire form the task speaks (TK-19).
         self.form = form
         self._settled = settled
+        #: Called with each :class:`~trio_mcp.lowlevel.Progress` the server
+        #: reports for the task (2025-11-25: its request's token outlives the
+        #: request; the extension reports none). ``call_tool(on_progress=)``
+        #: sets it; set it yourself for a handle you hold.
+        self.on_progress: Callable[[Progress], None] | None = None
         # Extension input keys answered already: a key is never answered twice
         # (tasks/update is eventually consistent; a poll may show it again).
         self._answered: set[str] = set()

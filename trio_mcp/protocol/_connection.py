@@ -1076,6 +1076,23 @@ class Connection:
             return self._ignore(
                 IgnoredReason.MALFORMED, "notifications/progress with invalid fields"
             )
+        meta = p.get("_meta")
+        related = meta.get(_RELATED_TASK_KEY) if isinstance(meta, dict) else None
+        revision = self.revision
+        if (
+            isinstance(related, dict)
+            and isinstance(related.get("taskId"), str)
+            and revision is not None
+            and revision.tasks_utility
+        ):
+            # A 2025-11-25 task's progress: its request has long been answered
+            # (the token lives as long as the task), so no request record
+            # takes it; it goes up as a notification for the task's holder.
+            spec = METHODS["notifications/progress"]
+            structured = self._structure_params(spec, params)
+            if isinstance(structured, ErrorObject):
+                return self._ignore(IgnoredReason.MALFORMED, f"task progress: {structured.message}")
+            return NotificationReceived("notifications/progress", spec, structured, params)
         entry = self._book.outbound_entry(token)  # type: ignore[arg-type]
         if entry is None or entry.progress_token != token:
             return self._ignore(IgnoredReason.UNKNOWN_ID, f"progress for unknown token {token!r}")
