@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .._session._engine import RequestContext, Session
     from ..protocol import JSONObject, RequestId, RequestRecord
     from ._request_state import RequestStateSealer
-    from ._task_runner import TaskInputRound
+    from ._task_input import TaskInputRound
 
 
 class ContextServer(Protocol):
@@ -169,7 +169,7 @@ class Context:
         carried a progress token (PG-07), never after the response (PG-10).
         Inside a 2025-11-25 task the token stays valid for the task's life and
         each notification carries the related-task ``_meta``; an extension
-        task sends none (see :class:`~trio_mcp._server._task_runner.TaskInputRound`).
+        task sends none (see :class:`~trio_mcp._server._task_input.TaskInputRound`).
 
         Cancellation: a checkpoint.
         """
@@ -236,7 +236,7 @@ class Context:
         return self._task_round() is not None
 
     def _task_round(self) -> TaskInputRound | None:
-        from ._task_runner import TaskInputRound
+        from ._task_input import TaskInputRound
 
         round_ = self.request.user_data
         return round_ if isinstance(round_, TaskInputRound) else None

@@ -74,9 +74,10 @@ from ._resources import (
 )
 from ._serve import Peer, serve_session, subscribed
 from ._subscriptions import Listeners, listen
+from ._task_input import TaskInputRound
 from ._task_methods import OwnerOf, TaskMethods
 from ._task_methods import task_owner as default_task_owner
-from ._task_runner import TaskInputRound, TaskRunner
+from ._task_runner import TaskRunner
 from ._tools import (
     RegisteredTool,
     ToolError,

@@ -33,7 +33,8 @@ from .. import types as mcp_types
 from .._errors import RPCError
 from ..protocol import ErrorCode, JSONObject, TaskForm, TaskRecord, TaskState
 from ._input import InputRound
-from ._task_runner import TaskInputRound, TaskRunner, Work, WorkEnd
+from ._task_input import TaskInputRound
+from ._task_runner import TaskRunner, Work, WorkEnd
 
 if TYPE_CHECKING:
     from .._session._engine import RequestContext
