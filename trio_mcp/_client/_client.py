@@ -29,6 +29,7 @@ becomes a task unasked is polled to its end there).
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -56,6 +57,7 @@ from ._handlers import (
     check_roots,
 )
 from ._hidden_text import HiddenCharacter
+from ._task_receiver import ReceiverTasks
 from ._tasks import ClientTasks, TaskHandle, settle
 from ._tool_headers import ToolHeaderRules, is_param_header_mismatch
 
@@ -1006,6 +1008,7 @@ async def open_client(
     max_pages: int = 1000,
     max_input_rounds: int = 8,
     tasks: bool = False,
+    accept_tasks: bool = False,
     **session_options: Any,
 ) -> AsyncIterator[Client]:
     """Open a session over *transport*, choose the era, discover, yield the :class:`Client`.
@@ -1043,6 +1046,11 @@ async def open_client(
         tasks: 2026-07-28: declare the tasks extension on every tool call, so
             the server may run any of them as a task (``call_tool`` then polls
             it to the end); without it only ``as_task=True`` calls declare it.
+        accept_tasks: 2025-11-25: declare ``tasks.requests`` for the sampling
+            and elicitation handlers given, and run the server's
+            task-augmented requests of those kinds as tasks (answered at once
+            with a task id; the server polls them), for as long as the client
+            lives (see :mod:`trio_mcp._client._task_receiver`).
         session_options: passed to :func:`open_session`.
 
     Raises:
@@ -1061,6 +1069,7 @@ async def open_client(
     Spec: LC-02, LC-04, LC-05, LC-07, LC-09, CN-03, RT-01, SM-01, EL-01, PA-04,
     VR-11, VR-12, SI-14, SI-16, DS-04, ME-06, ME-08.
     """
+    receiver = ReceiverTasks() if accept_tasks else None
     handlers = ClientHandlers(
         roots=roots,
         sampling=sampling,
@@ -1068,6 +1077,7 @@ async def open_client(
         elicitation=elicitation,
         url_elicitation=url_elicitation,
         apply_elicitation_defaults=apply_elicitation_defaults,
+        tasks=receiver,
     )
     protocol = Connection(
         Role.CLIENT,
@@ -1077,7 +1087,12 @@ async def open_client(
     dispatcher = _ClientDispatcher(handlers)
     if era == "auto" and getattr(transport, "handshake_only", False):
         era = "legacy"
-    async with open_session(transport, protocol, dispatcher, **session_options) as session:
+    async with (
+        # The tasks the client runs for its server outlive the requests that
+        # started them, not the client.
+        receiver.running() if receiver is not None else contextlib.nullcontext(),
+        open_session(transport, protocol, dispatcher, **session_options) as session,
+    ):
         negotiated = await negotiate(
             session,
             protocol,

@@ -30,6 +30,7 @@ from ._elicitation import (
     check_form_schema,
     url_elicitation,
 )
+from ._task_receiver import ReceiverTasks
 
 logger = logging.getLogger("trio_mcp.client")
 
@@ -118,6 +119,7 @@ class ClientHandlers:
         elicitation: FormElicitationHandler | None = None,
         url_elicitation: URLElicitationHandler | None = None,
         apply_elicitation_defaults: bool = False,
+        tasks: ReceiverTasks | None = None,
     ) -> None:
         if roots is not None and not callable(roots):
             roots = check_roots(roots)
@@ -127,6 +129,8 @@ class ClientHandlers:
         self.elicitation = elicitation
         self.url_elicitation = url_elicitation
         self.apply_elicitation_defaults = apply_elicitation_defaults
+        #: Runs the server's task-augmented requests as tasks (2025-11-25), if given.
+        self.tasks = tasks
         self.server_name = ""
         #: URL elicitations the application accepted, by id, until completed.
         self.pending_url: dict[str, trio.Event] = {}
@@ -148,14 +152,25 @@ class ClientHandlers:
             modes["url"] = {}
         if modes:
             caps["elicitation"] = modes
+        if self.tasks is not None:
+            tasks = self.tasks.capabilities(caps)
+            if tasks:
+                caps["tasks"] = tasks
         return caps
 
     async def handle_request(self, ctx: RequestContext) -> Any:
         """Answer one server request (in the request's own task and cancel scope).
 
+        A task-augmented request the client declared, and the server's
+        ``tasks/*`` requests, go to :attr:`tasks` (2025-11-25, TK-11).
+
         Cancellation: the server's ``notifications/cancelled`` cancels the
         application's handler at its next checkpoint; nothing is sent then.
         """
+        if self.tasks is not None:
+            answered = await self.tasks.handle(ctx, self.answer)
+            if answered is not NotImplemented:
+                return answered
         return await self.answer(ctx.method, ctx.params)
 
     async def answer(self, method: str, params: Any, *, input_key: str | None = None) -> Any:

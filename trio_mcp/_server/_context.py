@@ -17,6 +17,7 @@ import trio
 from .. import types as mcp_types
 from .._errors import RPCError
 from ..protocol import ErrorCode
+from ._client_tasks import ask_as_task
 from ._input import MAY_ASK, InputRound
 
 if TYPE_CHECKING:
@@ -310,7 +311,7 @@ class Context:
         return (await round_.ask({key: (method, params)}))[key]
 
     async def create_message(
-        self, params: mcp_types.CreateMessageRequestParams | JSONObject
+        self, params: mcp_types.CreateMessageRequestParams | JSONObject, *, as_task: bool = False
     ) -> mcp_types.CreateMessageResult:
         """Ask the client's model (``sampling/createMessage``); returns ``CreateMessageResult``.
 
@@ -326,23 +327,46 @@ class Context:
         Cancellation: as :meth:`Session.request` (the client is told); in
         2026-07-28 an unanswered input ends the request (``Cancelled``
         unwinds the handler; it runs again on the client's retry).
+
+        *as_task* (2025-11-25): send it as a task where the client declared
+        ``tasks.requests.sampling.createMessage`` (a plain request otherwise,
+        TK-02): the client answers with a task id, this polls it and returns
+        its result; cancelled meanwhile, the client's task is cancelled too
+        (:func:`~trio_mcp._server._client_tasks.ask_as_task`).
         """
+        if as_task and self._may_ask_as_task():
+            task_result: mcp_types.CreateMessageResult = await ask_as_task(
+                self.session, "sampling/createMessage", params, mcp_types.CreateMessageResult
+            )
+            return task_result
         result: mcp_types.CreateMessageResult = await self._ask_one(
             "sampling/createMessage", params
         )
         return result
 
     async def elicit(
-        self, params: mcp_types.ElicitRequestParams | JSONObject
+        self, params: mcp_types.ElicitRequestParams | JSONObject, *, as_task: bool = False
     ) -> mcp_types.ElicitResult:
         """Ask the user through the client (``elicitation/create``, 2025-06-18+);
         returns ``ElicitResult``.
 
         Raises / Cancellation: as :meth:`create_message` (needs ``elicitation``,
-        in the mode asked for).
+        in the mode asked for); *as_task* as there.
         """
+        if as_task and self._may_ask_as_task():
+            task_result: mcp_types.ElicitResult = await ask_as_task(
+                self.session, "elicitation/create", params, mcp_types.ElicitResult
+            )
+            return task_result
         result: mcp_types.ElicitResult = await self._ask_one("elicitation/create", params)
         return result
+
+    def _may_ask_as_task(self) -> bool:
+        """Whether a request to the client may go as a task: the handshake era
+        (the client receives requests), not from inside a task of ours (its
+        inputs go through the task)."""
+        revision = self.request.revision
+        return revision is not None and revision.server_requests and self._task_round() is None
 
     async def list_roots(self) -> mcp_types.ListRootsResult:
         """The client's roots (``roots/list``); returns ``ListRootsResult``.

@@ -377,6 +377,7 @@ _ROWS = [
         t.CreateMessageResult,
         _cli("sampling"),
         params_required=True,
+        task_augmentable=True,
     ),
     _req("roots/list", S, t.RequestParams, t.ListRootsResult, _cli("roots")),
     _note(
@@ -390,6 +391,7 @@ _ROWS = [
         _cli("elicitation"),
         revisions=_SINCE_2025_06,
         params_required=True,
+        task_augmentable=True,
     ),
     _note(
         "notifications/elicitation/complete",
