@@ -459,14 +459,22 @@ async def test_as_task_to_a_server_without_tasks_is_a_clear_local_error(
 
 
 @pytest.mark.spec("TK-04")
-async def test_2025_as_task_on_a_forbidden_tool_is_the_server_s_minus_32601(
+async def test_2025_as_task_on_a_forbidden_tool_is_refused_before_anything_is_sent(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
+    """TK-04: a client must not use a task for a tool whose taskSupport is
+    forbidden or absent: refused locally once the tool is listed; a tool not
+    listed yet is left to the server, which answers -32601."""
     server, _ = build()
-    async with open_pair(server, era="legacy") as (client, _):
+    async with open_pair(server, era="legacy", discover=False) as (client, _):
         with pytest.raises(RPCError) as info:
-            await client.call_tool("plain", as_task=True)
+            await client.call_tool("plain", as_task=True)  # not listed: the server says
         assert info.value.code == -32601
+    async with open_pair(server, era="legacy") as (client, _):  # discovery lists the tools
+        sent = len(client.session.requests())
+        with pytest.raises(LocalProtocolError, match="taskSupport is absent"):
+            await client.call_tool("plain", as_task=True)
+        assert len(client.session.requests()) == sent
 
 
 @pytest.mark.spec("TK-15")

@@ -220,7 +220,9 @@ class ClientTasks:
         ``tasks=True`` (the extension has no ttl hint: *ttl* is not sent).
 
         Raises:
-            LocalProtocolError: *as_task* to a server that offers no tasks.
+            LocalProtocolError: *as_task* to a server that offers no tasks, or
+                (2025-11-25) for a listed tool whose ``taskSupport`` is
+                ``forbidden`` or absent (TK-04).
         """
         form = self.form
         if form is None:
@@ -233,7 +235,16 @@ class ClientTasks:
             return None
         if form is TaskForm.V2025_11_25:
             execution = tool.execution if tool is not None else None
-            required = execution is not None and execution.task_support == "required"
+            support = execution.task_support if execution is not None else None
+            required = support == "required"
+            if as_task and tool is not None and support in (None, "forbidden"):
+                # TK-04: a tool whose definition does not allow tasks must not
+                # be called as one (a tool not listed yet is left to the
+                # server, which answers -32601).
+                raise LocalProtocolError(
+                    f"tool {tool.name!r} does not run as a task (its execution.taskSupport"
+                    f" is {support or 'absent'}): call it without as_task"
+                )
             if not (as_task or required):
                 return None
             return {**params, "task": {} if ttl is None else {"ttl": ttl}}
