@@ -21,6 +21,7 @@ from ._client_tasks import ask_as_task
 from ._input import MAY_ASK, InputRound
 
 if TYPE_CHECKING:
+    from .._auth._token import AccessToken
     from .._session._engine import RequestContext, Session
     from ..protocol import JSONObject, RequestId, RequestRecord
     from ._request_state import RequestStateSealer
@@ -88,6 +89,18 @@ class Context:
     def session(self) -> Session:
         """The session this request arrived on."""
         return self.request.session
+
+    @property
+    def auth(self) -> AccessToken | None:
+        """The verified access token of the request, when the HTTP endpoint is
+        an OAuth protected resource (``http_app(server, auth=ResourceServer(...))``):
+        who (``subject``, ``issuer``, ``client_id``), which ``scopes``, until when.
+        Never the raw bearer token (no token passthrough, AU-11). On a session,
+        the latest token its principal presented. None without authorization
+        (stdio, WebSocket, an endpoint without ``auth``).
+        """
+        token: AccessToken | None = getattr(self.session.transport, "access_token", None)
+        return token
 
     def close_sse_stream(self) -> bool:
         """Ask the transport to end this request's response stream now, so the

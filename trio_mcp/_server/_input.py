@@ -48,6 +48,7 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+import orjson
 import trio
 
 from .. import types as mcp_types
@@ -235,6 +236,7 @@ class InputRound:
                 answers=self.answers,
                 saved=self.saved,
                 params=params,
+                principal=principal_text(request),
             )
         except ValueError as exc:
             logger.error("cannot carry the state of %s to the next round: %s", request.method, exc)
@@ -261,6 +263,20 @@ class InputRound:
         return results
 
 
+def principal_text(request: RequestContext) -> str | None:
+    """The principal a ``requestState`` is bound to (PT-08): the one the
+    request's transport names (``StreamableHTTPApp(auth=...)``: the token's
+    ``(issuer, subject)``; or ``principal_of``'s), as text; None: anonymous."""
+    principal = getattr(request.session.transport, "principal", None)
+    if principal is None or isinstance(principal, str):
+        return principal
+    try:
+        return orjson.dumps(principal).decode()
+    except TypeError:
+        # Not JSON (an arbitrary hashable): its repr, stable if the type's is.
+        return repr(principal)
+
+
 def open_round(request: RequestContext, sealer: RequestStateSealer) -> InputRound:
     """The :class:`InputRound` of a request that may ask for input: verifies the
     retry's ``requestState`` (-32602 when tampered, expired, foreign or replayed:
@@ -277,7 +293,9 @@ def open_round(request: RequestContext, sealer: RequestStateSealer) -> InputRoun
     state: RoundState | None = None
     if token is not None:
         raw = mcp_types.converter.unstructure(params)
-        state = sealer.open(token, method=request.method, params=raw)
+        state = sealer.open(
+            token, method=request.method, params=raw, principal=principal_text(request)
+        )
         if state.previous_request_id is not None:
             request.note_follows(state.previous_request_id)
     return InputRound(request, sealer, state, raw_responses)

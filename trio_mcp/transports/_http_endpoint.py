@@ -41,7 +41,7 @@ HT-36, HT-37.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import trio
 
@@ -71,6 +71,9 @@ from ._http_common import (
 from ._http_modern import ModernPost, body_version
 from ._http_session import END, Connection, HttpServerTransport, Stream
 
+if TYPE_CHECKING:
+    from .._auth._token import AccessToken
+
 #: Seconds a POST's SSE response head waits for the answer (see ``stream_sse``).
 HEAD_DEFERRAL = 0.02
 
@@ -83,7 +86,11 @@ class SessionHost(Protocol):
     """What an endpoint needs of the application that keeps the session table."""
 
     def new_session(
-        self, principal: Hashable | None, *, single_stream: bool = False
+        self,
+        principal: Hashable | None,
+        *,
+        single_stream: bool = False,
+        access_token: AccessToken | None = None,
     ) -> HttpServerTransport | None:
         """Create and start a session; None when the table is full or not running."""
         ...
@@ -94,6 +101,10 @@ class SessionHost(Protocol):
 
     def principal_for(self, scope: Scope) -> Hashable | None:
         """Who is asking (None: anonymous)."""
+        ...
+
+    def access_token_for(self, scope: Scope) -> AccessToken | None:
+        """The request's verified access token (None: no authorization)."""
         ...
 
     def end_session(self, transport: HttpServerTransport) -> None:
@@ -219,6 +230,7 @@ class Endpoint:
                     posted,
                     opening or None,
                     principal=self._host.principal_for(scope),
+                    access_token=self._host.access_token_for(scope),
                 )
                 return
             problem = check_version(version)
@@ -232,11 +244,14 @@ class Endpoint:
                 posted,
                 version or DEFAULT_HTTP_VERSION,
                 self._host.principal_for(scope),
+                self._host.access_token_for(scope),
             )
             return
         transport: HttpServerTransport | None
         if posted.sniffed.has_initialize and one_header(headers, b"mcp-session-id") is None:
-            transport = self._host.new_session(self._host.principal_for(scope))
+            transport = self._host.new_session(
+                self._host.principal_for(scope), access_token=self._host.access_token_for(scope)
+            )
             if transport is None:
                 await refuse(send, 503, "Too many open sessions", code=-32000)
                 return
@@ -287,8 +302,9 @@ class Endpoint:
         posted: PostedMessage,
         version: str,
         principal: Hashable | None,
+        access_token: AccessToken | None,
     ) -> None:
-        transport = HttpServerTransport(None, principal=principal)
+        transport = HttpServerTransport(None, principal=principal, access_token=access_token)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._run_stateless, transport, version)
             try:

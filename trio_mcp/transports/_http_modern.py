@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Hashable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import trio
@@ -62,6 +62,9 @@ from ._asgi import (
 from ._http_common import error_body
 from ._http_session import END, HttpServerTransport, Stream
 from ._sse import format_event
+
+if TYPE_CHECKING:
+    from .._auth._token import AccessToken
 
 #: The ``_meta`` key of a request's protocol version (ME-06).
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
@@ -162,11 +165,13 @@ class ModernPost:
         opening_version: str | None,
         *,
         principal: Hashable | None = None,
+        access_token: AccessToken | None = None,
     ) -> None:
         """Serve one modern POST whose body passed the shared checks.
 
         *principal* is the request's authenticated principal (the session's
-        transport carries it: the server binds tasks to it, TK-18).
+        transport carries it: the server binds tasks to it, TK-18), and
+        *access_token* its verified token (``ctx.auth``), if any.
 
         *opening_version* is the revision the session opens in (the header's
         or the body's, or our newest; None: the connection decides): each
@@ -195,7 +200,7 @@ class ModernPost:
             )
             await respond(send, 400, body, content_type=JSON)
             return
-        transport = HttpServerTransport(None, principal=principal)
+        transport = HttpServerTransport(None, principal=principal, access_token=access_token)
         sniffed = posted.sniffed
         stream = transport.open_stream(
             sniffed.request_ids, sniffed.progress_tokens, json=self.json_response

@@ -42,13 +42,15 @@ from collections.abc import (
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, cast
 
+import orjson
 import trio
 
+from .._auth._resource import Refusal
 from ..protocol import ALL_VERSIONS, DEFAULT_MAX_MESSAGE_SIZE, HANDSHAKE_VERSIONS, MODERN_VERSIONS
-from ._asgi import JsonPostReader, Receive, Scope, Send, refuse
+from ._asgi import JSON, JsonPostReader, Receive, Scope, Send, refuse, respond
 from ._bounds import HEADER_TIMEOUT
 from ._event_store import EventStore
-from ._http_common import OriginPolicy, is_loopback_host, new_session_id
+from ._http_common import Headers, OriginPolicy, is_loopback_host, new_session_id
 from ._http_endpoint import Endpoint
 from ._http_modern import MODERN_HEAD_DEFERRAL, MODERN_KEEPALIVE, ModernPost, ToolHeaders
 from ._http_session import HttpServerTransport
@@ -56,6 +58,9 @@ from ._legacy_sse import LegacyEndpoint
 
 if TYPE_CHECKING:
     from hypercorn.config import Config as HypercornConfig
+
+    from .._auth._resource import ResourceServer
+    from .._auth._token import AccessToken
 
 logger = logging.getLogger("trio_mcp.http")
 
@@ -66,6 +71,10 @@ TransportHandler = Callable[[HttpServerTransport], Awaitable[None]]
 StatelessHandler = Callable[[HttpServerTransport, str | None], Awaitable[None]]
 #: Who is asking (e.g. from an auth middleware's scope entries); None: anonymous.
 PrincipalOf = Callable[[Scope], Hashable | None]
+
+#: The ASGI scope key a request's verified ``AccessToken`` is kept under
+#: (``StreamableHTTPApp(auth=...)``); never the raw token.
+ACCESS_TOKEN_KEY = "trio_mcp.access_token"
 
 
 async def run_contained(handler: TransportHandler, transport: HttpServerTransport) -> None:
@@ -117,6 +126,15 @@ class StreamableHTTPApp:
             protects loopback binds).
         principal_of: identifies the authenticated principal of a request; a
             session answers only its creator's requests (404 otherwise).
+        auth: makes the endpoint an OAuth 2.1 protected resource
+            (:class:`~trio_mcp.ResourceServer`): every request to the MCP
+            endpoint and the legacy endpoints needs a valid bearer token (401,
+            403, 503 otherwise, before any other check but path, Host and
+            Origin); the protected resource metadata is served, without auth,
+            at its well-known paths. A request's principal is then its token's
+            ``(issuer, subject)``, which sessions and tasks are bound to, and
+            handlers see the verified token as ``ctx.auth``. Not with
+            *principal_of*.
         max_sessions: live sessions at most; more ``initialize`` get 503.
         session_idle_timeout: seconds without any request or open stream after
             which a session ends (None: never).
@@ -188,7 +206,12 @@ class StreamableHTTPApp:
         modern_head_deferral: float = MODERN_HEAD_DEFERRAL,
         modern_keepalive: float | None = MODERN_KEEPALIVE,
         background: Callable[[], AbstractAsyncContextManager[object]] | None = None,
+        auth: ResourceServer | None = None,
     ) -> None:
+        if auth is not None and principal_of is not None:
+            raise ValueError(
+                "auth and principal_of both name the principal: with auth, it is the token's"
+            )
         served = ALL_VERSIONS if versions is None else tuple(versions)
         unknown = [v for v in served if v not in ALL_VERSIONS]
         if unknown or not served:
@@ -204,6 +227,8 @@ class StreamableHTTPApp:
         self.retry_interval = retry_interval
         self.policy = OriginPolicy(allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
         self.principal_of = principal_of
+        self.auth = auth
+        self._well_known = frozenset(auth.well_known_paths()) if auth is not None else frozenset()
         self.max_sessions = max_sessions
         self.session_idle_timeout = session_idle_timeout
         self.max_body_size = max_body_size
@@ -318,7 +343,11 @@ class StreamableHTTPApp:
                     await self.event_store.forget_session(sid)
 
     def new_session(
-        self, principal: Hashable | None, *, single_stream: bool = False
+        self,
+        principal: Hashable | None,
+        *,
+        single_stream: bool = False,
+        access_token: AccessToken | None = None,
     ) -> HttpServerTransport | None:
         """Create and start a session; None when the table is full or not running."""
         if self._nursery is None or len(self._sessions) >= self.max_sessions:
@@ -329,6 +358,7 @@ class StreamableHTTPApp:
             event_store=None if single_stream else self.event_store,
             single_stream=single_stream,
             principal=principal,
+            access_token=access_token,
         )
         self._sessions[sid] = _Entry(transport, principal)
         self._nursery.start_soon(self._run_session, sid, transport)
@@ -341,11 +371,24 @@ class StreamableHTTPApp:
             return None
         if entry.principal != self.principal_for(scope):
             return None
+        if self.auth is not None:
+            # Same principal, perhaps a refreshed token (other scopes, expiry):
+            # handlers see the latest one verified.
+            entry.transport.access_token = self.access_token_for(scope)
         return entry.transport
 
     def principal_for(self, scope: Scope) -> Hashable | None:
-        """Who is asking (``principal_of``'s answer; None: anonymous)."""
+        """Who is asking: the token's ``(issuer, subject)`` with ``auth``, else
+        ``principal_of``'s answer; None: anonymous."""
+        if self.auth is not None:
+            token = self.access_token_for(scope)
+            return None if token is None else token.principal
         return None if self.principal_of is None else self.principal_of(scope)
+
+    def access_token_for(self, scope: Scope) -> AccessToken | None:
+        """The request's verified access token (None: no ``auth``)."""
+        token: AccessToken | None = scope.get(ACCESS_TOKEN_KEY)
+        return token
 
     def end_session(self, transport: HttpServerTransport) -> None:
         """Forget the session and end it (its client left or asked, HT-34)."""
@@ -365,6 +408,9 @@ class StreamableHTTPApp:
                 await send({"type": "websocket.close", "code": 1008})
             return
         path = scope.get("path", "")
+        if path in self._well_known:
+            await self._metadata(scope, send)
+            return
         if path.rstrip("/") == self.path.rstrip("/") or (path == "/" and self.path == "/"):
             handler = self._mcp.handle
         elif self.legacy_sse and path == self.sse_path:
@@ -378,7 +424,30 @@ class StreamableHTTPApp:
         if refusal is not None:
             await refuse(send, *refusal)
             return
+        if self.auth is not None:
+            verdict = await self.auth.authenticate(scope)
+            if isinstance(verdict, Refusal):
+                headers: Headers = []
+                if verdict.www_authenticate is not None:
+                    headers.append((b"www-authenticate", verdict.www_authenticate.encode()))
+                await refuse(send, verdict.status, verdict.message, headers=headers)
+                return
+            # A copy: the server's scope is not the application's to change.
+            scope = {**scope, ACCESS_TOKEN_KEY: verdict}
         await handler(scope, receive, send)
+
+    async def _metadata(self, scope: Scope, send: Send) -> None:
+        """The protected resource metadata (RFC 9728), public: no token needed."""
+        assert self.auth is not None
+        refusal = self.check_origin(scope)
+        if refusal is not None:
+            await refuse(send, *refusal)
+            return
+        if scope["method"] not in ("GET", "HEAD"):
+            await refuse(send, 405, "Method not allowed", headers=[(b"allow", b"GET, HEAD")])
+            return
+        body = orjson.dumps(self.auth.metadata())
+        await respond(send, 200, body, content_type=JSON)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         message = await receive()

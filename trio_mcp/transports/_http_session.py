@@ -49,7 +49,7 @@ import contextlib
 import logging
 from collections import OrderedDict, deque
 from collections.abc import Hashable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import outcome
@@ -57,6 +57,9 @@ import trio
 
 from ._event_store import EventStore, split_event_id
 from ._http_common import PRIMING_VERSIONS, id_key
+
+if TYPE_CHECKING:
+    from .._auth._token import AccessToken
 
 logger = logging.getLogger("trio_mcp.http")
 
@@ -188,8 +191,13 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         backlog: int = 1024,
         single_stream: bool = False,
         principal: Hashable | None = None,
+        access_token: AccessToken | None = None,
     ) -> None:
         self.session_id = session_id
+        #: The verified access token of the latest request it carried
+        #: (``StreamableHTTPApp(auth=...)``), never the raw token; None without
+        #: authorization. Handlers read it as ``ctx.auth``.
+        self.access_token = access_token
         #: The authenticated principal the requests it carries come from
         #: (``StreamableHTTPApp(principal_of=...)``), None if anonymous: what
         #: the server binds the tasks they create to (TK-18).

@@ -60,7 +60,11 @@ class LegacyEndpoint:
             await refuse(send, 406, "Not Acceptable: Accept must list text/event-stream")
             return
         host = self._host
-        transport = host.new_session(host.principal_for(scope), single_stream=True)
+        transport = host.new_session(
+            host.principal_for(scope),
+            single_stream=True,
+            access_token=host.access_token_for(scope),
+        )
         if transport is None:
             await refuse(send, 503, "Too many open sessions", code=-32000)
             return
