@@ -16,6 +16,7 @@ PUBLIC_MODULES = [
     "trio_mcp.types",
     "trio_mcp.transports",
     "trio_mcp.testing",
+    "trio_mcp.auth",
 ]
 
 EXPORTS = [

@@ -64,18 +64,9 @@ _LAZY = {
     "SessionClosed": "._errors",
     "URLElicitationRequired": "._errors",
     "WorkerExited": "._server._workers",
-    "ResourceServer": "._auth._resource",
-    "AccessToken": "._auth._token",
-    "TokenVerifier": "._auth._token",
-    "InvalidToken": "._auth._token",
-    "VerifierUnavailable": "._auth._token",
-    "StaticTokenVerifier": "._auth._static",
 }
 
 if TYPE_CHECKING:
-    from ._auth._resource import ResourceServer
-    from ._auth._static import StaticTokenVerifier
-    from ._auth._token import AccessToken, InvalidToken, TokenVerifier, VerifierUnavailable
     from ._client._client import Client, ToolCallError, open_client, run_client
     from ._client._connect import open_http_client, open_stdio_client, open_websocket_client
     from ._client._elicitation import FormElicitation, URLElicitation, url_elicitation
@@ -145,13 +136,6 @@ __all__ = [
     "run_http",
     "parse_http_option",
     "serve_websocket",
-    # authorization: the HTTP endpoint as an OAuth 2.1 protected resource
-    "ResourceServer",
-    "AccessToken",
-    "TokenVerifier",
-    "StaticTokenVerifier",
-    "InvalidToken",
-    "VerifierUnavailable",
     # a client, and the ways to connect it
     "Client",
     "open_client",

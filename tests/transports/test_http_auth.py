@@ -16,14 +16,8 @@ import pytest
 import trio
 from http_helpers import ACCEPT_BOTH, init_body, post_headers, raw_client, running, sse_messages
 
-from trio_mcp import (
-    AccessToken,
-    Context,
-    ResourceServer,
-    Server,
-    StaticTokenVerifier,
-    VerifierUnavailable,
-)
+from trio_mcp import Context, Server
+from trio_mcp.auth import AccessToken, ResourceServer, StaticTokenVerifier, VerifierUnavailable
 from trio_mcp.protocol._headers import request_headers
 from trio_mcp.transports._http_server import StreamableHTTPApp
 
@@ -72,6 +66,17 @@ def make_server() -> Server:
 
     never = trio.Event()
 
+    @server.tool()
+    async def confirm(ctx: Context) -> str:
+        answer = await ctx.elicit(
+            {
+                "mode": "form",
+                "message": "Sure?",
+                "requestedSchema": {"type": "object", "properties": {}},
+            }
+        )
+        return answer.action
+
     @server.tool(task_support="optional")
     async def job() -> str:
         await never.wait()  # runs until cancelled
@@ -91,13 +96,17 @@ async def rpc(
     headers: dict[str, str],
     *,
     url: str = "/mcp",
+    capabilities: dict[str, Any] | None = None,
 ) -> httpx.Response:
-    """One 2026-07-28 request declaring the tasks extension."""
+    """One 2026-07-28 request declaring the tasks extension (and *capabilities*)."""
     params = {
         **params,
         "_meta": {
             "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": {"extensions": {EXT: {}}},
+            "io.modelcontextprotocol/clientCapabilities": {
+                "extensions": {EXT: {}},
+                **(capabilities or {}),
+            },
         },
     }
     body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
@@ -261,6 +270,30 @@ async def test_a_task_is_its_token_s_principal_s_alone() -> None:
         assert await server.tasks.store.get(task_id, ALICE.principal) is not None
         cancelled = await rpc(http, "tasks/cancel", {"taskId": task_id}, bearer("alice-token"))
         assert "result" in message_of(cancelled)
+
+
+@pytest.mark.spec("PT-09")
+async def test_a_request_state_is_its_token_s_principal_s_alone() -> None:
+    capabilities: dict[str, Any] = {"elicitation": {"form": {}}}
+    async with running(make_server(), auth=resource_server()) as (url, _), raw_client(url) as http:
+        first = await rpc(http, *call("confirm"), bearer("alice-token"), capabilities=capabilities)
+        result = message_of(first)["result"]
+        assert result["resultType"] == "input_required"
+        (key,) = result["inputRequests"]
+        retry = {
+            "name": "confirm",
+            "arguments": {},
+            "inputResponses": {key: {"action": "accept", "content": {}}},
+            "requestState": result["requestState"],
+        }
+        stolen = await rpc(
+            http, "tools/call", retry, bearer("bob-token"), capabilities=capabilities
+        )
+        assert message_of(stolen)["error"]["code"] == -32602
+        mine = await rpc(
+            http, "tools/call", retry, bearer("alice-token"), capabilities=capabilities
+        )
+        assert message_of(mine)["result"]["content"] == [{"type": "text", "text": "accept"}]
 
 
 def test_auth_and_principal_of_do_not_go_together() -> None:

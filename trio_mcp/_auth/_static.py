@@ -16,11 +16,11 @@ from ._token import AccessToken, InvalidToken
 
 
 class StaticTokenVerifier:
-    """A :class:`~trio_mcp.TokenVerifier` over a table ``token -> AccessToken``.
+    """A :class:`~trio_mcp.auth.TokenVerifier` over a table ``token -> AccessToken``.
 
     Tokens are compared in constant time, so a probe learns nothing from timing.
     An ``AccessToken`` whose ``expires_at`` has passed is still answered: the
-    :class:`~trio_mcp.ResourceServer` refuses it.
+    :class:`~trio_mcp.auth.ResourceServer` refuses it.
 
     Cancellation: ``verify`` is a checkpoint, nothing else.
     """

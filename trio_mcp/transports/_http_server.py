@@ -10,6 +10,7 @@ owned by the application: opened by the ASGI lifespan, by :meth:`run`, or by
 
 Every request is checked *before* anything is allocated for it, in this order:
 path (404), Host (421) and Origin (403) against the DNS-rebinding policy,
+with ``auth`` the bearer token (401, 403, 400, 503: ``trio_mcp._auth._resource``),
 method (405), ``Content-Type`` (415) and ``Accept`` (406), the
 ``MCP-Protocol-Version`` header (400), body size (413) and time (408), JSON
 (400, -32700) and envelope (400, -32600), then the session: missing id (400),
@@ -127,7 +128,7 @@ class StreamableHTTPApp:
         principal_of: identifies the authenticated principal of a request; a
             session answers only its creator's requests (404 otherwise).
         auth: makes the endpoint an OAuth 2.1 protected resource
-            (:class:`~trio_mcp.ResourceServer`): every request to the MCP
+            (:class:`~trio_mcp.auth.ResourceServer`): every request to the MCP
             endpoint and the legacy endpoints needs a valid bearer token (401,
             403, 503 otherwise, before any other check but path, Host and
             Origin); the protected resource metadata is served, without auth,
