@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 import pytest
+import trio
 from auth_servers import AuthServer, closed_port_url, running_auth_server
 from joserfc import jwt
 from joserfc.jwk import ECKey, Key, RSAKey
@@ -418,3 +419,38 @@ def test_only_the_jwt_module_imports_joserfc() -> None:
             if any(name == "joserfc" or name.startswith("joserfc.") for name in names):
                 importers.add(path.relative_to(root).as_posix())
     assert importers == {"_auth/_jwt.py"}
+
+
+async def test_failed_jwks_fetch_is_not_retried_at_once(
+    auth_server: tuple[str, AuthServer],
+) -> None:
+    url, server = auth_server
+    clock = Clock()
+    check = verifier(url, clock, min_refetch_interval=30)
+    server.jwks_status = 503
+    for _ in range(3):
+        with pytest.raises(VerifierUnavailable):
+            await check.verify(sign(RSA, "RS256"))
+    assert server.seen["/jwks"] == 1
+    server.jwks_status = 200
+    clock.now += 31
+    assert (await check.verify(sign(RSA, "RS256"))).subject == "user-7"
+    assert server.seen["/jwks"] == 2
+
+
+async def test_concurrent_verifications_share_one_fetch(
+    auth_server: tuple[str, AuthServer],
+) -> None:
+    url, server = auth_server
+    check = verifier(url, Clock())
+    subjects: list[str] = []
+
+    async def one(n: int) -> None:
+        token = sign(EC if n % 2 else RSA, "ES256" if n % 2 else "RS256", sub=f"user-{n}")
+        subjects.append((await check.verify(token)).subject)
+
+    async with trio.open_nursery() as nursery:
+        for n in range(8):
+            nursery.start_soon(one, n)
+    assert sorted(subjects) == sorted(f"user-{n}" for n in range(8))
+    assert server.seen["/jwks"] == 1

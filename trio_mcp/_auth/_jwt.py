@@ -24,7 +24,9 @@ token whose ``kid`` is not in the cached set triggers one refetch (the AS may
 have rotated keys), but at most one per ``min_refetch_interval`` seconds: a
 flood of tokens with made-up kids is refused from the cache without hammering
 the AS. Concurrent verifications share one fetch (a lock; the cache is
-re-read after it).
+re-read after it). A failed fetch is not retried for ``min_refetch_interval``
+either: meanwhile verifications needing a fetch are :class:`VerifierUnavailable`
+at once, so a burst of requests does not queue one fetch each on a down AS.
 
 Errors: a token that is not acceptable is :class:`InvalidToken` (401) whose
 reason never contains the token; a JWKS that cannot be fetched is
@@ -34,8 +36,9 @@ joserfc (the ``auth`` extra) does every piece of parsing and cryptography;
 this is the only module that imports it.
 
 Cancellation: :meth:`JWTVerifier.verify` is cancellable; a cancelled JWKS
-fetch caches nothing (the previous key set, if any, stays), and a cancelled
-refetch still counts against ``min_refetch_interval``.
+fetch caches nothing (the previous key set, if any, stays, and the next
+verification fetches again), and a cancelled refetch for an unknown ``kid``
+still counts against ``min_refetch_interval``.
 """
 
 from __future__ import annotations
@@ -122,9 +125,11 @@ class JWTVerifier:
         self._cache_seconds = jwks_cache_seconds
         self._min_refetch = min_refetch_interval
         self._keys: KeySet | None = None
-        # Clock readings: the last successful fetch, the last fetch attempt.
+        # Clock readings: the last successful fetch, the last fetch attempt,
+        # the last failed one.
         self._fetched_at = float("-inf")
         self._attempted_at = float("-inf")
+        self._failed_at = float("-inf")
         # Bumped on every successful fetch, so a waiter sees someone else's.
         self._generation = 0
         self._lock = trio.Lock()
@@ -225,6 +230,10 @@ class JWTVerifier:
             seen = self._generation
             async with self._lock:
                 if self._generation == seen:
+                    if self._clock() - self._failed_at < self._min_refetch:
+                        # The AS was just found down: do not ask it again for
+                        # every request of a burst (they queue on the lock).
+                        raise VerifierUnavailable(f"{self.jwks_url} failed moments ago")
                     await self._fetch()
         assert self._keys is not None
         return self._keys
@@ -232,6 +241,16 @@ class JWTVerifier:
     async def _fetch(self) -> None:
         """Fetch the JWKS (with the lock held)."""
         self._attempted_at = self._clock()
+        try:
+            document = await self._fetch_document()
+        except VerifierUnavailable:
+            self._failed_at = self._clock()
+            raise
+        self._keys = document
+        self._fetched_at = self._clock()
+        self._generation += 1
+
+    async def _fetch_document(self) -> KeySet:
         document = await fetch_json(self._http, "GET", self.jwks_url)
         try:
             keys = KeySet.import_key_set(document)  # type: ignore[arg-type]
@@ -240,9 +259,7 @@ class JWTVerifier:
         if any(key.is_private for key in keys):
             # A JWKS with private keys is a misconfigured AS; never sign with it.
             raise VerifierUnavailable(f"{self.jwks_url} publishes private keys")
-        self._keys = keys
-        self._fetched_at = self._clock()
-        self._generation += 1
+        return keys
 
 
 def _find(keys: KeySet, kid: str | None) -> Key | None:
