@@ -86,3 +86,15 @@ class TokenVerifier(Protocol):
         Cancellation: cancellable; nothing is cached from a cancelled check.
         """
         ...
+
+
+class InsufficientScope(InvalidToken):
+    """The token is valid but lacks scopes the verifier requires: answered
+    403 ``insufficient_scope`` rather than 401 (RFC 6750 §3.1, AU-12).
+
+    ``scopes`` are the missing ones (scope names are not secrets).
+    """
+
+    def __init__(self, scopes: frozenset[str] | set[str]) -> None:
+        super().__init__(f"missing scopes: {' '.join(sorted(scopes))}")
+        self.scopes = frozenset(scopes)
