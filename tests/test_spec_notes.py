@@ -46,6 +46,7 @@ REQUIRED = {
     "CA": 8,
     "HM": 32,
     "TK": 19,
+    "AU": 16,
 }
 
 #: The inputs a 2026-07-28 server asks for inside an ``InputRequiredResult``

@@ -17,7 +17,13 @@ import trio
 from http_helpers import ACCEPT_BOTH, init_body, post_headers, raw_client, running, sse_messages
 
 from trio_mcp import Context, Server
-from trio_mcp.auth import AccessToken, ResourceServer, StaticTokenVerifier, VerifierUnavailable
+from trio_mcp.auth import (
+    AccessToken,
+    InsufficientScope,
+    ResourceServer,
+    StaticTokenVerifier,
+    VerifierUnavailable,
+)
 from trio_mcp.protocol._headers import request_headers
 from trio_mcp.transports._http_server import StreamableHTTPApp
 
@@ -202,6 +208,25 @@ async def test_a_missing_scope_gets_403_insufficient_scope() -> None:
         assert response.headers["www-authenticate"] == (
             f'Bearer error="insufficient_scope", scope="mcp:tools", '
             f'resource_metadata="{METADATA_URL}"'
+        )
+
+
+class ScopedVerifier:
+    """A verifier with required scopes of its own (as JWTVerifier(required_scopes=...)):
+    a valid token without them is InsufficientScope."""
+
+    async def verify(self, token: str) -> AccessToken:
+        await trio.lowlevel.checkpoint()
+        raise InsufficientScope({"admin"})
+
+
+async def test_a_verifier_s_insufficient_scope_is_403_naming_its_scopes() -> None:
+    auth = resource_server(ScopedVerifier())
+    async with running(make_server(), auth=auth) as (url, _), raw_client(url) as http:
+        response = await rpc(http, *call("whoami"), bearer("alice-token"))
+        assert response.status_code == 403
+        assert response.headers["www-authenticate"] == (
+            f'Bearer error="insufficient_scope", scope="admin", resource_metadata="{METADATA_URL}"'
         )
 
 

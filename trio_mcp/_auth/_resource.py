@@ -28,7 +28,13 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from ._token import AccessToken, InvalidToken, TokenVerifier, VerifierUnavailable
+from ._token import (
+    AccessToken,
+    InsufficientScope,
+    InvalidToken,
+    TokenVerifier,
+    VerifierUnavailable,
+)
 
 logger = logging.getLogger("trio_mcp.auth")
 
@@ -168,6 +174,16 @@ class ResourceServer:
             return invalid
         try:
             verified = await self.verifier.verify(token)
+        except InsufficientScope as exc:
+            # Valid, but the verifier's own required scopes are missing: step-up (AU-12).
+            logger.info("refused a bearer token lacking scopes: %s", exc.reason)
+            return Refusal(
+                403,
+                self._challenge(
+                    error="insufficient_scope", scopes=tuple(exc.scopes) or self.required_scopes
+                ),
+                "Forbidden: the token lacks a required scope",
+            )
         except InvalidToken as exc:
             logger.info("refused a bearer token: %s", exc.reason)
             return invalid
