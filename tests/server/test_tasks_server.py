@@ -109,12 +109,16 @@ class Tools:
 
 
 @asynccontextmanager
-async def handshake(tools: Tools, version: str = UTILITY) -> AsyncIterator[RawPeer]:
-    """A 2025-11-25 session of *tools*' server, its task runner running."""
+async def handshake(
+    tools: Tools, version: str = UTILITY, *, capabilities: dict[str, Any] | None = None
+) -> AsyncIterator[RawPeer]:
+    """A 2025-11-25 session of *tools*' server (the raw client declaring
+    *capabilities*), its task runner running."""
     async with (
         tools.server.tasks.running(),
-        open_raw_server(tools.server, version=version) as (peer, _session),
+        open_raw_server(tools.server, version=None) as (peer, _session),
     ):
+        await peer.handshake_as_client(version, capabilities=capabilities)
         yield peer
 
 
@@ -368,12 +372,7 @@ async def test_2025_a_task_asking_for_input_twice_tags_its_requests_and_moves_ea
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     tools = Tools()
-    capabilities: dict[str, Any] = {"elicitation": {"form": {}}}
-    async with (
-        tools.server.tasks.running(),
-        open_raw_server(tools.server, version=None) as (peer, _session),
-    ):
-        await peer.handshake_as_client(UTILITY, capabilities=capabilities)
+    async with handshake(tools, capabilities={"elicitation": {"form": {}}}) as peer:
         task = await start_2025(peer, "ask_twice")
         task_id = task["taskId"]
         for question in ("first?", "second?"):
@@ -400,12 +399,7 @@ async def test_2025_cancel_while_input_required_withdraws_the_input_request(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     tools = Tools()
-    capabilities: dict[str, Any] = {"elicitation": {"form": {}}}
-    async with (
-        tools.server.tasks.running(),
-        open_raw_server(tools.server, version=None) as (peer, _session),
-    ):
-        await peer.handshake_as_client(UTILITY, capabilities=capabilities)
+    async with handshake(tools, capabilities={"elicitation": {"form": {}}}) as peer:
         task = await start_2025(peer, "ask_twice")
         asked = await peer.wait_for(asking("first?"))
         waiting = await result_of(peer, "tasks/get", {"taskId": task["taskId"]})

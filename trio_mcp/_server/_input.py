@@ -210,6 +210,21 @@ class InputRound:
         missing = missing_capabilities(request.client_capabilities, raw)
         if missing is not None:
             raise missing
+        results, pending = self.split_answered(raw)
+        if not pending:
+            await trio.lowlevel.checkpoint()
+            return results
+        await request.finish_with(self._input_required(pending))
+
+    def split_answered(
+        self, raw: Mapping[str, tuple[str, JSONObject | None]]
+    ) -> tuple[dict[str, Any], JSONObject]:
+        """The inputs of *raw* this round holds answers for, structured (PT-16),
+        and the others as ``inputRequests`` entries (``{method, params}``) by key.
+
+        Raises:
+            RPCError: -32602 for an answer that does not fit its input.
+        """
         results: dict[str, Any] = {}
         pending: JSONObject = {}
         for key, (method, params) in raw.items():
@@ -220,10 +235,7 @@ class InputRound:
                 if params is not None:
                     entry["params"] = params
                 pending[key] = entry
-        if not pending:
-            await trio.lowlevel.checkpoint()
-            return results
-        await request.finish_with(self._input_required(pending))
+        return results, pending
 
     def _input_required(self, pending: JSONObject) -> JSONObject:
         request = self._request

@@ -159,7 +159,8 @@ async def listen(
     """
     session = request.session
     params: mcp_types.SubscriptionsListenRequestParams = request.params
-    capabilities = session.protocol.modern_capabilities or session.protocol.local_capabilities
+    modern = session.protocol.modern_capabilities
+    capabilities = session.protocol.local_capabilities if modern is None else modern
     accepted = honoured(params.notifications, capabilities)
     offered = capabilities.get("extensions") or {}
     wanted = params.notifications.task_ids

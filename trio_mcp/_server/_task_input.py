@@ -92,16 +92,7 @@ class TaskInputRound(InputRound):
         missing = missing_capabilities(self._capabilities, raw)
         if missing is not None:
             raise missing
-        results: dict[str, Any] = {}
-        pending: JSONObject = {}
-        for key, (method, params) in raw.items():
-            if key in self.answers:
-                results[key] = structure_answer(key, method, self.answers[key])
-            else:
-                entry: JSONObject = {"method": method}
-                if params is not None:
-                    entry["params"] = params
-                pending[key] = entry
+        results, pending = self.split_answered(raw)
         if pending:
             answers = await self._runner.await_inputs(self._task_id, self._owner, pending)
             for key, answer in answers.items():

@@ -123,8 +123,7 @@ class TaskMethods:
         related = {mcp_types.RELATED_TASK_META_KEY: {"taskId": task_id}}
         if record.error is not None:
             error = record.error
-            data = dict(error.get("data") or {}) if isinstance(error.get("data"), dict) else None
-            raise RPCError(int(error["code"]), str(error["message"]), data)
+            raise RPCError(int(error["code"]), str(error["message"]), error.get("data"))
         if record.result is None:
             raise RPCError(
                 int(ErrorCode.INVALID_PARAMS),
