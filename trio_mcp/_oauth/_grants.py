@@ -38,13 +38,17 @@ SEP-1933 (workload identity federation).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .._errors import AuthorizationFailed
-from ._assertions import PrivateKeyJWT
 from ._types import AuthServerMetadata, ClientInfo, GrantContext, TokenResponse
+
+if TYPE_CHECKING:
+    # Only a type here: joserfc (the auth extra) is imported by whoever makes
+    # the assertion signer, not by importing the grants.
+    from ._assertions import PrivateKeyJWT
 
 CLIENT_CREDENTIALS = "client_credentials"
 #: RFC 7523 §2.1: a JWT as an authorization grant.
