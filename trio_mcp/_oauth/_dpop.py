@@ -41,18 +41,16 @@ import re
 import secrets
 import time
 import urllib.parse
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator, Callable, Generator, Mapping
+from typing import Any
 
+import httpx
 from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import ECKey, RSAKey
 
 from .._errors import AuthorizationFailed
 from ._challenge import ChallengeError, parse_www_authenticate
-
-if TYPE_CHECKING:
-    import httpx
 
 #: Asymmetric JWS algorithms a proof may use (RFC 9449 §4.2: never ``none``
 #: or a MAC), with the key type and curve each needs. (EdDSA is left out:
@@ -274,7 +272,7 @@ def is_nonce_refusal(response: httpx.Response) -> bool:
     if response.status_code == 400:
         try:
             body = response.json()
-        except ValueError:
+        except (ValueError, httpx.ResponseNotRead):
             return False
         return isinstance(body, dict) and body.get("error") == "use_dpop_nonce"
     if response.status_code == 401:
@@ -286,8 +284,65 @@ def is_nonce_refusal(response: httpx.Response) -> bool:
     return False
 
 
+class DPoPNonceRetry(httpx.Auth):
+    """Wraps the auth of an MCP client (an ``OAuthProvider`` with a DPoP
+    signer) so a resource server's nonce demand is met (RFC 9449 §9).
+
+    Every answer is read for a ``DPoP-Nonce``; when the server refused a
+    request sent with a DPoP-bound token (``Authorization: DPoP``) with 401
+    ``use_dpop_nonce``, the same request is sent once more with the same
+    token and a new proof carrying the nonce, before the wrapped auth sees
+    the answer. Any other answer goes to the wrapped auth unchanged (so a
+    401 for a token that is no longer good still leads to authorization).
+
+    Cancellation: as the wrapped auth's; the retry is one more request.
+    """
+
+    requires_request_body = False
+    requires_response_body = False
+
+    def __init__(self, inner: httpx.Auth, signer: DPoPSigner) -> None:
+        self.inner = inner
+        self.signer = signer
+
+    async def async_auth_flow(
+        self, request: httpx.Request
+    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        flow = self.inner.async_auth_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+        except StopAsyncIteration:
+            return
+        while True:
+            response = yield outgoing
+            if self._retry(outgoing, response):
+                response = yield outgoing
+                self.signer.update_nonce(str(outgoing.url), response)
+            try:
+                outgoing = await flow.asend(response)
+            except StopAsyncIteration:
+                return
+
+    def sync_auth_flow(
+        self, request: httpx.Request
+    ) -> Generator[httpx.Request, httpx.Response, None]:
+        raise RuntimeError("DPoPNonceRetry works with httpx.AsyncClient only")
+
+    def _retry(self, request: httpx.Request, response: httpx.Response) -> bool:
+        """Keep *response*'s nonce; re-sign *request* and say so when it is
+        worth sending again (a DPoP request refused for want of the nonce)."""
+        url = str(request.url)
+        wanted = self.signer.update_nonce(url, response)
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if not wanted or scheme.lower() != "dpop" or not token:
+            return False
+        request.headers.update(self.signer.headers_for(request.method, url, access_token=token))
+        return True
+
+
 __all__ = [
     "ALGORITHMS",
+    "DPoPNonceRetry",
     "DPoPError",
     "DPoPKey",
     "DPoPSigner",

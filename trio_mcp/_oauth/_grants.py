@@ -123,13 +123,16 @@ class ClientCredentialsGrant:
     scope: str | None = None
 
     def client_metadata(self, metadata: AuthServerMetadata) -> Mapping[str, Any] | None:
-        """What a registration must say: no redirect, the client credentials grant."""
-        method = "private_key_jwt" if self.assertion is not None else "client_secret_basic"
+        """What a registration must say: no redirect, the client credentials
+        grant. None with an assertion: the assertion names the client, whose
+        key the server knows beforehand, so there is nothing to register."""
+        if self.assertion is not None:
+            return None
         return {
             "grant_types": [CLIENT_CREDENTIALS],
             "response_types": [],
             "redirect_uris": [],
-            "token_endpoint_auth_method": method,
+            "token_endpoint_auth_method": "client_secret_basic",
         }
 
     async def obtain(self, ctx: GrantContext) -> TokenResponse:
