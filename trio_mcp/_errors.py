@@ -149,8 +149,6 @@ class HandshakeRefused(MCPError):
         self.supported = tuple(supported)
 
 
-
-
 class AuthorizationFailed(MCPError):
     """The client could not obtain an access token the server accepts.
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .._errors import AuthorizationFailed
-from ._types import ClientInfo
 
 #: The methods this module sends; private_key_jwt and the others belong to
 #: the extension grants, which prepare their own assertions.
@@ -20,9 +19,10 @@ METHODS = ("client_secret_basic", "client_secret_post", "none")
 
 
 def prepare_token_request(
-    client: ClientInfo | None, method: str, form: Mapping[str, str]
+    client_id: str | None, client_secret: str | None, method: str, form: Mapping[str, str]
 ) -> tuple[dict[str, str], str]:
-    """Headers and urlencoded body of a token request from *client* with *method*."""
+    """Headers and urlencoded body of a token request from the client
+    *client_id* (None: no client authentication) with *method*."""
     from authlib.common.urls import url_encode
     from authlib.oauth2.auth import ClientAuth
 
@@ -31,12 +31,12 @@ def prepare_token_request(
         "Accept": "application/json",
     }
     body: str = url_encode(list(form.items()))
-    if client is None:
+    if client_id is None:
         return headers, body
     if method not in METHODS:
         raise AuthorizationFailed(f"token endpoint auth method {method!r} is not supported")
-    if method != "none" and not client.client_secret:
+    if method != "none" and not client_secret:
         raise AuthorizationFailed(f"{method} needs a client secret and the client has none")
-    auth = ClientAuth(client.client_id, client.client_secret, method)
+    auth = ClientAuth(client_id, client_secret, method)
     _, headers, body = auth.prepare("POST", "", headers, body)
     return dict(headers), str(body)

@@ -218,7 +218,13 @@ class GrantContext:
 
         url = self.metadata.token_endpoint
         for _ in range(2):
-            headers, body = prepare_token_request(self.client, self.auth_method(), dict(form))
+            client = self.client
+            headers, body = prepare_token_request(
+                client.client_id if client else None,
+                client.client_secret if client else None,
+                self.auth_method(),
+                form,
+            )
             if self.dpop is not None:
                 headers.update(self.dpop.headers_for("POST", url))
             response = await self.http.post(url, content=body, headers=headers)
