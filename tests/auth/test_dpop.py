@@ -14,9 +14,9 @@ from joserfc.jws import JWSRegistry
 
 from trio_mcp._errors import MCPError
 from trio_mcp._oauth._dpop import (
+    DPoP,
     DPoPError,
     DPoPKey,
-    DPoPSigner,
     access_token_hash,
     authorization_header,
     htu,
@@ -138,7 +138,7 @@ def response(
 
 
 def test_nonce_refusals_and_nonces_per_server() -> None:
-    signer = DPoPSigner(clock=lambda: NOW)
+    signer = DPoP(clock=lambda: NOW)
     as_url, rs_url = "https://as.example/token", "https://rs.example/mcp"
     refusal = response(400, {"DPoP-Nonce": "as-1"}, {"error": "use_dpop_nonce"})
     assert is_nonce_refusal(refusal)
@@ -178,7 +178,7 @@ def test_nonce_refusals_and_nonces_per_server() -> None:
     ],
 )
 def test_answers_that_are_not_worth_a_nonce_retry(answer: httpx.Response) -> None:
-    signer = DPoPSigner()
+    signer = DPoP()
     assert signer.update_nonce("https://as.example/token", answer) is False
 
 
@@ -193,7 +193,7 @@ async def served() -> AsyncIterator[tuple[GrantServer, httpx.AsyncClient]]:
 
 
 async def resource_request(
-    http: httpx.AsyncClient, signer: DPoPSigner, url: str, token: str
+    http: httpx.AsyncClient, signer: DPoP, url: str, token: str
 ) -> httpx.Response:
     """One resource request as the provider makes it: proof, then one retry on a nonce."""
     for _ in range(2):
@@ -211,7 +211,7 @@ async def test_dpop_token_and_resource_with_nonces_at_both_servers(
     server, http = served
     server.secrets["svc"] = "pw"
     server.as_nonce, server.rs_nonce = "as-nonce", "rs-nonce"
-    signer = DPoPSigner()
+    signer = DPoP()
     ctx = GrantContext(
         http=http,
         resource=f"{server.base}/mcp",
@@ -245,7 +245,7 @@ async def test_resource_refuses_a_proof_by_another_key(
 ) -> None:
     server, http = served
     server.secrets["svc"] = "pw"
-    signer = DPoPSigner()
+    signer = DPoP()
     ctx = GrantContext(
         http=http,
         resource=f"{server.base}/mcp",
@@ -259,7 +259,7 @@ async def test_resource_refuses_a_proof_by_another_key(
         dpop=signer,
     )
     tokens = await ClientCredentialsGrant().obtain(ctx)
-    thief = DPoPSigner()
+    thief = DPoP()
     answer = await resource_request(http, thief, f"{server.base}/mcp", tokens.access_token)
     assert answer.status_code == 401
     assert server.requests("/mcp")[-1].outcome == "proof key is not the token's"

@@ -16,7 +16,7 @@ from joserfc import jwt
 
 from trio_mcp._errors import AuthorizationFailed, MCPError
 from trio_mcp._oauth._assertions import JWT_BEARER_ASSERTION, AssertionKeyError, PrivateKeyJWT
-from trio_mcp._oauth._dpop import DPoPKey, DPoPSigner
+from trio_mcp._oauth._dpop import DPoP, DPoPKey
 from trio_mcp._oauth._grants import (
     ClientCredentialsGrant,
     EnterpriseManagedGrant,
@@ -43,7 +43,7 @@ def context(
     *,
     scope: str | None = "mcp:read",
     methods: tuple[str, ...] | None = None,
-    dpop: DPoPSigner | None = None,
+    dpop: DPoP | None = None,
 ) -> GrantContext:
     metadata = AuthServerMetadata(
         issuer=server.base,
@@ -373,7 +373,7 @@ async def test_client_credentials_with_dpop_and_an_as_nonce(
     server, http = served
     server.secrets["svc"] = "pw"
     server.as_nonce = "as-nonce-1"
-    signer = DPoPSigner(DPoPKey.generate())
+    signer = DPoP(DPoPKey.generate())
     ctx = context(server, http, ClientInfo("svc", "pw"), dpop=signer)
     tokens = await ClientCredentialsGrant().obtain(ctx)
     assert tokens.token_type == "DPoP"

@@ -18,7 +18,7 @@ A server may demand a nonce of its choosing (§8 for the authorization server,
 ``{"error": "use_dpop_nonce"}``, the RS with 401 and ``WWW-Authenticate: DPoP
 error="use_dpop_nonce"``, and sends the nonce in ``DPoP-Nonce``; the client
 retries once with a new proof carrying it. A server may also hand out a fresh
-nonce on any answer. :class:`DPoPSigner` remembers the last nonce of each
+nonce on any answer. :class:`DPoP` remembers the last nonce of each
 server (by origin: the AS and the RS are different servers with different
 nonces) and puts it in every later proof to that server.
 
@@ -203,7 +203,7 @@ def authorization_header(token_type: str, access_token: str) -> str:
     return f"{scheme} {access_token}"
 
 
-class DPoPSigner:
+class DPoP:
     """Proofs for every request to the authorization and resource servers,
     with each server's nonce remembered (RFC 9449 §4, §8, §9).
 
@@ -211,6 +211,11 @@ class DPoPSigner:
     :meth:`update_nonce` reads each answer: it keeps a ``DPoP-Nonce`` the
     server sent and says whether the answer was a ``use_dpop_nonce`` refusal
     to retry with the new nonce. The provider retries such a request once.
+    It is the provider's :class:`~trio_mcp._oauth._types.DPoPSigner`:
+    ``OAuthProvider(url, ..., dpop=DPoP())`` asks for DPoP-bound tokens and
+    presents them with proofs; wrap the provider in :class:`DPoPNonceRetry`
+    for resource servers that demand nonces. *key* defaults to a new EC P-256
+    key (:meth:`DPoPKey.generate`); *clock* gives ``iat``.
 
     Cancellation: nothing here waits.
     """
@@ -223,7 +228,7 @@ class DPoPSigner:
         self._nonces: dict[str, str] = {}
 
     def __repr__(self) -> str:
-        return f"DPoPSigner({self.key!r})"
+        return f"DPoP({self.key!r})"
 
     @property
     def algorithm(self) -> str:
@@ -301,7 +306,7 @@ class DPoPNonceRetry(httpx.Auth):
     requires_request_body = False
     requires_response_body = False
 
-    def __init__(self, inner: httpx.Auth, signer: DPoPSigner) -> None:
+    def __init__(self, inner: httpx.Auth, signer: DPoP) -> None:
         self.inner = inner
         self.signer = signer
 
@@ -345,7 +350,7 @@ __all__ = [
     "DPoPNonceRetry",
     "DPoPError",
     "DPoPKey",
-    "DPoPSigner",
+    "DPoP",
     "access_token_hash",
     "authorization_header",
     "htu",

@@ -222,9 +222,10 @@ class EnterpriseManagedGrant:
                 "subject_token_type": ID_TOKEN_TYPE,
             }
         )
-        idp_client = ClientInfo(self.idp_client_id, self.idp_client_secret)
         method = "client_secret_basic" if self.idp_client_secret else "none"
-        headers, body = prepare_token_request(idp_client, method, form)
+        headers, body = prepare_token_request(
+            self.idp_client_id, self.idp_client_secret, method, form
+        )
         response = await ctx.http.post(self.idp_token_endpoint, content=body, headers=headers)
         try:
             data = response.json()
