@@ -112,6 +112,8 @@ class GrantServer:
     answer: Answer | None = None
     #: Overrides the IdP's answer.
     idp_answer: Answer | None = None
+    #: Whether /mcp takes Bearer tokens too (else only DPoP-bound ones).
+    resource_takes_bearer: bool = False
     seen: list[Seen] = attrs.field(factory=list)
     #: access token -> the JWK thumbprint it is bound to (DPoP tokens).
     bound: dict[str, str] = attrs.field(factory=dict)
@@ -155,6 +157,12 @@ class GrantServer:
             status, extra, payload = self.answer or self._token(seen)
         elif scope["path"] == "/idp/token":
             status, extra, payload = self.idp_answer or self._exchange(seen)
+        elif scope["path"] == "/.well-known/oauth-protected-resource/mcp":
+            status, extra, payload = _json(
+                200, {"resource": f"{self.base}/mcp", "authorization_servers": [self.base]}
+            )
+        elif scope["path"] == "/.well-known/oauth-authorization-server":
+            status, extra, payload = _json(200, self.metadata())
         elif scope["path"] == "/mcp":
             status, extra, payload = self._resource(seen, scope["method"])
         else:
@@ -171,6 +179,21 @@ class GrantServer:
         await send({"type": "http.response.body", "body": payload})
 
     # ----------------------------------------------------------- the AS
+
+    def metadata(self) -> dict[str, Any]:
+        """RFC 8414 metadata of the AS."""
+        return {
+            "issuer": self.base,
+            "token_endpoint": f"{self.base}/token",
+            "grant_types_supported": ["client_credentials", JWT_BEARER],
+            "token_endpoint_auth_methods_supported": [
+                "client_secret_basic",
+                "client_secret_post",
+                "private_key_jwt",
+                "none",
+            ],
+            "dpop_signing_alg_values_supported": DPOP_ALGS,
+        }
 
     def _token(self, seen: Seen) -> Answer:
         client = self._authenticate(seen)
@@ -341,6 +364,12 @@ class GrantServer:
 
     def _resource(self, seen: Seen, method: str) -> Answer:
         scheme, _, token = seen.headers.get("authorization", "").partition(" ")
+        prm = f'resource_metadata="{self.base}/.well-known/oauth-protected-resource/mcp"'
+        if not scheme:
+            seen.outcome = "no token"
+            return _error(401, "unauthorized", {"www-authenticate": f"DPoP {prm}"})
+        if self.resource_takes_bearer and scheme == "Bearer" and token.startswith("token-"):
+            return _json(200, {"ok": True})
         if scheme != "DPoP" or token not in self.bound:
             seen.outcome = "no DPoP-bound token"
             return _error(401, "invalid_token", {"www-authenticate": 'DPoP algs="ES256"'})

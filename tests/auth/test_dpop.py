@@ -17,12 +17,14 @@ from trio_mcp._oauth._dpop import (
     DPoP,
     DPoPError,
     DPoPKey,
+    DPoPNonceRetry,
     access_token_hash,
     authorization_header,
     htu,
     is_nonce_refusal,
 )
 from trio_mcp._oauth._grants import ClientCredentialsGrant
+from trio_mcp._oauth._provider import OAuthProvider
 from trio_mcp._oauth._types import AuthServerMetadata, ClientInfo, GrantContext
 
 NOW = 1_900_000_000.0
@@ -263,3 +265,58 @@ async def test_resource_refuses_a_proof_by_another_key(
     answer = await resource_request(http, thief, f"{server.base}/mcp", tokens.access_token)
     assert answer.status_code == 401
     assert server.requests("/mcp")[-1].outcome == "proof key is not the token's"
+
+
+# --------------------------------------------- through OAuthProvider (httpx.Auth)
+
+
+async def test_provider_with_dpop_meets_both_nonces(
+    served: tuple[GrantServer, httpx.AsyncClient],
+) -> None:
+    server, _ = served
+    server.secrets["svc"] = "pw"
+    server.as_nonce, server.rs_nonce = "as-nonce", "rs-nonce"
+    url = f"{server.base}/mcp"
+    dpop = DPoP()
+    provider = OAuthProvider(
+        url, grant=ClientCredentialsGrant(), client=ClientInfo("svc", "pw"), dpop=dpop
+    )
+    async with httpx.AsyncClient(auth=DPoPNonceRetry(provider, dpop)) as http:
+        assert (await http.post(url, content=b"{}")).status_code == 200
+        assert (await http.post(url, content=b"{}")).status_code == 200
+    assert [s.outcome for s in server.requests("/token")] == ["nonce required", "ok"]
+    # No token; challenged for the nonce (same token, new proof); then it is remembered.
+    assert [s.outcome for s in server.requests("/mcp")] == [
+        "no token",
+        "nonce required",
+        "ok",
+        "ok",
+    ]
+    one, two = server.requests("/mcp")[1:3]
+    assert one.headers["authorization"] == two.headers["authorization"]
+    assert one.headers["authorization"].startswith("DPoP ")
+    assert one.headers["dpop"] != two.headers["dpop"]
+
+
+async def test_nonce_retry_passes_other_refusals_to_the_provider(
+    served: tuple[GrantServer, httpx.AsyncClient],
+) -> None:
+    server, _ = served
+    server.secrets["svc"] = "pw"
+    url = f"{server.base}/mcp"
+    dpop = DPoP()
+    provider = OAuthProvider(
+        url, grant=ClientCredentialsGrant(), client=ClientInfo("svc", "pw"), dpop=dpop
+    )
+    async with httpx.AsyncClient(auth=DPoPNonceRetry(provider, dpop)) as http:
+        assert (await http.post(url, content=b"{}")).status_code == 200
+        server.bound.clear()  # the RS forgets the token: a plain 401, no nonce
+        assert (await http.post(url, content=b"{}")).status_code == 200
+    # The provider authorized again (a second token), nothing was retried blindly.
+    assert [s.outcome for s in server.requests("/token")] == ["ok", "ok"]
+    assert [s.outcome for s in server.requests("/mcp")] == [
+        "no token",
+        "ok",
+        "no DPoP-bound token",
+        "ok",
+    ]

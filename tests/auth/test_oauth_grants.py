@@ -24,6 +24,7 @@ from trio_mcp._oauth._grants import (
     TokenExchangeFailed,
     UnusableToken,
 )
+from trio_mcp._oauth._provider import OAuthProvider
 from trio_mcp._oauth._types import AuthServerMetadata, ClientInfo, GrantContext
 
 RESOURCE = "https://mcp.example/mcp"
@@ -381,3 +382,58 @@ async def test_client_credentials_with_dpop_and_an_as_nonce(
     assert first.outcome == "nonce required"
     assert retry.outcome == "ok"
     assert server.bound[tokens.access_token] == signer.key.thumbprint
+
+
+# ------------------------------------------------- through OAuthProvider
+
+
+async def test_provider_with_private_key_jwt_client_credentials(
+    served: tuple[GrantServer, httpx.AsyncClient],
+) -> None:
+    server, _ = served
+    server.resource_takes_bearer = True
+    pem, public = ec_key_pair()
+    server.assertion_keys["workload"] = public
+    url = f"{server.base}/mcp"
+    provider = OAuthProvider(url, grant=ClientCredentialsGrant(PrivateKeyJWT("workload", pem)))
+    async with httpx.AsyncClient(auth=provider) as http:
+        assert (await http.post(url, content=b"{}")).status_code == 200
+    (seen,) = server.requests("/token")
+    assert seen.outcome == "ok"
+    assert seen.form["resource"] == url  # the PRM's resource (AU-08)
+    assert [s.outcome for s in server.requests("/mcp")] == ["no token", "ok"]
+
+
+async def test_provider_surfaces_a_refused_workload_jwt_once(
+    served: tuple[GrantServer, httpx.AsyncClient],
+) -> None:
+    server, _ = served
+    server.public_clients.add("workload")
+    url = f"{server.base}/mcp"
+    provider = OAuthProvider(
+        url,
+        grant=JwtBearerGrant("expired-workload-jwt"),
+        client=ClientInfo("workload", token_endpoint_auth_method="none"),
+    )
+    async with httpx.AsyncClient(auth=provider) as http:
+        with pytest.raises(AuthorizationFailed, match="invalid_grant"):
+            await http.post(url, content=b"{}")
+    assert [s.outcome for s in server.requests("/token")] == ["assertion refused"]
+
+
+async def test_provider_with_enterprise_managed_authorization(
+    served: tuple[GrantServer, httpx.AsyncClient],
+) -> None:
+    server, _ = served
+    server.resource_takes_bearer = True
+    server.secrets["mcp-client"] = "mcp-secret"
+    url = f"{server.base}/mcp"
+    provider = OAuthProvider(
+        url, grant=enterprise(server), client=ClientInfo("mcp-client", "mcp-secret")
+    )
+    async with httpx.AsyncClient(auth=provider) as http:
+        assert (await http.post(url, content=b"{}")).status_code == 200
+    (exchange,) = server.requests("/idp/token")
+    assert exchange.form["resource"] == url
+    assert exchange.form["audience"] == server.base
+    assert [s.outcome for s in server.requests("/token")] == ["ok"]
