@@ -44,6 +44,7 @@ def decoded(proof: str) -> tuple[dict[str, object], dict[str, object]]:
     return dict(token.header), dict(token.claims)
 
 
+@pytest.mark.spec("AUX-04")
 def test_proof_shape_for_a_token_request() -> None:
     key = DPoPKey.generate()
     header, claims = decoded(key.proof("post", "https://as.example/token?x=1#frag", now=NOW))
@@ -207,6 +208,7 @@ async def resource_request(
     return answer
 
 
+@pytest.mark.spec("AUX-04")
 async def test_dpop_token_and_resource_with_nonces_at_both_servers(
     served: tuple[GrantServer, httpx.AsyncClient],
 ) -> None:
@@ -270,6 +272,7 @@ async def test_resource_refuses_a_proof_by_another_key(
 # --------------------------------------------- through OAuthProvider (httpx.Auth)
 
 
+@pytest.mark.spec("AUX-04")
 async def test_provider_with_dpop_meets_both_nonces(
     served: tuple[GrantServer, httpx.AsyncClient],
 ) -> None:

@@ -67,6 +67,7 @@ def context(
 # ------------------------------------------------------------ client credentials
 
 
+@pytest.mark.spec("AUX-01")
 async def test_client_credentials_basic(served: tuple[GrantServer, httpx.AsyncClient]) -> None:
     server, http = served
     server.secrets["svc"] = "s3cret:with/odd chars"
@@ -122,6 +123,7 @@ async def test_client_credentials_without_secret_or_assertion_sends_nothing(
     assert server.seen == []
 
 
+@pytest.mark.spec("AUX-01")
 async def test_client_credentials_private_key_jwt(
     served: tuple[GrantServer, httpx.AsyncClient],
 ) -> None:
@@ -178,6 +180,7 @@ def test_private_key_jwt_refuses_unusable_keys() -> None:
 # -------------------------------------------------------------- hostile answers
 
 
+@pytest.mark.spec("AUX-05")
 @pytest.mark.parametrize(
     ("status", "body", "message"),
     [
@@ -243,6 +246,7 @@ async def test_jwt_bearer_grant_sends_a_fresh_assertion_each_time(
     assert "jwt-" not in repr(JwtBearerGrant("jwt-x"))
 
 
+@pytest.mark.spec("AUX-03")
 async def test_jwt_bearer_refusal_is_raised_without_retry_or_fallback(
     served: tuple[GrantServer, httpx.AsyncClient],
 ) -> None:
@@ -278,6 +282,7 @@ def enterprise(server: GrantServer) -> EnterpriseManagedGrant:
     )
 
 
+@pytest.mark.spec("AUX-02")
 async def test_enterprise_managed_exchange_then_jwt_bearer(
     served: tuple[GrantServer, httpx.AsyncClient],
 ) -> None:
