@@ -14,6 +14,7 @@ Spec: AU-14 (redirect URIs on localhost).
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from types import TracebackType
 from urllib.parse import urljoin, urlsplit
@@ -25,6 +26,26 @@ import trio
 from .._errors import AuthorizationFailed
 
 logger = logging.getLogger("trio_mcp.oauth")
+
+_CODE = re.compile(r"([?&]code=)[^&'\s\\]+")
+
+
+class _RedactCodes(logging.Filter):
+    """httpcore logs response headers at DEBUG, the redirect's ``Location``
+    with its authorization code among them: the code is redacted from
+    httpcore's records (a code is a credential until redeemed)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str) and "code=" in record.msg:
+            record.msg = _CODE.sub(r"\1[redacted]", record.msg)
+        return True
+
+
+def _install_redaction() -> None:
+    for name in ("httpcore.http11", "httpcore.http2"):
+        target = logging.getLogger(name)
+        if not any(isinstance(f, _RedactCodes) for f in target.filters):
+            target.addFilter(_RedactCodes())
 
 
 class HeadlessRedirect:
@@ -44,6 +65,7 @@ class HeadlessRedirect:
         return self._redirect_uri
 
     async def authorize(self, url: str) -> str:
+        _install_redaction()
         async with httpx.AsyncClient(follow_redirects=False, timeout=self._timeout) as http:
             try:
                 response = await http.get(url)
