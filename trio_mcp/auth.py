@@ -22,7 +22,18 @@ without one. Tokens and registrations go to a :class:`TokenStorage`
 grants plug in as a :class:`Grant` (given a :class:`GrantContext`). Authlib
 (the ``auth`` extra) is imported when a flow runs.
 
-Spec: issue #15 (AU-01..AU-15).
+The extension grants, for ``OAuthProvider(url, grant=...)``:
+:class:`ClientCredentialsGrant` (a client secret, or a :class:`PrivateKeyJWT`
+assertion), :class:`EnterpriseManagedGrant` (an enterprise IdP's ID token
+exchanged for an ID-JAG, then the JWT bearer grant) and
+:class:`JwtBearerGrant` (a workload's JWT). DPoP (RFC 9449):
+``OAuthProvider(url, ..., dpop=DPoP())`` gets DPoP-bound tokens and sends a
+proof with each request; ``auth=DPoPNonceRetry(provider, dpop)`` also meets a
+resource server's nonce demands. :class:`DPoPKey`, :class:`DPoP`,
+:class:`DPoPNonceRetry` and :class:`PrivateKeyJWT` need joserfc (the ``auth``
+extra) and are imported on first use.
+
+Spec: issue #15 (AU-01..AU-15); the OAuth extensions (AUX-01..AUX-05).
 """
 
 from typing import TYPE_CHECKING, Any
