@@ -361,3 +361,26 @@ async def test_loopback_redirect_times_out(autojump_clock: trio.abc.Clock) -> No
             await redirect.authorize("https://as.example/authorize")
         with pytest.raises(AuthorizationFailed, match="non-HTTP"):
             await redirect.authorize("javascript:alert(1)")
+
+
+@pytest.mark.spec("SEC-10")
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        ("https://as.example/authorize", True),
+        ("http://localhost:3000/authorize", True),
+        ("http://127.0.0.1/authorize", True),
+        ("http://as.example/authorize", False),
+        ("javascript:alert(1)", False),
+        ("file:///etc/passwd", False),
+        ("data:text/html,hi", False),
+    ],
+)
+def test_only_https_or_loopback_authorization_endpoints(url: str, allowed: bool) -> None:
+    from trio_mcp._oauth._code import check_endpoint
+
+    if allowed:
+        check_endpoint(url)
+    else:
+        with pytest.raises(AuthorizationFailed, match="not HTTPS"):
+            check_endpoint(url)
