@@ -237,6 +237,14 @@ async def test_iss_is_compared_before_the_code_is_redeemed(
             assert auth_server.requests("/token") == []
 
 
+@pytest.mark.parametrize("era", ["auto", "modern", "legacy"])
+async def test_a_failed_authorization_is_raised_as_itself_in_every_era(era: str) -> None:
+    async with world(OAuthServer(iss_mode="wrong")) as (_, mcp):
+        with pytest.raises(AuthorizationFailed) as caught:
+            await whoami(mcp.url, provider(mcp.url), era)
+        assert "AU-15" in caught.value.reason
+
+
 @pytest.mark.spec("AU-15")
 async def test_a_normalized_iss_is_not_the_issuer() -> None:
     async with world() as (auth_server, mcp):
