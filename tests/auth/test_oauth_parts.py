@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import os
 import stat
+from contextlib import aclosing
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -384,3 +385,54 @@ def test_only_https_or_loopback_authorization_endpoints(url: str, allowed: bool)
     else:
         with pytest.raises(AuthorizationFailed, match="not HTTPS"):
             check_endpoint(url)
+
+
+class RecordingSigner:
+    """A DPoPSigner that records what it is asked to sign (the DPoP
+    extension's signer plugs in here; this one checks the hook's calls)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, str | None]] = []
+        self.nonce: str | None = None
+
+    def headers_for(self, method: str, url: str, access_token: str | None = None) -> dict[str, str]:
+        self.calls.append((method, url, access_token))
+        return {"DPoP": f"proof-{len(self.calls)}-{self.nonce}"}
+
+    def update_nonce(self, url: str, response: httpx.Response) -> bool:
+        nonce = response.headers.get("dpop-nonce")
+        changed = nonce is not None and nonce != self.nonce
+        self.nonce = nonce
+        return changed
+
+
+async def test_the_dpop_hook_signs_requests_and_retries_with_the_server_s_nonce() -> None:
+    from trio_mcp.auth import HeadlessRedirect, MemoryTokenStorage, OAuthProvider
+
+    storage = MemoryTokenStorage()
+    url = "https://mcp.example/mcp"
+    await storage.set_tokens(url, TokenResponse("tok", token_type="DPoP", issuer="https://as"))
+    signer = RecordingSigner()
+    auth = OAuthProvider(url, redirect=HeadlessRedirect(), storage=storage, dpop=signer)
+    request = httpx.Request("POST", url + "?x=1")
+    flow = auth.async_auth_flow(request)
+    sent = await flow.__anext__()
+    assert sent.headers["Authorization"] == "DPoP tok"
+    assert sent.headers["DPoP"] == "proof-1-None"
+    challenge = httpx.Response(
+        401,
+        headers={"www-authenticate": 'DPoP error="use_dpop_nonce"', "dpop-nonce": "n-1"},
+        request=request,
+    )
+    again = await flow.asend(challenge)
+    assert again.headers["DPoP"] == "proof-2-n-1"
+    assert signer.calls == [("POST", url, "tok"), ("POST", url, "tok")]
+    with pytest.raises(StopAsyncIteration):
+        await flow.asend(httpx.Response(200, request=request))
+    # A Bearer token is sent as Bearer, unsigned.
+    await storage.set_tokens(url, TokenResponse("plain", issuer="https://as"))
+    bearer = OAuthProvider(url, redirect=HeadlessRedirect(), storage=storage, dpop=signer)
+    async with aclosing(bearer.async_auth_flow(httpx.Request("GET", url))) as second:
+        plain = await second.__anext__()
+    assert plain.headers["Authorization"] == "Bearer plain"
+    assert "DPoP" not in plain.headers
