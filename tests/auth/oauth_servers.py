@@ -139,6 +139,8 @@ class OAuthServer:
     issue_refresh_tokens: bool = True
     #: Pre-registered clients: client_id -> (secret or None, auth method, redirect URIs).
     clients: dict[str, tuple[str | None, str, list[str]]] = attrs.field(factory=dict)
+    #: Prefix of the client ids this server registers.
+    name: str = "client"
     base: str = ""
     seen: list[Seen] = attrs.field(factory=list)
     codes: dict[str, Code] = attrs.field(factory=dict)
@@ -202,7 +204,7 @@ class OAuthServer:
     async def _register(self, seen: Seen, send: Send) -> None:
         body = seen.json if isinstance(seen.json, dict) else {}
         method = body.get("token_endpoint_auth_method", "client_secret_basic")
-        client_id = f"client-{len(self.clients) + 1}"
+        client_id = f"{self.name}-{len(self.clients) + 1}"
         secret = None if method == "none" else secrets.token_urlsafe(16)
         self.clients[client_id] = (secret, method, list(body.get("redirect_uris") or []))
         answer: dict[str, Any] = {**body, "client_id": client_id}

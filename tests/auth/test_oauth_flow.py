@@ -24,6 +24,7 @@ from trio_mcp.auth import (
     AuthorizationFailed,
     ClientInfo,
     HeadlessRedirect,
+    JWTVerifier,
     MemoryTokenStorage,
     OAuthProvider,
 )
@@ -180,6 +181,34 @@ async def test_registration_is_kept_by_issuer_and_asks_for_refresh_with_offline_
         assert len(auth_server.requests("/register")) == 1
 
 
+@pytest.mark.spec("AU-07")
+async def test_a_new_authorization_server_means_a_new_registration() -> None:
+    """SEP-2352: when the resource names another authorization server, the
+    client registers there and never presents the first server's credentials."""
+    async with (
+        running_oauth_server(OAuthServer(name="first")) as first,
+        running_oauth_server(OAuthServer(name="second")) as second,
+        protected_mcp(make_server(), first) as mcp,
+    ):
+        auth = provider(mcp.url)
+        async with open_http_client(mcp.url, auth=auth, era="modern") as client:
+            await client.call_tool("whoami", {})
+            mcp.resource.authorization_servers = (second.issuer,)
+            mcp.verifier.inner = JWTVerifier(
+                second.base + "/jwks", issuer=second.issuer, audience=mcp.url
+            )
+            await client.call_tool("whoami", {})
+        assert len(first.requests("/register")) == 1
+        assert len(second.requests("/register")) == 1
+        for seen in second.requests("/authorize") + second.requests("/token"):
+            assert not any("first-" in value for values in seen.query.values() for value in values)
+            assert not any("first-" in value for values in seen.form.values() for value in values)
+            assert (
+                "authorization" not in seen.headers or "first" not in seen.headers["authorization"]
+            )
+        assert second.requests("/authorize")[0].query["client_id"] == ["second-1"]
+
+
 @pytest.mark.spec("AU-13")
 @pytest.mark.parametrize("methods", [None, ["plain"]])
 async def test_no_pkce_s256_no_authorization(methods: list[str] | None) -> None:
@@ -235,6 +264,14 @@ async def test_iss_is_compared_before_the_code_is_redeemed(
             with pytest.raises(AuthorizationFailed, match="iss"):
                 await whoami(mcp.url, provider(mcp.url))
             assert auth_server.requests("/token") == []
+
+
+@pytest.mark.parametrize("era", ["auto", "modern", "legacy"])
+async def test_a_failed_authorization_is_raised_as_itself_in_every_era(era: str) -> None:
+    async with world(OAuthServer(iss_mode="wrong")) as (_, mcp):
+        with pytest.raises(AuthorizationFailed) as caught:
+            await whoami(mcp.url, provider(mcp.url), era)
+        assert "AU-15" in caught.value.reason
 
 
 @pytest.mark.spec("AU-15")

@@ -157,6 +157,17 @@ class OAuthProvider(httpx.Auth):
             if status not in (401, 403):
                 return
             challenge = bearer_challenge(response.headers.get_list("www-authenticate"))
+            if (
+                status == 401
+                and self.dpop is not None
+                and challenge is not None
+                and challenge.get("error") == "use_dpop_nonce"
+                and self.dpop.update_nonce(str(request.url), response)
+            ):
+                # RFC 9449 §9: the resource server wants a proof with its nonce.
+                self._apply(request, tokens)
+                response = yield request
+                continue
             if status == 403 and (
                 challenge is None or challenge.get("error") != "insufficient_scope"
             ):
