@@ -57,7 +57,6 @@ import os
 import sys
 from typing import Any
 
-import httpx
 import trio
 
 from trio_mcp import Client, open_http_client
@@ -66,7 +65,6 @@ from trio_mcp.auth import (
     ClientCredentialsGrant,
     ClientInfo,
     DPoP,
-    DPoPNonceRetry,
     EnterpriseManagedGrant,
     HeadlessRedirect,
     JwtBearerGrant,
@@ -131,7 +129,7 @@ def _context() -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-def extension_auth(url: str, scenario: str, context: dict[str, Any]) -> httpx.Auth | None:
+def extension_auth(url: str, scenario: str, context: dict[str, Any]) -> OAuthProvider | None:
     """The auth for an extension scenario, from ``MCP_CONFORMANCE_CONTEXT``:
 
     * ``auth/client-credentials-basic``: the client credentials grant with the
@@ -180,19 +178,17 @@ def extension_auth(url: str, scenario: str, context: dict[str, Any]) -> httpx.Au
         client = ClientInfo(text("client_id"), token_endpoint_auth_method="none")
         return OAuthProvider(url, grant=JwtBearerGrant(text("valid_jwt")), client=client)
     if scenario in ("auth/dpop", "auth/dpop-nonce"):
-        dpop = DPoP()
-        provider = OAuthProvider(
+        return OAuthProvider(
             url,
             redirect=HeadlessRedirect(REDIRECT_URI),
             client_metadata_url=CLIENT_METADATA_URL,
             client_name="trio-mcp-conformance-client",
-            dpop=dpop,
+            dpop=DPoP(),
         )
-        return DPoPNonceRetry(provider, dpop)
     return None
 
 
-def auth_for(url: str, scenario: str) -> httpx.Auth | None:
+def auth_for(url: str, scenario: str) -> OAuthProvider | None:
     """The OAuth provider an ``auth/*`` scenario runs with (None for the others)."""
     if not scenario.startswith("auth/"):
         return None

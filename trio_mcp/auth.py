@@ -27,11 +27,10 @@ The extension grants, for ``OAuthProvider(url, grant=...)``:
 assertion), :class:`EnterpriseManagedGrant` (an enterprise IdP's ID token
 exchanged for an ID-JAG, then the JWT bearer grant) and
 :class:`JwtBearerGrant` (a workload's JWT). DPoP (RFC 9449):
-``OAuthProvider(url, ..., dpop=DPoP())`` gets DPoP-bound tokens and sends a
-proof with each request; ``auth=DPoPNonceRetry(provider, dpop)`` also meets a
-resource server's nonce demands. :class:`DPoPKey`, :class:`DPoP`,
-:class:`DPoPNonceRetry` and :class:`PrivateKeyJWT` need joserfc (the ``auth``
-extra) and are imported on first use.
+``OAuthProvider(url, ..., dpop=DPoP())`` gets DPoP-bound tokens, sends a
+proof with each request and meets either server's nonce demand.
+:class:`DPoPKey`, :class:`DPoP` and :class:`PrivateKeyJWT` need joserfc (the
+``auth`` extra) and are imported on first use.
 
 Spec: issue #15 (AU-01..AU-15); the OAuth extensions (AUX-01..AUX-05).
 """
@@ -75,7 +74,7 @@ from ._oauth._types import (
 if TYPE_CHECKING:
     from ._auth._jwt import JWTVerifier
     from ._oauth._assertions import PrivateKeyJWT
-    from ._oauth._dpop import DPoP, DPoPKey, DPoPNonceRetry
+    from ._oauth._dpop import DPoP, DPoPKey
 
 __all__ = [
     "AccessToken",
@@ -88,7 +87,6 @@ __all__ = [
     "ClientInfo",
     "DPoP",
     "DPoPKey",
-    "DPoPNonceRetry",
     "DPoPSigner",
     "EnterpriseManagedGrant",
     "FileTokenStorage",
@@ -124,7 +122,6 @@ _LAZY = {
     "JWTVerifier": "._auth._jwt",
     "DPoP": "._oauth._dpop",
     "DPoPKey": "._oauth._dpop",
-    "DPoPNonceRetry": "._oauth._dpop",
     "PrivateKeyJWT": "._oauth._assertions",
 }
 

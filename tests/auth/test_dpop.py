@@ -17,7 +17,6 @@ from trio_mcp._oauth._dpop import (
     DPoP,
     DPoPError,
     DPoPKey,
-    DPoPNonceRetry,
     access_token_hash,
     authorization_header,
     htu,
@@ -284,7 +283,7 @@ async def test_provider_with_dpop_meets_both_nonces(
     provider = OAuthProvider(
         url, grant=ClientCredentialsGrant(), client=ClientInfo("svc", "pw"), dpop=dpop
     )
-    async with httpx.AsyncClient(auth=DPoPNonceRetry(provider, dpop)) as http:
+    async with httpx.AsyncClient(auth=provider) as http:
         assert (await http.post(url, content=b"{}")).status_code == 200
         assert (await http.post(url, content=b"{}")).status_code == 200
     assert [s.outcome for s in server.requests("/token")] == ["nonce required", "ok"]
@@ -301,7 +300,7 @@ async def test_provider_with_dpop_meets_both_nonces(
     assert one.headers["dpop"] != two.headers["dpop"]
 
 
-async def test_nonce_retry_passes_other_refusals_to_the_provider(
+async def test_a_refusal_without_a_nonce_means_a_new_token(
     served: tuple[GrantServer, httpx.AsyncClient],
 ) -> None:
     server, _ = served
@@ -311,7 +310,7 @@ async def test_nonce_retry_passes_other_refusals_to_the_provider(
     provider = OAuthProvider(
         url, grant=ClientCredentialsGrant(), client=ClientInfo("svc", "pw"), dpop=dpop
     )
-    async with httpx.AsyncClient(auth=DPoPNonceRetry(provider, dpop)) as http:
+    async with httpx.AsyncClient(auth=provider) as http:
         assert (await http.post(url, content=b"{}")).status_code == 200
         server.bound.clear()  # the RS forgets the token: a plain 401, no nonce
         assert (await http.post(url, content=b"{}")).status_code == 200

@@ -41,7 +41,7 @@ import re
 import secrets
 import time
 import urllib.parse
-from collections.abc import AsyncGenerator, Callable, Generator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx
@@ -212,10 +212,10 @@ class DPoP:
     server sent and says whether the answer was a ``use_dpop_nonce`` refusal
     to retry with the new nonce. The provider retries such a request once.
     It is the provider's :class:`~trio_mcp._oauth._types.DPoPSigner`:
-    ``OAuthProvider(url, ..., dpop=DPoP())`` asks for DPoP-bound tokens and
-    presents them with proofs; wrap the provider in :class:`DPoPNonceRetry`
-    for resource servers that demand nonces. *key* defaults to a new EC P-256
-    key (:meth:`DPoPKey.generate`); *clock* gives ``iat``.
+    ``OAuthProvider(url, ..., dpop=DPoP())`` asks for DPoP-bound tokens,
+    presents them with proofs and retries once with either server's nonce.
+    *key* defaults to a new EC P-256 key (:meth:`DPoPKey.generate`); *clock*
+    gives ``iat``.
 
     Cancellation: nothing here waits.
     """
@@ -289,65 +289,8 @@ def is_nonce_refusal(response: httpx.Response) -> bool:
     return False
 
 
-class DPoPNonceRetry(httpx.Auth):
-    """Wraps the auth of an MCP client (an ``OAuthProvider`` with a DPoP
-    signer) so a resource server's nonce demand is met (RFC 9449 §9).
-
-    Every answer is read for a ``DPoP-Nonce``; when the server refused a
-    request sent with a DPoP-bound token (``Authorization: DPoP``) with 401
-    ``use_dpop_nonce``, the same request is sent once more with the same
-    token and a new proof carrying the nonce, before the wrapped auth sees
-    the answer. Any other answer goes to the wrapped auth unchanged (so a
-    401 for a token that is no longer good still leads to authorization).
-
-    Cancellation: as the wrapped auth's; the retry is one more request.
-    """
-
-    requires_request_body = False
-    requires_response_body = False
-
-    def __init__(self, inner: httpx.Auth, signer: DPoP) -> None:
-        self.inner = inner
-        self.signer = signer
-
-    async def async_auth_flow(
-        self, request: httpx.Request
-    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
-        flow = self.inner.async_auth_flow(request)
-        try:
-            outgoing = await flow.__anext__()
-        except StopAsyncIteration:
-            return
-        while True:
-            response = yield outgoing
-            if self._retry(outgoing, response):
-                response = yield outgoing
-                self.signer.update_nonce(str(outgoing.url), response)
-            try:
-                outgoing = await flow.asend(response)
-            except StopAsyncIteration:
-                return
-
-    def sync_auth_flow(
-        self, request: httpx.Request
-    ) -> Generator[httpx.Request, httpx.Response, None]:
-        raise RuntimeError("DPoPNonceRetry works with httpx.AsyncClient only")
-
-    def _retry(self, request: httpx.Request, response: httpx.Response) -> bool:
-        """Keep *response*'s nonce; re-sign *request* and say so when it is
-        worth sending again (a DPoP request refused for want of the nonce)."""
-        url = str(request.url)
-        wanted = self.signer.update_nonce(url, response)
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        if not wanted or scheme.lower() != "dpop" or not token:
-            return False
-        request.headers.update(self.signer.headers_for(request.method, url, access_token=token))
-        return True
-
-
 __all__ = [
     "ALGORITHMS",
-    "DPoPNonceRetry",
     "DPoPError",
     "DPoPKey",
     "DPoP",
