@@ -194,6 +194,11 @@ def http_app(
     # Mcp-Param-* headers are checked against the called tool's x-mcp-header
     # annotations, worked out once at registration (HM-28).
     app_options.setdefault("tool_headers", server.tool_header_annotations)
+    # Registered scopes= are checked by the endpoint, before a request reaches
+    # a session, so a refusal can still be a 403 with the step-up challenge.
+    scopes_for = getattr(server, "required_scopes", None)
+    if scopes_for is not None:
+        app_options.setdefault("scopes_for", scopes_for)
     # Tasks outlive the POST that started them: the runner lives as long as
     # the application does.
     tasks = getattr(server, "tasks", None)

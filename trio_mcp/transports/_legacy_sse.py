@@ -21,7 +21,7 @@ from urllib.parse import parse_qs
 
 import trio
 
-from ._asgi import JsonPostReader, Receive, Scope, Send, refuse, respond, stream_sse
+from ._asgi import JsonPostReader, Receive, Scope, Send, refuse, refuse_with, respond, stream_sse
 from ._http_common import accepts, one_header
 from ._http_endpoint import SessionHost
 from ._sse import format_event
@@ -112,6 +112,10 @@ class LegacyEndpoint:
             return
         posted = await self._reader.read(receive, send, declared)
         if posted is None:
+            return
+        denied = self._host.scope_refusal(scope, posted.parsed)
+        if denied is not None:
+            await refuse_with(send, denied)  # 403 step-up, nothing delivered (AU-12)
             return
         transport.touch()
         try:
