@@ -144,6 +144,11 @@ class AuthorizationServer(AuthServer):
         factory=lambda: RSAKey.generate_key(2048, parameters={"kid": "as-1", "use": "sig"})
     )
     issuer: str = ""
+    #: The issuer's path under the base URL ("/as": ``http://127.0.0.1:P/as``);
+    #: its endpoints and JWKS live under it, its metadata at the RFC 8414
+    #: path-aware well-known URI. A path also keeps the issuer free of the
+    #: trailing-slash question of a bare origin.
+    issuer_path: str = ""
     subject: str = "user-1"
     lifetime: int = 3600
     clock: Callable[[], float] = time.time
@@ -200,8 +205,13 @@ class AuthorizationServer(AuthServer):
         self, scope: Scope, body: bytes
     ) -> tuple[int, dict[str, Any], list[tuple[bytes, bytes]]]:
         path = scope["path"]
-        if path == "/.well-known/oauth-authorization-server":
+        if path == "/.well-known/oauth-authorization-server" + self.issuer_path:
             return 200, self.metadata(), []
+        if self.issuer_path:
+            if not path.startswith(self.issuer_path + "/"):
+                return 404, {"error": "not_found"}, []
+            path = path[len(self.issuer_path) :]
+            scope = {**scope, "path": path}
         if path == "/register" and scope["method"] == "POST":
             return (*self._register(body), [])
         if path == "/authorize":
@@ -335,7 +345,7 @@ async def running_auth_server(server: AuthServer) -> AsyncIterator[str]:
         )
         url = cast(list[str], binds)[0]
         if isinstance(server, AuthorizationServer):
-            server.issuer = url
+            server.issuer = url + server.issuer_path
         yield url
         nursery.cancel_scope.cancel()
 
