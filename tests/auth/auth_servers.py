@@ -381,3 +381,35 @@ async def closed_port_url() -> str:
     port = sock.getsockname()[1]
     sock.close()
     return f"http://127.0.0.1:{port}"
+
+
+async def user_agent_get(url: str) -> tuple[int, dict[str, str]]:
+    """GET *url* as the user's browser would (a plain socket, HTTP/1.1, no
+    logging): (status, response headers, lower-cased). The authorization step
+    of a flow is the browser's, a program of its own whose traffic is in no
+    log of ours; httpx would put the redirect's ``Location`` (the code) in
+    httpcore's DEBUG records."""
+    parts = urllib.parse.urlsplit(url)
+    assert parts.scheme == "http"
+    assert parts.hostname is not None
+    assert parts.port is not None
+    target = parts.path + ("?" + parts.query if parts.query else "")
+    stream = await trio.open_tcp_stream(parts.hostname, parts.port)
+    async with stream:
+        await stream.send_all(
+            f"GET {target} HTTP/1.1\r\nHost: {parts.netloc}\r\nConnection: close\r\n\r\n".encode()
+        )
+        seen = b""
+        with trio.fail_after(10):
+            while b"\r\n\r\n" not in seen:
+                chunk = await stream.receive_some()
+                if not chunk:
+                    break
+                seen += chunk
+    head = seen.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+    status = int(head[0].split(" ")[1])
+    headers = {}
+    for line in head[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return status, headers
