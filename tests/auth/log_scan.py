@@ -1,7 +1,7 @@
 """Scan captured log records for secrets (issue #15: secrets never reach logs).
 
-Use :func:`capture_all_logs` (or the ``log_capture`` fixture of
-``tests/auth/conftest.py``) around an authorized session: every logger that
+Use :func:`capture_all_logs` (or the ``log_capture`` fixture: import
+:func:`log_capture_fixture` into the test module) around an authorized session: every logger that
 matters is set to DEBUG and recorded, ours (``trio_mcp.*``) and those of the
 libraries under us (``httpx``, ``httpcore``, ``hypercorn``, the root logger
 and whatever propagates to it). Then :meth:`LogCapture.leaks` reports every
@@ -25,6 +25,8 @@ import urllib.parse
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
+
+import pytest
 
 #: The loggers set to DEBUG besides the root: every record propagates to the
 #: root handler, these are named so a library that sets its own level to
@@ -161,3 +163,10 @@ def capture_all_logs(extra: Iterable[str] = ()) -> Iterator[LogCapture]:
         for logger, level, disabled in saved:
             logger.setLevel(level)
             logger.disabled = disabled
+
+
+@pytest.fixture(name="log_capture")
+def log_capture_fixture() -> Iterator[LogCapture]:
+    """Every log record at DEBUG for the test's duration (:func:`capture_all_logs`)."""
+    with capture_all_logs() as capture:
+        yield capture

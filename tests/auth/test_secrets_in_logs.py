@@ -33,7 +33,7 @@ from auth_servers import (
     serve_on_bound_socket,
     user_agent_get,
 )
-from log_scan import LogCapture, capture_all_logs
+from log_scan import LogCapture, capture_all_logs, log_capture_fixture  # noqa: F401 (fixture)
 
 from trio_mcp import Context, MCPError, Server, http_app, open_http_client
 from trio_mcp.auth import IntrospectionVerifier, JWTVerifier, ResourceServer, TokenVerifier
