@@ -240,7 +240,11 @@ async def serve_http(
     reported once every worker listens. A worker cannot be handed a live
     object, so *server* must then be an import path or an importable factory
     (a ``Server`` object is a TypeError), every worker builds its own, and
-    *app_options* must be picklable. The 2026-07-28 era needs no state between
+    *app_options* must be picklable. ``auth=ResourceServer(...)`` is: its
+    verifiers travel as their configuration (keys, credentials, options),
+    never their caches nor their httpx client, so each worker fetches the
+    JWKS and introspects on its own (a token verified or revoked in the
+    parent is decided afresh in a worker). The 2026-07-28 era needs no state between
     requests and spreads freely; what does need shared state (the
     ``requestState`` key, which this sets for the workers unless
     ``TRIO_MCP_REQUEST_STATE_KEY`` is; listen subscriptions, per worker;
