@@ -283,6 +283,10 @@ class Server:
         annotations are checked the same way). Do not mark secrets: headers
         are visible to intermediaries (HM-30).
 
+        ``scopes=["files:write"]`` names the OAuth scopes a caller's access
+        token must grant to call it (HTTP 403 ``insufficient_scope`` with the
+        step-up challenge otherwise, AU-12; see :meth:`required_scopes`).
+
         Raises:
             TypeError: an unsupported parameter or return type, or an
                 ``input_schema`` that does not fit *fn*.
@@ -291,7 +295,7 @@ class Server:
                 that breaks HM-26 (the message names the tool, the parameter
                 and the reason); the tool is not registered.
 
-        Spec: TL-06, TL-07, TL-10, TL-11, HM-25, HM-26, HM-30.
+        Spec: TL-06, TL-07, TL-10, TL-11, HM-25, HM-26, HM-30, AU-12.
         """
         tool = RegisteredTool.from_function(fn, name=name, **options)
         self._tools[tool.name] = tool
@@ -340,6 +344,9 @@ class Server:
         It returns ``str`` (text), ``bytes`` (sent base64), resource contents,
         or a list of those.
 
+        ``scopes=`` names the OAuth scopes a caller's token must grant to read
+        (or subscribe to) it, as for tools.
+
         Raises:
             ValueError: the URI has no scheme. TypeError: *fn* takes parameters.
 
@@ -375,6 +382,9 @@ class Server:
         """Register *fn* for *uri_template*; its parameters are the template's variables.
 
         Raising ``KeyError`` or ``FileNotFoundError`` from *fn* answers -32002.
+
+        ``scopes=`` names the OAuth scopes a caller's token must grant to read
+        a URI of the template (or complete its variables), as for tools.
 
         Raises:
             ValueError: a malformed template, or variables and parameters differ.
@@ -430,6 +440,9 @@ class Server:
     ) -> None:
         """Register *fn* as a prompt; its ``str`` parameters are the arguments
         (required unless they have a default).
+
+        ``scopes=`` names the OAuth scopes a caller's token must grant to get
+        (or complete) it, as for tools.
 
         Spec: PR-01, PR-05, PR-06.
         """
