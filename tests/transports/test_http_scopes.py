@@ -42,7 +42,9 @@ READER = AccessToken(subject="reader", scopes=frozenset({"mcp", "files:read"}), 
 WRITER = AccessToken(
     subject="writer", scopes=frozenset({"mcp", "files:read", "files:write"}), issuer=ISSUER
 )
-TOKENS = {"reader-token": READER, "writer-token": WRITER}
+#: The reader's principal again, with fewer scopes (an older or narrower token).
+READER_LITE = AccessToken(subject="reader", scopes=frozenset({"mcp"}), issuer=ISSUER)
+TOKENS = {"reader-token": READER, "writer-token": WRITER, "reader-lite-token": READER_LITE}
 
 
 def resource_server() -> ResourceServer:
@@ -212,6 +214,14 @@ async def test_a_handshake_session_s_request_without_the_scope_gets_403_before_i
             "/mcp", content=batch, headers=post_headers(sid, **version, **bearer("reader-token"))
         )
         assert refused_batch.status_code == 403
+        [entry] = app._sessions.values()
+        narrower = await http.post(
+            "/mcp",
+            content=call,
+            headers=post_headers(sid, **version, **bearer("reader-lite-token")),
+        )
+        assert narrower.status_code == 403
+        assert entry.transport.access_token == READER  # a refused token is not the session's
         # The same session, the same principal with a stepped-up token: served.
         upgraded = AccessToken(
             subject="reader", scopes=frozenset({"mcp", "files:read", "files:write"}), issuer=ISSUER
@@ -232,7 +242,7 @@ async def test_a_handshake_session_s_request_without_the_scope_gets_403_before_i
 @pytest.mark.spec("AU-12")
 async def test_the_legacy_sse_endpoint_refuses_the_post_with_403() -> None:
     async with (
-        running(make_server(), auth=resource_server()) as (url, _),
+        running(make_server(), auth=resource_server()) as (url, app),
         raw_client(url) as http,
         legacy_sse_stream(url, bearer("reader-token")) as (_stream, endpoint, _seen),
     ):
@@ -251,6 +261,25 @@ async def test_the_legacy_sse_endpoint_refuses_the_post_with_403() -> None:
         )
         assert refused.status_code == 403
         assert refused.headers["www-authenticate"] == step_up("mcp files:read files:write")
+        [entry] = app._sessions.values()
+        # A refused request's token never becomes the session's (its running
+        # requests go on seeing the one they were admitted with)...
+        narrower = await http.post(
+            endpoint,
+            content=call,
+            headers={"content-type": "application/json", **bearer("reader-lite-token")},
+        )
+        assert narrower.status_code == 403
+        assert entry.transport.access_token == READER
+        # ...an admitted one's does.
+        ping = orjson.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        admitted = await http.post(
+            endpoint,
+            content=ping,
+            headers={"content-type": "application/json", **bearer("reader-lite-token")},
+        )
+        assert admitted.status_code == 202
+        assert entry.transport.access_token == READER_LITE
 
 
 def names(result: dict[str, Any], key: str, field: str = "name") -> list[str]:

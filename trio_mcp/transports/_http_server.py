@@ -376,14 +376,22 @@ class StreamableHTTPApp:
         self._nursery.start_soon(self._run_session, sid, transport)
         return transport
 
-    def lookup(self, sid: str, scope: Scope) -> HttpServerTransport | None:
-        """The live session *sid* if *scope*'s principal owns it (else None: 404)."""
+    def lookup(
+        self, sid: str, scope: Scope, *, refresh: bool = True
+    ) -> HttpServerTransport | None:
+        """The live session *sid* if *scope*'s principal owns it (else None: 404).
+
+        *refresh* (with ``auth``): the session's token becomes this request's
+        (a caller that may still refuse the request passes False and sets it
+        once the request is admitted, so a refused token never replaces the
+        one the session's running requests see).
+        """
         entry = self._sessions.get(sid)
         if entry is None or entry.transport.closed:
             return None
         if entry.principal != self.principal_for(scope):
             return None
-        if self.auth is not None:
+        if self.auth is not None and refresh:
             # Same principal, perhaps a refreshed token (other scopes, expiry):
             # handlers see the latest one verified.
             entry.transport.access_token = self.access_token_for(scope)

@@ -106,7 +106,8 @@ class LegacyEndpoint:
         if len(ids) != 1:
             await refuse(send, 400, "session_id is required")
             return
-        transport = self._host.lookup(ids[0], scope)
+        # The token is the session's only once the body passed the scope check.
+        transport = self._host.lookup(ids[0], scope, refresh=False)
         if transport is None or not transport.single_stream:
             await refuse(send, 404, "Session not found")
             return
@@ -117,6 +118,9 @@ class LegacyEndpoint:
         if denied is not None:
             await refuse_with(send, denied)  # 403 step-up, nothing delivered (AU-12)
             return
+        token = self._host.access_token_for(scope)
+        if token is not None:
+            transport.access_token = token
         transport.touch()
         try:
             await transport.deliver(posted.body)
