@@ -140,6 +140,10 @@ async def test_modern_requests_without_the_item_s_scope_get_403_step_up() -> Non
             ("resources/read", {"uri": "file:///drafts/x"}),
             ("prompts/get", {"name": "commit", "arguments": {"message": "m"}}),
             (
+                "subscriptions/listen",
+                {"notifications": {"resourceSubscriptions": ["file:///secret"]}},
+            ),
+            (
                 "completion/complete",
                 {
                     "ref": {"type": "ref/prompt", "name": "commit"},
@@ -386,3 +390,9 @@ def test_scopes_are_checked_at_registration() -> None:
     assert server.required_scopes("tools/call", {"name": "t"}) == {"a", "b"}
     assert server.required_scopes("tools/call", {"name": 3}) == frozenset()
     assert server.required_scopes("tools/list", None) == frozenset()
+    server.add_resource("file:///a", lambda: "a", scopes=["ra"])
+    server.add_resource_template("file:///t/{x}", lambda x: x, scopes=["rt"])
+    listen = {"notifications": {"resourceSubscriptions": ["file:///a", "file:///t/1", "file:///z"]}}
+    assert server.required_scopes("subscriptions/listen", listen) == {"ra", "rt"}
+    assert server.required_scopes("subscriptions/listen", {"notifications": {}}) == frozenset()
+    assert server.required_scopes("subscriptions/listen", {"notifications": 3}) == frozenset()

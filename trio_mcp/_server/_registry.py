@@ -72,7 +72,7 @@ from ._resources import (
     TemplateOptions,
     resource_not_found,
 )
-from ._scopes import INSUFFICIENT_SCOPE, target, visible
+from ._scopes import INSUFFICIENT_SCOPE, targets, visible
 from ._serve import Peer, serve_session, subscribed
 from ._subscriptions import Listeners, listen
 from ._task_input import TaskInputRound
@@ -594,7 +594,8 @@ class Server:
         was registered with (``scopes=``); empty for other requests and for an
         unknown name (which fails on its own). A URI that is no static
         resource takes the scopes of the first template that matches it, as
-        ``resources/read`` does.
+        ``resources/read`` does; a ``subscriptions/listen`` needs those of
+        every resource it subscribes to.
 
         The Streamable HTTP endpoint asks this before a request reaches a
         session, to answer 403 ``insufficient_scope`` (``http_app`` wires
@@ -603,10 +604,13 @@ class Server:
 
         Spec: AU-12.
         """
-        found = target(method, params)
-        if found is None:
-            return frozenset()
-        kind, key = found
+        needed: set[str] = set()
+        for kind, key in targets(method, params):
+            needed |= self._item_scopes(kind, key)
+        return frozenset(needed)
+
+    def _item_scopes(self, kind: str, key: str) -> frozenset[str]:
+        """The ``scopes=`` of the item *key* of *kind* (see :func:`targets`)."""
         if kind == "tool":
             tool = self._tools.get(key)
             return tool.scopes if tool is not None else frozenset()

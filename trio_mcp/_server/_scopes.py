@@ -84,32 +84,41 @@ def field(params: Any, key: str) -> Any:
     return getattr(params, key, None)
 
 
-def target(method: str, params: Any) -> tuple[str, str] | None:
-    """What a request uses, as ``(kind, name or URI)``: ``("tool", name)``,
-    ``("prompt", name)``, ``("resource", uri)``; None for a request that uses
-    no registered item (or whose params are malformed: the session refuses
-    those itself)."""
-    if method == "tools/call":
-        key, kind = "name", "tool"
-    elif method == "prompts/get":
-        key, kind = "name", "prompt"
-    elif method in ("resources/read", "resources/subscribe"):
-        key, kind = "uri", "resource"
-    elif method == "completion/complete":
+def targets(method: str, params: Any) -> list[tuple[str, str]]:
+    """What a request uses, as ``(kind, name or URI)`` pairs: ``("tool",
+    name)``, ``("prompt", name)``, ``("resource", uri)``, ``("template",
+    uri_template)``; empty for a request that uses no registered item (or
+    whose params are malformed: the session refuses those itself). A
+    2026-07-28 ``subscriptions/listen`` uses every resource it subscribes to,
+    as ``resources/subscribe`` uses its one."""
+    if method in ("tools/call", "prompts/get"):
+        name = field(params, "name")
+        kind = "tool" if method == "tools/call" else "prompt"
+        return [(kind, name)] if isinstance(name, str) else []
+    if method in ("resources/read", "resources/subscribe"):
+        uri = field(params, "uri")
+        return [("resource", uri)] if isinstance(uri, str) else []
+    if method == "completion/complete":
         ref = field(params, "ref")
         ref_type = field(ref, "type")
         if ref_type == "ref/prompt":
             name = field(ref, "name")
-            return ("prompt", name) if isinstance(name, str) else None
+            return [("prompt", name)] if isinstance(name, str) else []
         if ref_type == "ref/resource":
             # A template's completion: its URI is the template itself.
             uri = field(ref, "uri")
-            return ("template", uri) if isinstance(uri, str) else None
-        return None
-    else:
-        return None
-    value = field(params, key)
-    return (kind, value) if isinstance(value, str) else None
+            return [("template", uri)] if isinstance(uri, str) else []
+        return []
+    if method == "subscriptions/listen":
+        wanted = field(params, "notifications")
+        uris = field(
+            wanted,
+            "resourceSubscriptions" if isinstance(wanted, Mapping) else "resource_subscriptions",
+        )
+        if not isinstance(uris, list):
+            return []
+        return [("resource", uri) for uri in uris if isinstance(uri, str)]
+    return []
 
 
 def visible(item: _HasScopes, granted: frozenset[str] | None) -> bool:

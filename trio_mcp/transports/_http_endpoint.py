@@ -97,9 +97,7 @@ class SessionHost(Protocol):
         """Create and start a session; None when the table is full or not running."""
         ...
 
-    def lookup(
-        self, sid: str, scope: Scope, *, refresh: bool = True
-    ) -> HttpServerTransport | None:
+    def lookup(self, sid: str, scope: Scope, *, refresh: bool = True) -> HttpServerTransport | None:
         """The live session *sid* if *scope*'s principal owns it (else None:
         404); *refresh*: the session's token becomes this request's."""
         ...

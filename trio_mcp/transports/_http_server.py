@@ -376,9 +376,7 @@ class StreamableHTTPApp:
         self._nursery.start_soon(self._run_session, sid, transport)
         return transport
 
-    def lookup(
-        self, sid: str, scope: Scope, *, refresh: bool = True
-    ) -> HttpServerTransport | None:
+    def lookup(self, sid: str, scope: Scope, *, refresh: bool = True) -> HttpServerTransport | None:
         """The live session *sid* if *scope*'s principal owns it (else None: 404).
 
         *refresh* (with ``auth``): the session's token becomes this request's
