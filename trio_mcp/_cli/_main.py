@@ -4,7 +4,9 @@ Subcommands:
 
 * ``demo``: spawn the bundled example server and narrate a whole session;
 * ``trace -- CMD ARGS...``: trace any stdio server's lifecycle, frame by frame;
-* ``call -- CMD ARGS... TOOL JSON``: call one tool and print the result.
+* ``call -- CMD ARGS... TOOL JSON``: call one tool and print the result;
+* ``check -- CMD ARGS...`` or ``check --url URL``: hold a server to the
+  lifecycle, cancellation and robustness rules (exit 0 only if nothing failed).
 
 Each takes ``--era auto|modern|legacy`` (default ``auto``: probe with
 ``server/discover``, fall back to the handshake) and says which era it got
@@ -78,7 +80,46 @@ def build_parser() -> argparse.ArgumentParser:
         help="say the era on stderr (always said on a terminal)",
     )
     _add_era(call)
+    _add_check(commands)
     return parser
+
+
+def _add_check(commands: Any) -> None:
+    check = commands.add_parser(
+        "check",
+        help="check a server's lifecycle: check -- CMD ... | check --url URL",
+        description="Hold an MCP server (stdio or Streamable HTTP, any SDK) to the "
+        "lifecycle, cancellation and robustness rules; exit 0 only if no check failed.",
+    )
+    check.add_argument("--url", help="a Streamable HTTP endpoint instead of a command")
+    output = check.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="write the report as JSON")
+    output.add_argument("--markdown", action="store_true", help="write a Markdown report")
+    check.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="run only these checks (ids or areas, comma-separated)",
+    )
+    check.add_argument(
+        "--skip", action="append", default=[], metavar="ID", help="leave these checks out"
+    )
+    check.add_argument(
+        "--era",
+        choices=ERA_CHOICES,
+        default="auto",
+        help="auto (default): every era the server speaks; modern or legacy: that one only",
+    )
+    check.add_argument("--slow-tool", metavar="NAME", help="a tool that takes long")
+    check.add_argument("--slow-args", metavar="JSON", help="its arguments (a JSON object)")
+    check.add_argument("--progress-tool", metavar="NAME", help="a tool that reports progress")
+    check.add_argument("--progress-args", metavar="JSON", help="its arguments (a JSON object)")
+    check.add_argument("--echo-tool", metavar="NAME", help="a tool whose answer holds its argument")
+    check.add_argument("--timeout", type=float, default=10.0, help="bound on any one answer (s)")
+    check.add_argument(
+        "--exit-timeout", type=float, default=5.0, help="bound on the server's exit (s)"
+    )
 
 
 def _add_era(command: argparse.ArgumentParser, auto: str | None = None) -> None:
@@ -128,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
                 era=args.era,
             )
         )
+    if args.command == "check":
+        return _check(parser, args, command)
     if len(command) < 3:
         parser.error("call needs: -- CMD [ARGS...] TOOL JSON")
     *server_command, tool, raw = command
@@ -148,6 +191,42 @@ def main(argv: list[str] | None = None) -> int:
             inherit_env=args.inherit_env,
             era=args.era,
             verbose=args.verbose,
+        )
+    )
+
+
+def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, command: list[str]) -> int:
+    if bool(command) == bool(args.url):
+        parser.error("check needs either the server command after -- or --url URL")
+    try:
+        slow_args = parse_arguments(args.slow_args) if args.slow_args else None
+        progress_args = parse_arguments(args.progress_args) if args.progress_args else None
+    except CommandError as exc:
+        print_error(sys.stderr, str(exc))
+        return exc.status
+    from .._check import Options
+    from ._check import run_check
+
+    options = Options(
+        slow_tool=args.slow_tool,
+        slow_args=slow_args,
+        progress_tool=args.progress_tool,
+        progress_args=progress_args,
+        echo_tool=args.echo_tool,
+        timeout=args.timeout,
+        exit_timeout=args.exit_timeout,
+    )
+    eras = ("legacy", "modern") if args.era == "auto" else (args.era,)
+    return _run(
+        partial(
+            run_check,
+            command,
+            url=args.url,
+            options=options,
+            only=[n for item in args.only for n in item.split(",") if n],
+            skip=[n for item in args.skip for n in item.split(",") if n],
+            eras=eras,
+            output="json" if args.json else "markdown" if args.markdown else "text",
         )
     )
 

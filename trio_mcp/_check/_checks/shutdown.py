@@ -1,0 +1,151 @@
+"""Shutdown over stdio: exit on end of input (idle, and with a call in flight) and on
+SIGTERM within the bound, no process of the server's group or session left, and
+nothing but JSON-RPC on stdout.
+
+Spec: SI-05, SI-10, SI-11, LC-15, LC-16, LC-17.
+"""
+
+from __future__ import annotations
+
+import signal
+
+import trio
+
+from .._model import STDIO, Check, CheckFailed, CheckSkipped
+from .._probe import Probe
+from .._stdio import StdioWire, leftovers
+from .._wire import Wire
+from ._common import expect
+
+#: How long leftover processes are given to end after the server exited.
+LEFTOVER_WAIT = 1.0
+
+
+async def _open(probe: Probe) -> StdioWire:
+    wire = await probe.open()
+    if probe.era == "modern":
+        await probe.still_answers(wire)
+    assert isinstance(wire, StdioWire)
+    return wire
+
+
+async def _exit_after_eof(probe: Probe, wire: StdioWire, what: str) -> float:
+    started = trio.current_time()
+    await wire.close_input()
+    status = await wire.wait_exit(probe.options.exit_timeout)
+    if status is None:
+        raise CheckFailed(
+            f"{what}: still running {probe.options.exit_timeout:g}s after end of input"
+        )
+    return trio.current_time() - started
+
+
+async def end_of_input(probe: Probe) -> str:
+    idle = await _exit_after_eof(probe, await _open(probe), "idle")
+    try:
+        name, args = await probe.slow_tool()
+    except CheckSkipped as skipped:
+        return f"exited {idle:.2f}s after end of input when idle (in flight not checked: {skipped})"
+    wire = await _open(probe)
+    await probe.start("tools/call", {"name": name, "arguments": args}, wire=wire)
+    await wire.quiet(0.2)
+    busy = await _exit_after_eof(probe, wire, f"with {name} in flight")
+    return f"exited {idle:.2f}s after end of input when idle, {busy:.2f}s with {name} in flight"
+
+
+async def sigterm(probe: Probe) -> str:
+    wire = await _open(probe)
+    started = trio.current_time()
+    wire.signal(signal.SIGTERM)
+    status = await wire.wait_exit(probe.options.exit_timeout)
+    if status is None:
+        raise CheckFailed(f"still running {probe.options.exit_timeout:g}s after SIGTERM")
+    return f"exited {trio.current_time() - started:.2f}s after SIGTERM (status {status})"
+
+
+def _describe(pids: list[int]) -> str:
+    parts = []
+    for pid in pids[:5]:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                command = cmdline.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            command = "?"
+        parts.append(f"{pid} ({command[:60]})")
+    return ", ".join(parts)
+
+
+async def no_leftovers(probe: Probe) -> str:
+    wire = await _open(probe)
+    await probe.still_answers(wire)
+    await wire.close_input()
+    how = "end of input"
+    if await wire.wait_exit(probe.options.exit_timeout) is None:
+        wire.signal(signal.SIGTERM)
+        how = "SIGTERM"
+        if await wire.wait_exit(probe.options.exit_timeout) is None:
+            raise CheckSkipped("the server exits neither on end of input nor on SIGTERM")
+    left = leftovers(wire.pid)
+    with trio.move_on_after(LEFTOVER_WAIT):
+        while left:
+            await trio.sleep(0.05)
+            left = leftovers(wire.pid)
+    wire.note("--", f"left in the server's group or session: {left or 'nothing'}")
+    expect(
+        not left,
+        f"after the server exited ({how}), {len(left)} process(es) of its group or session "
+        f"still run {LEFTOVER_WAIT:g}s later: {_describe(left)}",
+    )
+    return f"nothing of the server's process group or session left after it exited ({how})"
+
+
+async def clean_stdout(probe: Probe) -> str:
+    wire = await _open(probe)
+    tools = await probe.tools()
+    await probe.request("tools/list", wire=wire)
+    await wire.close_input()
+    await wire.wait_exit(probe.options.exit_timeout)
+    wires: list[Wire] = [wire, *probe.findings.get("stdio-wires", [])]
+    junk = [line for w in wires for line in w.junk]
+    if junk:
+        raise CheckFailed(f"{len(junk)} line(s) on stdout are not JSON-RPC, the first: {junk[0]!r}")
+    lines = sum(len(w.received) for w in wires)
+    return f"{lines} lines on stdout, every one a JSON-RPC message ({len(tools)} tools listed)"
+
+
+ONLY_STDIO = frozenset({STDIO})
+CHECKS = (
+    Check(
+        "shutdown.end-of-input",
+        "exit on end of input, idle and with a call in flight",
+        ("SI-10", "SI-11", "LC-16"),
+        end_of_input,
+        transports=ONLY_STDIO,
+        fresh=True,
+    ),
+    Check(
+        "shutdown.sigterm",
+        "exit on SIGTERM",
+        ("LC-16", "SI-10"),
+        sigterm,
+        transports=ONLY_STDIO,
+        fresh=True,
+    ),
+    Check(
+        "shutdown.no-leftovers",
+        "no process of the server's group or session left",
+        ("LC-16", "SI-10"),
+        no_leftovers,
+        transports=ONLY_STDIO,
+        fresh=True,
+    ),
+    Check(
+        "shutdown.clean-stdout",
+        "nothing but JSON-RPC on stdout",
+        ("SI-05", "SI-02"),
+        clean_stdout,
+        transports=ONLY_STDIO,
+        fresh=True,
+        last=True,
+    ),
+)
