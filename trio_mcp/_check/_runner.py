@@ -92,7 +92,10 @@ class _Run:
         self.target = target
         self.options = options
         self.eras = [era for era in (LEGACY, MODERN) if era in eras]
-        self.findings: dict[str, Any] = {"stdio-wires": []}
+        self.findings: dict[str, Any] = {
+            "stdio-wires": [],
+            "pids": {era: set() for era in (LEGACY, MODERN)},
+        }
         self.shared: dict[str, Wire] = {}
         self.stacks: dict[str, contextlib.AsyncExitStack] = {}
         self.probed = {era: trio.Event() for era in self.eras}
@@ -101,13 +104,14 @@ class _Run:
         #: spawning a dozen interpreters would slow every timed check down).
         self.limiter = trio.CapacityLimiter(FRESH_AT_ONCE)
 
-    def _remember(self, wire: Wire) -> None:
+    def _remember(self, wire: Wire, era: str) -> None:
         if isinstance(wire, StdioWire) and wire not in self.findings["stdio-wires"]:
             self.findings["stdio-wires"].append(wire)
+            self.findings["pids"][era].add(wire.pid)
 
     async def connect(self, era: str, stack: contextlib.AsyncExitStack) -> Wire:
         wire = await stack.enter_async_context(self.target.connect(era))
-        self._remember(wire)
+        self._remember(wire, era)
         return wire
 
     async def probe_era(self, era: str, stack: contextlib.AsyncExitStack) -> Wire | None:
@@ -119,7 +123,8 @@ class _Run:
             probe = Probe(self.target, era, self.options, self.findings, inner, wire)
             with trio.move_on_after(PROBE_TIMEOUT):
                 if era == LEGACY:
-                    await probe.handshake(wire)
+                    opened = await probe.handshake(wire)
+                    self.findings["initialize-version"] = opened.get("protocolVersion")
                     stack.push_async_callback(inner.aclose)
                     return wire
                 answer = await probe.request("server/discover", within=PROBE_TIMEOUT)
@@ -213,7 +218,7 @@ class _Run:
                         outcome = Outcome.PASS
                     finally:
                         for wire in probe.wires:
-                            self._remember(wire)
+                            self._remember(wire, era)
                             frames.extend(wire.frames[marks.get(id(wire), 0) :])
         except Exception as raised:  # one check's failure never ends the run
             exc = unwrap(raised)

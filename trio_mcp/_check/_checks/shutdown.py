@@ -14,8 +14,6 @@ import trio
 from .._model import STDIO, Check, CheckFailed, CheckSkipped
 from .._probe import Probe
 from .._stdio import StdioWire, leftovers
-from .._wire import Wire
-from ._common import expect
 
 #: How long leftover processes are given to end after the server exited.
 LEFTOVER_WAIT = 1.0
@@ -37,7 +35,21 @@ async def _exit_after_eof(probe: Probe, wire: StdioWire, what: str) -> float:
         raise CheckFailed(
             f"{what}: still running {probe.options.exit_timeout:g}s after end of input"
         )
-    return trio.current_time() - started
+    elapsed = trio.current_time() - started
+    await _settled_leftovers(probe, wire, f"end of input, {what}")
+    return elapsed
+
+
+async def _settled_leftovers(probe: Probe, wire: StdioWire, how: str) -> None:
+    """Note what of the exited server's group or session still runs (a moment
+    later), before the connection's end kills it; ``shutdown.no-leftovers`` reads it."""
+    left = leftovers(wire.pid)
+    with trio.move_on_after(LEFTOVER_WAIT):
+        while left:
+            await trio.sleep(0.05)
+            left = leftovers(wire.pid)
+    wire.note("--", f"left in the server's group or session: {_describe(left) or 'nothing'}")
+    probe.findings.setdefault("exits", []).append((wire.pid, how, left, _describe(left)))
 
 
 async def end_of_input(probe: Probe) -> str:
@@ -60,7 +72,9 @@ async def sigterm(probe: Probe) -> str:
     status = await wire.wait_exit(probe.options.exit_timeout)
     if status is None:
         raise CheckFailed(f"still running {probe.options.exit_timeout:g}s after SIGTERM")
-    return f"exited {trio.current_time() - started:.2f}s after SIGTERM (status {status})"
+    elapsed = trio.current_time() - started
+    await _settled_leftovers(probe, wire, "SIGTERM")
+    return f"exited {elapsed:.2f}s after SIGTERM (status {status})"
 
 
 def _describe(pids: list[int]) -> str:
@@ -76,41 +90,43 @@ def _describe(pids: list[int]) -> str:
 
 
 async def no_leftovers(probe: Probe) -> str:
-    wire = await _open(probe)
-    await probe.still_answers(wire)
-    await wire.close_input()
-    how = "end of input"
-    if await wire.wait_exit(probe.options.exit_timeout) is None:
-        wire.signal(signal.SIGTERM)
-        how = "SIGTERM"
+    exits = [
+        e for e in probe.findings.get("exits", []) if e[0] in probe.findings["pids"][probe.era]
+    ]
+    if not exits:  # no server of this era exited by itself yet: end one
+        wire = await _open(probe)
+        await wire.close_input()
+        how = "end of input"
         if await wire.wait_exit(probe.options.exit_timeout) is None:
-            raise CheckSkipped("the server exits neither on end of input nor on SIGTERM")
-    left = leftovers(wire.pid)
-    with trio.move_on_after(LEFTOVER_WAIT):
-        while left:
-            await trio.sleep(0.05)
-            left = leftovers(wire.pid)
-    wire.note("--", f"left in the server's group or session: {left or 'nothing'}")
-    expect(
-        not left,
-        f"after the server exited ({how}), {len(left)} process(es) of its group or session "
-        f"still run {LEFTOVER_WAIT:g}s later: {_describe(left)}",
-    )
-    return f"nothing of the server's process group or session left after it exited ({how})"
+            wire.signal(signal.SIGTERM)
+            how = "SIGTERM"
+            if await wire.wait_exit(probe.options.exit_timeout) is None:
+                raise CheckSkipped("the server exits neither on end of input nor on SIGTERM")
+        await _settled_leftovers(probe, wire, how)
+        exits = probe.findings["exits"][-1:]
+    for pid, how, left, described in exits:
+        if left:
+            raise CheckFailed(
+                f"after server {pid} exited ({how}), {len(left)} process(es) of its group or "
+                f"session still ran {LEFTOVER_WAIT:g}s later: {described}"
+            )
+    return f"{len(exits)} server exit(s), nothing of their process groups or sessions left"
 
 
 async def clean_stdout(probe: Probe) -> str:
-    wire = await _open(probe)
-    tools = await probe.tools()
-    await probe.request("tools/list", wire=wire)
-    await wire.close_input()
-    await wire.wait_exit(probe.options.exit_timeout)
-    wires: list[Wire] = [wire, *probe.findings.get("stdio-wires", [])]
+    wires: list[StdioWire] = [
+        w
+        for w in probe.findings.get("stdio-wires", [])
+        if w.pid in probe.findings["pids"][probe.era]
+    ]
+    if not wires:
+        wires = [await _open(probe)]
+        await probe.request("tools/list", wire=wires[0])
     junk = [line for w in wires for line in w.junk]
     if junk:
         raise CheckFailed(f"{len(junk)} line(s) on stdout are not JSON-RPC, the first: {junk[0]!r}")
     lines = sum(len(w.received) for w in wires)
-    return f"{lines} lines on stdout, every one a JSON-RPC message ({len(tools)} tools listed)"
+    return f"{lines} lines from {len(wires)} server(s) on stdout, every one a JSON-RPC message"
 
 
 ONLY_STDIO = frozenset({STDIO})
@@ -138,6 +154,7 @@ CHECKS = (
         no_leftovers,
         transports=ONLY_STDIO,
         fresh=True,
+        last=True,
     ),
     Check(
         "shutdown.clean-stdout",
