@@ -49,7 +49,7 @@ async def _settled_leftovers(probe: Probe, wire: StdioWire, how: str) -> None:
             await trio.sleep(0.05)
             left = leftovers(wire.pid)
     wire.note("--", f"left in the server's group or session: {_describe(left) or 'nothing'}")
-    probe.findings.setdefault("exits", []).append((wire.pid, how, left, _describe(left)))
+    probe.findings.setdefault("exits", []).append((wire, how, left, _describe(left)))
 
 
 async def end_of_input(probe: Probe) -> str:
@@ -91,7 +91,7 @@ def _describe(pids: list[int]) -> str:
 
 async def no_leftovers(probe: Probe) -> str:
     exits = [
-        e for e in probe.findings.get("exits", []) if e[0] in probe.findings["pids"][probe.era]
+        e for e in probe.findings.get("exits", []) if e[0].pid in probe.findings["pids"][probe.era]
     ]
     if not exits:  # no server of this era exited by itself yet: end one
         wire = await _open(probe)
@@ -104,10 +104,12 @@ async def no_leftovers(probe: Probe) -> str:
                 raise CheckSkipped("the server exits neither on end of input nor on SIGTERM")
         await _settled_leftovers(probe, wire, how)
         exits = probe.findings["exits"][-1:]
-    for pid, how, left, described in exits:
+    for wire, how, left, described in exits:
         if left:
+            if wire not in probe.wires:
+                probe.wires.append(wire)  # its frames show what happened
             raise CheckFailed(
-                f"after server {pid} exited ({how}), {len(left)} process(es) of its group or "
+                f"after server {wire.pid} exited ({how}), {len(left)} process(es) of its group or "
                 f"session still ran {LEFTOVER_WAIT:g}s later: {described}"
             )
     return f"{len(exits)} server exit(s), nothing of their process groups or sessions left"
@@ -123,6 +125,7 @@ async def clean_stdout(probe: Probe) -> str:
         wires = [await _open(probe)]
         await probe.request("tools/list", wire=wires[0])
     junk = [line for w in wires for line in w.junk]
+    probe.wires.extend(w for w in wires if w.junk and w not in probe.wires)
     if junk:
         raise CheckFailed(f"{len(junk)} line(s) on stdout are not JSON-RPC, the first: {junk[0]!r}")
     lines = sum(len(w.received) for w in wires)
