@@ -8,15 +8,23 @@ import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
 
 import trio
 
 from trio_mcp._check import Options, Outcome, Report
 from trio_mcp._check._checks import ALL_CHECKS
 
+#: The interop tests' helpers (npm installs of the TypeScript SDKs) are reused
+#: here; pytest puts only each test's own directory on the path.
+INTEROP = Path(__file__).resolve().parent.parent / "interop"
+if str(INTEROP) not in sys.path:
+    sys.path.append(str(INTEROP))
+
 #: Bounds for the tests: shorter than the command's defaults (10 s, 5 s), so a
-#: failing check fails fast, and still far above what a correct server needs.
-OPTIONS = Options(timeout=4.0, exit_timeout=4.0)
+#: failing check fails fast, and still far above what a correct server needs
+#: (a server's start-up has a bound of its own, ``STARTUP_TIMEOUT``).
+OPTIONS = Options(timeout=2.0, exit_timeout=4.0)
 #: Bound on a server printing its URL, and on it exiting after SIGTERM.
 NOT_HUNG = 30.0
 URL_LINE = "MCP over Streamable HTTP at "

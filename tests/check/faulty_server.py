@@ -69,9 +69,9 @@ class FaultyChannel(trio.abc.Channel[bytes]):
                 continue
             if not isinstance(message, dict):
                 return frame
-            if self.fault == "answers-after-cancel":
-                if message.get("method") == "notifications/cancelled":
-                    continue
+            cancel = message.get("method") == "notifications/cancelled"
+            if self.fault == "answers-after-cancel" and cancel:
+                continue
             if self.fault == "crosses-duplicate-ids" and "method" in message and "id" in message:
                 rid = message["id"]
                 if isinstance(rid, (int, str)) and not isinstance(rid, bool):
@@ -100,14 +100,6 @@ class FaultyChannel(trio.abc.Channel[bytes]):
 
 
 async def main(fault: str) -> None:
-    if fault == "leaves-child-alive":
-        # Started in this process's group and session, and never ended.
-        subprocess.Popen(
-            ["sleep", "60"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
     async with open_stdio_server_transport() as transport, trio.open_nursery() as nursery:
         nursery.start_soon(_stop_on_sigterm, nursery.cancel_scope)
         await serve_session(build_server(), FaultyChannel(transport, fault))
@@ -124,4 +116,12 @@ async def _stop_on_sigterm(scope: trio.CancelScope) -> None:
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in FAULTS:
         raise SystemExit(f"usage: faulty_server.py {'|'.join(FAULTS)}")
+    if sys.argv[1] == "leaves-child-alive":
+        # Started in this process's group and session, and never ended.
+        subprocess.Popen(
+            ["sleep", "60"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     trio.run(main, sys.argv[1])

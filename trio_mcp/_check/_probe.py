@@ -30,6 +30,8 @@ from ._target import Target
 from ._wire import Wire, is_response_to, new_id
 
 MODERN_VERSION = "2026-07-28"
+#: Bound on the first answer of a new connection (the server starting up).
+STARTUP_TIMEOUT = 20.0
 CLIENT_INFO = {"name": "trio-mcp-check", "version": __version__}
 
 _SECONDS = re.compile(r"sec|duration|delay|time|wait", re.I)
@@ -185,6 +187,10 @@ class Probe:
         """The answer to *request_id*; CheckFailed when none comes in time."""
         wire = wire or self.wire
         bound = self.options.timeout if within is None else within
+        if not wire.received:
+            # The first answer on a new connection waits for the server to
+            # start, which is not the responsiveness being checked.
+            bound = max(bound, STARTUP_TIMEOUT)
         message = await wire.wait_for(is_response_to(request_id), bound)
         if message is None:
             ended = " (the server's output ended)" if wire.ended else ""

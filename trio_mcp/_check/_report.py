@@ -15,10 +15,13 @@ from typing import TextIO
 
 from ._model import CheckResult, Outcome
 from ._runner import ERA_NAMES, Report
+from ._wire import shorten
 
 _COLOURS = {Outcome.PASS: "32", Outcome.FAIL: "31", Outcome.SKIP: "33"}
 #: Frames shown per failure in the terminal (the JSON and Markdown keep all recorded).
 TERMINAL_FRAMES = 12
+#: Characters of one frame shown in the terminal and Markdown reports.
+FRAME_CHARS = 300
 
 
 def _paint(text: str, outcome: Outcome, colour: bool) -> str:
@@ -47,7 +50,7 @@ def _frames(result: CheckResult, limit: int | None = None) -> list[str]:
     frames = result.frames if limit is None else result.frames[-limit:]
     skipped = len(result.frames) - len(frames)
     lines = [f"... {skipped} earlier frame(s)"] if skipped else []
-    lines += [f"{f.at:7.3f} {f.direction} {f.text}" for f in frames]
+    lines += [f"{f.at:7.3f} {f.direction} {shorten(f.text, FRAME_CHARS)}" for f in frames]
     return lines
 
 

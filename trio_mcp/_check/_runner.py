@@ -34,13 +34,13 @@ from ._model import (
     FrameRecord,
     Outcome,
 )
-from ._probe import Options, Probe
+from ._probe import STARTUP_TIMEOUT, Options, Probe
 from ._stdio import StdioWire
 from ._target import Target
 from ._wire import Wire
 
 #: Bound on the era probes.
-PROBE_TIMEOUT = 5.0
+PROBE_TIMEOUT = 10.0
 #: Frames kept per result (the last ones).
 MAX_FRAMES = 40
 #: Checks with connections of their own running at once.
@@ -202,7 +202,7 @@ class _Run:
         started = trio.current_time()
         outcome, detail = Outcome.FAIL, ""
         frames: list[FrameRecord] = []
-        bound = self.options.timeout * 3 + 2 * self.options.exit_timeout
+        bound = self.options.timeout * 3 + 2 * self.options.exit_timeout + STARTUP_TIMEOUT
         try:
             # The bound is outside the stack: the connections a check opens are
             # nurseries, entered and left within it.

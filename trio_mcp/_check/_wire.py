@@ -28,8 +28,9 @@ import trio
 from ..protocol import FrameError, Notification, Request, RequestId, decode, encode
 from ._model import FrameRecord
 
-#: How much of one frame the record keeps (the report stays readable).
-RECORD_CHARS = 240
+#: How much of one frame the record keeps (a 1 MiB argument is not kept
+#: whole; the terminal report shortens further).
+RECORD_CHARS = 4000
 
 #: Ids the checker uses: unique across the whole run, so that a late answer
 #: to one check's request can never be taken for another's.
