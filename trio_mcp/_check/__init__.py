@@ -11,7 +11,8 @@ own process group and is killed on every exit path, and every wait is bounded.
 Spec: the rows each check names (``trio_mcp/_check/_checks/``).
 """
 
-from ._model import Check, CheckResult, FrameRecord, Outcome
+from ._definition import Check
+from ._model import CheckResult, FrameRecord, Outcome
 from ._probe import Options
 from ._runner import Report, run_checks
 from ._target import HttpTarget, StdioTarget

@@ -1,9 +1,6 @@
-"""What a check is and what it reports: outcomes, results, recorded frames.
-
-A check is a small frozen object (id, title, the spec rows it tests, the eras
-and transports it applies to) with an async ``run`` that returns a one-line
-detail on success and raises :class:`CheckFailed` (with what it saw) or
-:class:`CheckSkipped` (with the reason) otherwise.
+"""What a check reports: outcomes, results, recorded frames, and the two
+exceptions a check raises: :class:`CheckFailed` (with what it saw) and
+:class:`CheckSkipped` (with the reason). The check itself is in :mod:`._definition`.
 
 Spec: none by itself (the rows are named by each check).
 """
@@ -11,15 +8,10 @@ Spec: none by itself (the rows are named by each check).
 from __future__ import annotations
 
 import enum
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
 
 import attrs
 
 from .._errors import MCPError
-
-if TYPE_CHECKING:
-    from ._probe import Probe
 
 #: The eras a check can apply to.
 LEGACY = "legacy"
@@ -57,23 +49,6 @@ class FrameRecord:
 
     def to_json(self) -> dict[str, object]:
         return {"at": round(self.at, 4), "direction": self.direction, "text": self.text}
-
-
-@attrs.frozen
-class Check:
-    """One rule held against the server under test."""
-
-    id: str
-    title: str
-    rows: tuple[str, ...]
-    run: Callable[[Probe], Awaitable[str]]
-    eras: frozenset[str] = BOTH_ERAS
-    transports: frozenset[str] = BOTH_TRANSPORTS
-    #: Needs a connection (a process, over stdio) of its own rather than the
-    #: era's shared one: it tests the opening, or ends the connection.
-    fresh: bool = False
-    #: Runs after every other check of its era (it reads what they recorded).
-    last: bool = False
 
 
 @attrs.frozen

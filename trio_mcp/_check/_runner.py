@@ -24,10 +24,10 @@ import httpx
 import trio
 
 from ._checks import ALL_CHECKS
+from ._definition import Check
 from ._model import (
     LEGACY,
     MODERN,
-    Check,
     CheckFailed,
     CheckResult,
     CheckSkipped,

@@ -5,7 +5,7 @@ Spec: see each module.
 
 from __future__ import annotations
 
-from .._model import Check
+from .._definition import Check
 from . import (
     cancellation,
     concurrency,

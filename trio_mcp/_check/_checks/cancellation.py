@@ -10,7 +10,8 @@ import contextlib
 
 import trio
 
-from .._model import STDIO, Check, CheckFailed, CheckSkipped
+from .._definition import Check
+from .._model import STDIO, CheckFailed, CheckSkipped
 from .._probe import Probe
 from .._wire import is_progress_for, is_response, is_response_to, new_id
 from ._common import IN_FLIGHT_GRACE, dump, error_of, expect

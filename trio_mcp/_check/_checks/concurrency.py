@@ -12,7 +12,7 @@ import orjson
 import trio
 
 from ...protocol import Request, encode
-from .._model import Check
+from .._definition import Check
 from .._probe import Probe, result_text
 from .._wire import Wire, is_response, is_response_to, new_id
 from ._common import dump, expect

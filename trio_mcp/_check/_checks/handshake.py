@@ -8,7 +8,8 @@ from __future__ import annotations
 import orjson
 import trio
 
-from .._model import LEGACY, STDIO, Check
+from .._definition import Check
+from .._model import LEGACY, STDIO
 from .._probe import Probe
 from .._wire import is_response_to
 from ._common import dump, error_of, expect

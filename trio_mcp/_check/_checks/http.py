@@ -12,8 +12,9 @@ import httpx
 import orjson
 
 from ...protocol import Notification, Request, encode
+from .._definition import Check
 from .._http import ACCEPT, HttpWire, modern_headers
-from .._model import HTTP, LEGACY, MODERN, Check
+from .._model import HTTP, LEGACY, MODERN
 from .._probe import Probe
 from .._target import HttpTarget
 from .._wire import new_id

@@ -12,7 +12,8 @@ from typing import Any
 
 import orjson
 
-from .._model import Check, CheckFailed
+from .._definition import Check
+from .._model import CheckFailed
 from .._probe import Probe
 from .._wire import is_response, new_id
 from ._common import dump, error_of, expect

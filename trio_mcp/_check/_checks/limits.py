@@ -5,7 +5,7 @@ Spec: BP-07, TR-04.
 
 from __future__ import annotations
 
-from .._model import Check
+from .._definition import Check
 from .._probe import Probe
 from ._common import dump, error_of, expect
 

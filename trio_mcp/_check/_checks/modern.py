@@ -5,7 +5,8 @@ Spec: VR-02, VR-04, VR-09, ME-06, ME-07, BP-14.
 
 from __future__ import annotations
 
-from .._model import BOTH_ERAS, MODERN, Check, CheckSkipped
+from .._definition import Check
+from .._model import BOTH_ERAS, MODERN, CheckSkipped
 from .._probe import MODERN_VERSION, Probe
 from ._common import dump, error_of, expect
 

@@ -9,7 +9,8 @@ import itertools
 
 import trio
 
-from .._model import Check, CheckSkipped
+from .._definition import Check
+from .._model import CheckSkipped
 from .._probe import Probe
 from .._wire import is_progress_for, is_response_to, new_id
 from ._common import dump, expect

@@ -11,7 +11,8 @@ import signal
 
 import trio
 
-from .._model import STDIO, Check, CheckFailed, CheckSkipped
+from .._definition import Check
+from .._model import STDIO, CheckFailed, CheckSkipped
 from .._probe import Probe
 from .._stdio import StdioWire, leftovers
 

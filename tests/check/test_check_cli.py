@@ -1,0 +1,110 @@
+"""``trio-mcp check``'s command line: the report forms, the exit status, the
+selection by id, and argument errors (one line, status 2)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from check_helpers import example
+
+from trio_mcp._cli._main import main
+
+FAULTY = str(Path(__file__).resolve().parent / "faulty_server.py")
+
+
+def test_json_report_of_a_passing_run_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(
+        ["check", "--json", "--only", "jsonrpc,cancel.stray-cancels", "--", *example("paper_trail")]
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert status == 0
+    assert report["eras"] == ["legacy", "modern"]
+    assert report["summary"] == {"pass": 14, "fail": 0, "skip": 0}
+    ids = {r["id"] for r in report["results"]}
+    assert ids == {
+        "jsonrpc.parse-error",
+        "jsonrpc.wrong-version",
+        "jsonrpc.bad-ids",
+        "jsonrpc.result-and-error",
+        "jsonrpc.unknown-method",
+        "jsonrpc.notifications",
+        "cancel.stray-cancels",
+    }
+    assert all(r["rows"] and r["frames"] for r in report["results"])
+
+
+@pytest.mark.spec("BP-07")
+def test_a_failure_is_shown_with_its_frames_and_exits_1(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["check", "--era", "legacy", "--timeout", "1", "--only", "jsonrpc.parse-error"]
+    status = main([*argv, "--", sys.executable, FAULTY, "drops-malformed"])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "FAIL  legacy  jsonrpc.parse-error" in out
+    assert "Failures, with the frames that show them:" in out
+    assert '-> {"jsonrpc": "2.0", "id": 1, "method": ' in out  # the malformed frame sent
+    assert "1 checks: 0 passed, 1 failed, 0 skipped in " in out
+    assert out.rstrip().endswith(": FAILED")
+    assert "\x1b[" not in out  # no colour: stdout is not a terminal
+
+
+def test_markdown_report_and_skip(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [
+        "check",
+        "--markdown",
+        "--era",
+        "modern",
+        "--only",
+        "modern",
+        "--skip",
+        "modern.era-by-first-message",
+    ]
+    status = main([*argv, "--", *example("paper_trail")])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert out.startswith("## `trio-mcp check` report: `")
+    assert "| result | era | check | spec rows | detail |" in out
+    rows = [line for line in out.splitlines() if line.startswith("| PASS |")]
+    assert [row.split("`")[1] for row in rows] == [
+        "modern.discover",
+        "modern.meta-required",
+        "modern.unknown-version",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["check"], "check needs either the server command after -- or --url URL"),
+        (["check", "--url", "http://127.0.0.1:1/mcp", "--", "x"], "check needs either"),
+        (["check", "--slow-args", "{", "--", "x"], "the tool arguments are not JSON"),
+        (["check", "--progress-args", "[1]", "--", "x"], "must be a JSON object"),
+    ],
+)
+def test_bad_arguments_exit_2(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    try:
+        status = main(argv)
+    except SystemExit as exit_:
+        status = int(str(exit_.code))
+    assert status == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_command_that_is_not_a_server_fails_the_era_check(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status = main(
+        ["check", "--json", "--timeout", "1", "--", sys.executable, "-c", "print('hello')"]
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert status == 1
+    assert report["eras"] == []
+    [result] = report["results"]
+    assert result["id"] == "era"
+    assert result["outcome"] == "FAIL"
