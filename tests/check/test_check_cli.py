@@ -4,11 +4,13 @@ selection by id, and argument errors (one line, status 2)."""
 from __future__ import annotations
 
 import json
+import select
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from check_helpers import example
+from check_helpers import NOT_HUNG, URL_LINE, example
 
 from trio_mcp._cli._main import main
 
@@ -108,3 +110,40 @@ def test_a_command_that_is_not_a_server_fails_the_era_check(
     [result] = report["results"]
     assert result["id"] == "era"
     assert result["outcome"] == "FAIL"
+
+
+@pytest.mark.spec("HT-31")
+def test_url_checks_a_running_endpoint(capsys: pytest.CaptureFixture[str]) -> None:
+    server = subprocess.Popen(
+        [*example("paper_trail"), "--http", "127.0.0.1:0"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stderr is not None
+    try:
+        ready, _, _ = select.select([server.stderr], [], [], NOT_HUNG)
+        assert ready, "the server printed no URL"
+        url = server.stderr.readline().split(URL_LINE)[1].split()[0]
+        status = main(["check", "--json", "--only", "http,jsonrpc.unknown-method", "--url", url])
+    finally:
+        server.terminate()
+        server.wait(NOT_HUNG)
+        server.stderr.close()
+    report = json.loads(capsys.readouterr().out)
+    assert status == 0
+    assert report["transport"] == "http"
+    assert {(r["era"], r["id"]) for r in report["results"]} == {
+        ("legacy", "jsonrpc.unknown-method"),
+        ("legacy", "http.session"),
+        ("legacy", "http.origin-host"),
+        ("legacy", "http.content-types"),
+        ("legacy", "http.notification"),
+        ("legacy", "http.delete"),
+        ("modern", "jsonrpc.unknown-method"),
+        ("modern", "http.origin-host"),
+        ("modern", "http.content-types"),
+        ("modern", "http.notification"),
+        ("modern", "http.modern-headers"),
+    }

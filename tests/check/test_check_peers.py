@@ -1,5 +1,6 @@
 """``trio-mcp check`` against servers written with the official SDKs: the Python
-SDK 2.x, the TypeScript SDK v1 (1.32.2) and v2 (2.4.0), over stdio.
+SDK 2.x, the TypeScript SDK v1 (1.32.2) and v2 (2.4.0), over stdio, and the v2
+over Streamable HTTP.
 
 The checker must run to completion and report; each check that FAILs there is
 shown to be a real fault by a second assertion, made here on the recorded
@@ -18,11 +19,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
-from check_helpers import INTEROP, OPTIONS, applicable, outcomes
+from check_helpers import INTEROP, OPTIONS, applicable, http_server, outcomes
 from npm_cache import npm_install
 
-from trio_mcp._check import CheckResult, Outcome, Report, StdioTarget, run_checks
+from trio_mcp._check import CheckResult, HttpTarget, Outcome, Report, StdioTarget, run_checks
 
 NODE_CACHE_V1 = Path(
     os.environ.get("TRIO_MCP_NODE_CACHE_V1", Path.home() / ".cache" / "trio_mcp" / "ts-sdk-v1")
@@ -98,6 +100,13 @@ def _unknown_version_served(result: CheckResult) -> None:
     assert "result" in answers[0]
 
 
+def _foreign_origin_served(result: CheckResult) -> None:
+    texts = [f"{f.direction} {f.text}" for f in result.frames]
+    sent = next(i for i, t in enumerate(texts) if "Origin: http://evil.example" in t)
+    assert texts[sent].startswith("-> POST")
+    assert texts[sent + 1].startswith("<- HTTP 200"), texts[sent + 1]
+
+
 #: For each check that may FAIL against a peer, what the frames must show.
 PROOFS: dict[str, Callable[[CheckResult], None]] = {
     "jsonrpc.parse-error": _unanswered_refusal,
@@ -107,12 +116,13 @@ PROOFS: dict[str, Callable[[CheckResult], None]] = {
     "handshake.second-initialize": _second_initialize_served,
     "cancel.duplicate-id": _duplicate_served,
     "modern.unknown-version": _unknown_version_served,
+    "http.origin-host": _foreign_origin_served,
 }
 
 
-def _judge(report: Report, eras: tuple[str, ...]) -> None:
+def _judge(report: Report, eras: tuple[str, ...], transport: str = "stdio") -> None:
     assert report.eras == eras
-    assert set(outcomes(report)) == applicable("stdio")
+    assert set(outcomes(report)) == applicable(transport)
     for result in report.results:
         if result.outcome is Outcome.FAIL:
             assert result.check_id in PROOFS, f"an unexamined finding: {result.detail}"
@@ -121,7 +131,8 @@ def _judge(report: Report, eras: tuple[str, ...]) -> None:
             assert result.detail
     # The rules every one of these servers keeps, checked to pass.
     passed = {c for (_, c), o in outcomes(report).items() if o is Outcome.PASS}
-    assert {"handshake.three-steps", "jsonrpc.unknown-method", "shutdown.end-of-input"} <= passed
+    kept = {"handshake.three-steps", "jsonrpc.unknown-method", "concurrency.burst"}
+    assert kept | ({"shutdown.end-of-input"} if transport == "stdio" else set()) <= passed
 
 
 @pytest.mark.spec("BP-07")
@@ -153,3 +164,18 @@ async def test_check_reports_on_a_typescript_sdk_v2_server() -> None:
     _judge(report, ("legacy", "modern"))
     failed = {(r.era, r.check_id) for r in report.failed}
     assert ("modern", "cancel.duplicate-id") in failed
+
+
+@pytest.mark.spec("HT-02")
+async def test_check_reports_on_a_typescript_sdk_v2_server_over_http() -> None:
+    assert shutil.which("node"), "node is needed for the TypeScript SDK tests"
+    cache = npm_install(NODE_CACHE_V2, V2_PACKAGES, sorted(INTEROP.glob("ts_v2_*.mjs")))
+    argv = ["node", str(cache / "ts_v2_server.mjs"), "http", "stateless"]
+    async with (
+        http_server(argv, from_stdout=True) as url,
+        httpx.AsyncClient(timeout=30) as client,
+    ):
+        report = await run_checks(HttpTarget(url, client), OPTIONS)
+    _judge(report, ("legacy", "modern"), "http")
+    failed = {(r.era, r.check_id) for r in report.failed}
+    assert ("legacy", "http.origin-host") in failed

@@ -106,25 +106,23 @@ async def content_types(probe: Probe) -> str:
     wire, target = await _wire(probe)
     await probe.still_answers(wire)  # one request answered the ordinary way
     body = _opening(probe)
+    # How the server meets a body that says it is not JSON, and a client that
+    # accepts neither JSON nor SSE: reported, not judged (the spec puts these
+    # MUSTs on the client).
     headers = {**_base_headers(probe, body), "Content-Type": "text/plain"}
-    response, _ = await _post(wire, target, body, headers)
-    expect(
-        response.status_code in (400, 415),
-        f"a text/plain body got {response.status_code}, not 415 (or 400)",
-    )
+    plain, _ = await _post(wire, target, body, headers)
     headers = {**_base_headers(probe, body), "Accept": "text/html"}
-    response, _ = await _post(wire, target, body, headers)
-    expect(
-        response.status_code in (400, 406),
-        f"Accept: text/html got {response.status_code}, not 406 (or 400)",
-    )
+    html, _ = await _post(wire, target, body, headers)
     answered = [p for p in wire.posts if p.request_id is not None and p.status == 200]
     types = {p.content_type for p in answered}
     expect(
         answered and types <= {"application/json", "text/event-stream"},
         f"requests were answered with content types {sorted(types)}",
     )
-    return f"text/plain refused, Accept text/html refused, answers are {', '.join(sorted(types))}"
+    return (
+        f"requests answered with {', '.join(sorted(types))}; a text/plain body got "
+        f"{plain.status_code}, Accept: text/html got {html.status_code}"
+    )
 
 
 async def notification_accepted(probe: Probe) -> str:
@@ -211,8 +209,8 @@ CHECKS = (
     ),
     Check(
         "http.content-types",
-        "content types: request body, Accept, answers",
-        ("HT-06", "HT-09", "HM-04", "HM-07"),
+        "requests are answered with JSON or SSE",
+        ("HT-09", "HM-07"),
         content_types,
         transports=ONLY_HTTP,
         fresh=True,
