@@ -14,7 +14,9 @@ library carries no fault switches:
   (SIGTERM still stops it);
 * ``leaves-child-alive``: a ``sleep`` child in the server's process group
   outlives the server;
-* ``drops-malformed``: frames that are not JSON are dropped without a reply.
+* ``drops-malformed``: frames that are not JSON are dropped without a reply;
+* ``exits-on-malformed``: a frame that is not JSON ends the session (the
+  process exits), which the checker's later checks must survive.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ FAULTS = (
     "ignores-eof",
     "leaves-child-alive",
     "drops-malformed",
+    "exits-on-malformed",
 )
 
 
@@ -67,6 +70,8 @@ class FaultyChannel(trio.abc.Channel[bytes]):
             message = _parse(frame)
             if self.fault == "drops-malformed" and message is None:
                 continue
+            if self.fault == "exits-on-malformed" and message is None:
+                raise trio.EndOfChannel
             if not isinstance(message, dict):
                 return frame
             cancel = message.get("method") == "notifications/cancelled"

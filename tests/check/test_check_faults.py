@@ -44,3 +44,17 @@ async def test_one_fault_fails_exactly_its_check(fault: str, check_id: str) -> N
     assert set(others.values()) == {Outcome.PASS}, others
     (result,) = report.failed
     assert result.frames, "a failure carries the frames that show it"
+
+
+async def test_a_server_that_dies_in_one_check_is_started_again_for_the_next() -> None:
+    report = await run_checks(
+        StdioTarget((sys.executable, FAULTY, "exits-on-malformed")),
+        OPTIONS,
+        only=["jsonrpc"],
+        eras=("legacy",),
+    )
+    found = {check: o for (_, check), o in outcomes(report).items()}
+    assert found.pop("jsonrpc.parse-error") is Outcome.FAIL
+    assert "the server's output ended" in report.failed[0].detail
+    assert set(found.values()) == {Outcome.PASS}, report.failed
+    assert len(found) == 5

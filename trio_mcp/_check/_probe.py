@@ -21,7 +21,6 @@ from typing import Any
 
 import attrs
 import orjson
-import trio
 
 from .._version import __version__
 from ..protocol import LATEST_VERSION, RequestId
@@ -346,6 +345,3 @@ class Probe:
                 break
         self.findings[key] = found
         return found
-
-    async def sleep(self, seconds: float) -> None:
-        await trio.sleep(seconds)

@@ -142,15 +142,27 @@ class _Run:
         return None
 
     async def shared_wire(self, era: str) -> Wire:
+        """The era's shared connection, opened again if its server died in a
+        check before. Called by the era's own task only, outside every check's
+        scope: the new connection lives in the era's stack."""
         wire = self.shared[era]
-        if wire.ended:  # the server died in a check before: start again
-            stack = self.stacks[era]
+        if not wire.ended:
+            return wire
+        stack = self.stacks[era]
+        try:
             wire = await self.connect(era, stack)
+        except (OSError, httpx.HTTPError):
+            return self.shared[era]  # the check that needs it fails on the dead one
+        self.shared[era] = wire
+        if era == LEGACY:
             probe = Probe(self.target, era, self.options, self.findings, stack, wire)
-            if era == LEGACY:
-                with trio.fail_after(PROBE_TIMEOUT):
-                    await probe.handshake(wire)
-            self.shared[era] = wire
+            with (
+                trio.move_on_after(PROBE_TIMEOUT),
+                contextlib.suppress(
+                    CheckFailed, trio.BrokenResourceError, trio.ClosedResourceError
+                ),
+            ):
+                await probe.handshake(wire)
         return wire
 
     def _record(self, key: tuple[int, int], result: CheckResult) -> None:
@@ -164,7 +176,6 @@ class _Run:
         """Probe *era*, then run its checks: shared ones in turn, fresh ones beside them."""
         index = self.eras.index(era)
         async with contextlib.AsyncExitStack() as stack:
-            self.stacks[era] = stack
             wire = await self.probe_era(era, stack)
             if wire is not None:
                 self.shared[era] = wire
@@ -179,25 +190,32 @@ class _Run:
                     if spoken:
                         self._record((index, n), _skipped(check, self.target, era))
                 return
-            with contextlib.suppress(Exception):  # listed once, before the checks that share it
+            # Listed once, before the checks that share the list (a failure
+            # shows again in the first check that needs the tools).
+            with contextlib.suppress(Exception), trio.move_on_after(PROBE_TIMEOUT):
                 await Probe(self.target, era, self.options, self.findings, stack, wire).tools()
 
             async def fresh(n: int, check: Check) -> None:
                 async with self.limiter:
-                    self._record((index, n), await self.run_one(check, era))
+                    self._record((index, n), await self.run_one(check, era, self.shared[era]))
 
             async with trio.open_nursery() as nursery:
                 for n, check in mine:
                     if check.fresh and not check.last:
                         nursery.start_soon(fresh, n, check)
-                for n, check in mine:
-                    if not check.fresh and not check.last:
-                        self._record((index, n), await self.run_one(check, era))
+                # A shared connection opened again lives in a stack of this
+                # block's own, so that it is entered and left inside it.
+                async with contextlib.AsyncExitStack() as respawns:
+                    self.stacks[era] = respawns
+                    for n, check in mine:
+                        if not check.fresh and not check.last:
+                            shared = await self.shared_wire(era)
+                            self._record((index, n), await self.run_one(check, era, shared))
             for n, check in mine:
                 if check.last:
-                    self._record((index, n), await self.run_one(check, era))
+                    self._record((index, n), await self.run_one(check, era, self.shared[era]))
 
-    async def run_one(self, check: Check, era: str) -> CheckResult:
+    async def run_one(self, check: Check, era: str, shared: Wire) -> CheckResult:
         """Run one check under its bound; whatever it raises becomes its result."""
         started = trio.current_time()
         outcome, detail = Outcome.FAIL, ""
@@ -208,7 +226,6 @@ class _Run:
             # nurseries, entered and left within it.
             with trio.fail_after(bound):
                 async with contextlib.AsyncExitStack() as stack:
-                    shared = await self.shared_wire(era)
                     marks = {id(shared): len(shared.frames)}
                     probe = Probe(self.target, era, self.options, self.findings, stack, shared)
                     if check.fresh:

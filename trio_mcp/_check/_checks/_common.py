@@ -1,4 +1,7 @@
-"""Small helpers the check modules share."""
+"""Small helpers the check modules share (failure messages, error objects).
+
+Spec: none by itself.
+"""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from collections import Counter
 import orjson
 import trio
 
-from ...protocol import Request, encode
+from ...protocol import Request, RequestId, encode
 from .._definition import Check
 from .._probe import Probe, result_text
 from .._wire import Wire, is_response, is_response_to, new_id
@@ -22,9 +22,10 @@ BURST = 64
 WHILE_SLOW = 5.0
 
 
-async def _cancel_quietly(wire: Wire, request_id: object) -> None:
+async def _cancel_quietly(wire: Wire, request_id: RequestId) -> None:
+    """Cancel the slow call so it does not run on into the next check."""
     with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-        await wire.cancel(request_id)  # type: ignore[arg-type]
+        await wire.cancel(request_id)
 
 
 async def answer_while_slow(probe: Probe) -> str:

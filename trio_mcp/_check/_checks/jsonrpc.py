@@ -35,7 +35,8 @@ async def _refused(
 
     answer = await wire.wait_for(refusal, probe.options.timeout, since=mark)
     if answer is None:
-        raise CheckFailed(f"{what} got no answer within {probe.options.timeout:g}s")
+        ended = " (the server's output ended)" if wire.ended else ""
+        raise CheckFailed(f"{what} got no answer within {probe.options.timeout:g}s{ended}")
     expect(
         error_of(answer).get("code") == code,
         f"{what} got {dump(answer)}, not a {code} error",

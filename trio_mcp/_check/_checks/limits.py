@@ -1,6 +1,6 @@
 """Limits: a large argument is answered or refused with the caller's id.
 
-Spec: BP-07, TR-04.
+Spec: BP-07.
 """
 
 from __future__ import annotations
