@@ -64,12 +64,13 @@ def _unanswered_refusal(result: CheckResult) -> None:
 
 
 def _second_initialize_served(result: CheckResult) -> None:
+    """On a session in operation (a ping answered first), initialize got a result."""
     messages = _messages(result)
-    initializes = [m["id"] for d, m in messages if d == "->" and m.get("method") == "initialize"]
-    assert len(initializes) == 2
-    answer = [m for d, m in messages if d == "<-" and m.get("id") == initializes[1]]
-    assert answer
-    assert "protocolVersion" in answer[0]["result"]
+    sent = [m for d, m in messages if d == "->" and "id" in m]
+    assert [m["method"] for m in sent] == ["ping", "initialize"]
+    answers = {m["id"]: m for d, m in messages if d == "<-" and "id" in m}
+    assert answers[sent[0]["id"]]["result"] == {}
+    assert "protocolVersion" in answers[sent[1]["id"]]["result"]
 
 
 def _duplicate_served(result: CheckResult) -> None:

@@ -207,12 +207,14 @@ class _Run:
                 # block's own, so that it is entered and left inside it.
                 async with contextlib.AsyncExitStack() as respawns:
                     self.stacks[era] = respawns
-                    for n, check in mine:
-                        if not check.fresh and not check.last:
+                    # The shared checks in turn, those that must come last after them.
+                    for n, check in sorted(mine, key=lambda item: item[1].last):
+                        if not check.fresh:
                             shared = await self.shared_wire(era)
                             self._record((index, n), await self.run_one(check, era, shared))
+            # Then the fresh checks that read what every other check recorded.
             for n, check in mine:
-                if check.last:
+                if check.fresh and check.last:
                     self._record((index, n), await self.run_one(check, era, self.shared[era]))
 
     async def run_one(self, check: Check, era: str, shared: Wire) -> CheckResult:

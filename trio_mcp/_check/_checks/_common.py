@@ -12,8 +12,10 @@ import orjson
 from .._model import CheckFailed
 
 #: How long after a cancel a frame may still be in flight (written before the
-#: server read the cancel); later ones count as sent after it.
-IN_FLIGHT_GRACE = 0.25
+#: server read the cancel, or read late by a checker starved of CPU); later
+#: ones count as sent after it. A handler that ignores the cancel goes on
+#: reporting through the whole watch that follows.
+IN_FLIGHT_GRACE = 0.5
 
 
 def dump(message: object) -> str:

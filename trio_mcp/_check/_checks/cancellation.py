@@ -17,7 +17,7 @@ from .._wire import is_progress_for, is_response, is_response_to, new_id
 from ._common import IN_FLIGHT_GRACE, dump, error_of, expect
 
 #: How long after a cancel the checker watches for frames of the cancelled call.
-CANCEL_WATCH = 1.0
+CANCEL_WATCH = 1.5
 #: How long a slow call runs before the duplicate is sent.
 SETTLE = 0.3
 
