@@ -3,6 +3,7 @@ selection by id, and argument errors (one line, status 2)."""
 
 from __future__ import annotations
 
+import io
 import json
 import select
 import subprocess
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 from check_helpers import NOT_HUNG, URL_LINE, example
 
+from trio_mcp._check import CheckResult, Outcome, Report
+from trio_mcp._check._report import write_text
 from trio_mcp._cli._main import main
 
 FAULTY = str(Path(__file__).resolve().parent / "faulty_server.py")
@@ -85,6 +88,7 @@ def test_markdown_report_and_skip(capsys: pytest.CaptureFixture[str]) -> None:
         (["check", "--url", "http://127.0.0.1:1/mcp", "--", "x"], "check needs either"),
         (["check", "--slow-args", "{", "--", "x"], "the tool arguments are not JSON"),
         (["check", "--progress-args", "[1]", "--", "x"], "must be a JSON object"),
+        (["check", "--only", "jsonrpc,nope.never", "--", "x"], "no such check or area: nope.never"),
     ],
 )
 def test_bad_arguments_exit_2(
@@ -147,3 +151,46 @@ def test_url_checks_a_running_endpoint(capsys: pytest.CaptureFixture[str]) -> No
         ("modern", "http.notification"),
         ("modern", "http.modern-headers"),
     }
+
+
+def test_tools_named_on_the_command_line_are_used(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [
+        "check",
+        "--json",
+        "--era",
+        "legacy",
+        "--only",
+        "progress,concurrency,limits",
+        "--slow-tool",
+        "sleep",
+        "--slow-args",
+        '{"seconds": 20}',
+        "--progress-tool",
+        "prepare_report",
+        "--progress-args",
+        '{"steps": 2}',
+        "--echo-tool",
+        "return_order",
+    ]
+    status = main([*argv, "--", *example("paper_trail")])
+    details = {r["id"]: r["detail"] for r in json.loads(capsys.readouterr().out)["results"]}
+    assert status == 0
+    assert details["progress.token"].startswith("2 progress notification(s) from prepare_report")
+    assert details["concurrency.answer-while-slow"] == "ping answered while sleep ran"
+    assert "calls of return_order in one write" in details["concurrency.burst"]
+    assert "argument to return_order" in details["limits.large-argument"]
+
+
+def test_colour_only_when_asked_or_on_a_terminal() -> None:
+    result = CheckResult("a.b", "t", ("BP-01",), "stdio", "legacy", Outcome.FAIL, "bad", 0.1)
+    report = Report("server", "stdio", ("legacy",), (result,), 0.1)
+    plain, painted = io.StringIO(), io.StringIO()
+    write_text(report, plain)  # a StringIO is not a terminal
+    write_text(report, painted, colour=True)
+    assert "\x1b[" not in plain.getvalue()
+    assert "\x1b[31mFAIL\x1b[0m" in painted.getvalue()
+    assert (
+        plain.getvalue()
+        .rstrip()
+        .endswith("1 checks: 0 passed, 1 failed, 0 skipped in 0.1s: FAILED")
+    )

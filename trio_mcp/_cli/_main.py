@@ -205,7 +205,16 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, command: l
         print_error(sys.stderr, str(exc))
         return exc.status
     from .._check import Options
+    from .._check._checks import ALL_CHECKS
     from ._check import run_check
+
+    only = [n for item in args.only for n in item.split(",") if n]
+    skip = [n for item in args.skip for n in item.split(",") if n]
+    known = {c.id for c in ALL_CHECKS} | {c.id.split(".")[0] for c in ALL_CHECKS}
+    unknown = sorted(set(only + skip) - known)
+    if unknown:
+        print_error(sys.stderr, f"no such check or area: {', '.join(unknown)}")
+        return BAD_ARGUMENTS
 
     options = Options(
         slow_tool=args.slow_tool,
@@ -223,8 +232,8 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, command: l
             command,
             url=args.url,
             options=options,
-            only=[n for item in args.only for n in item.split(",") if n],
-            skip=[n for item in args.skip for n in item.split(",") if n],
+            only=only,
+            skip=skip,
             eras=eras,
             output="json" if args.json else "markdown" if args.markdown else "text",
         )
