@@ -88,8 +88,12 @@ def _add_check(commands: Any) -> None:
     check = commands.add_parser(
         "check",
         help="check a server's lifecycle: check -- CMD ... | check --url URL",
+        usage="trio-mcp check [options] -- CMD [ARGS...]\n"
+        "       trio-mcp check [options] --url URL",
         description="Hold an MCP server (stdio or Streamable HTTP, any SDK) to the "
         "lifecycle, cancellation and robustness rules; exit 0 only if no check failed.",
+        epilog="Check areas: handshake, modern, jsonrpc, cancel, progress, concurrency, "
+        "limits, shutdown, http (each check id is AREA.NAME; --json lists them).",
     )
     check.add_argument("--url", help="a Streamable HTTP endpoint instead of a command")
     output = check.add_mutually_exclusive_group()
