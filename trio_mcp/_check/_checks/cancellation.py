@@ -16,8 +16,12 @@ from .._probe import Probe
 from .._wire import is_progress_for, is_response, is_response_to, new_id
 from ._common import IN_FLIGHT_GRACE, dump, error_of, expect
 
-#: How long after a cancel the checker watches for frames of the cancelled call.
-CANCEL_WATCH = 1.5
+#: How long after a cancel the checker watches for frames of the cancelled call
+#: (a handler that ignores it reports on past the in-flight grace).
+CANCEL_WATCH = 1.0
+#: How long the checker waits for the answers to a duplicate id (a server that
+#: serves it as a request of its own answers in milliseconds).
+DUPLICATE_WATCH = 0.5
 #: How long a slow call runs before the duplicate is sent.
 SETTLE = 0.3
 
@@ -95,7 +99,7 @@ async def duplicate_id(probe: Probe) -> str:
     await wire.quiet(SETTLE)
     expect(not wire.since(0, is_response_to(rid)), f"{name} {dump(args)} answered at once")
     await probe.start(probe.liveness_method, request_id=rid)
-    await wire.quiet(CANCEL_WATCH)
+    await wire.quiet(DUPLICATE_WATCH)
     with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
         await wire.cancel(rid)
     await wire.quiet(0.3)
