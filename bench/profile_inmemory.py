@@ -51,7 +51,7 @@ async def _run(era: str, calls: int, counter: _Counter, profile: cProfile.Profil
     async def echo(text: str) -> str:
         return text
 
-    async with open_memory_client(server, era=era) as client:  # type: ignore[arg-type]
+    async with open_memory_client(server, era=era) as client:
         for _ in range(200):  # warm-up
             await client.call_tool("echo", ARGUMENTS)
         scopes = _count_scopes()
