@@ -421,7 +421,8 @@ def main() -> int:
                     results.setdefault(key, []).append(cell)
     print(
         f"trio_mcp {commit}{' (uncommitted changes)' if dirty else ''}; "
-        f"TypeScript SDK 2.4.0 on node {env.node_version}; {args.rounds} interleaved rounds, medians; "
+        f"TypeScript SDK 2.4.0 on node {env.node_version}; "
+        f"{args.rounds} interleaved rounds, medians; "
         f"{args.calls} calls (HTTP {args.http_calls}); {time.monotonic() - started:.0f} s\n"
     )
     print(render(results, errors, groups))
