@@ -65,9 +65,10 @@ async def open_piped_server(
     protocol = Connection(Role.SERVER, capabilities={"tools": {}}, observer=recorder)
     server_end = LineChannel(trio.lowlevel.FdStream(out_w), trio.lowlevel.FdStream(in_r))
     peer = LineChannel(trio.lowlevel.FdStream(in_w), trio.lowlevel.FdStream(out_r))
-    async with peer, open_session(
-        server_end, protocol, dispatcher, outgoing_buffer=outgoing_buffer
-    ) as session:
+    async with (
+        peer,
+        open_session(server_end, protocol, dispatcher, outgoing_buffer=outgoing_buffer) as session,
+    ):
         await _send(
             peer,
             {
@@ -82,7 +83,8 @@ async def open_piped_server(
             },
         )
         reply = orjson.loads(await peer.receive())
-        assert reply["id"] == 0 and "result" in reply, reply
+        assert reply["id"] == 0, reply
+        assert "result" in reply, reply
         await _send(peer, {"jsonrpc": "2.0", "method": "notifications/initialized"})
         yield peer, session, recorder
 

@@ -369,9 +369,9 @@ class Session:
         self.protocol = protocol
         self.dispatcher = dispatcher
         self._max_concurrent = max_concurrent
-        self._send_channel, self._receive_channel = trio.open_memory_channel[
-            Message | bytes
-        ](outgoing_buffer)
+        self._send_channel, self._receive_channel = trio.open_memory_channel[Message | bytes](
+            outgoing_buffer
+        )
         self._outgoing_buffer = outgoing_buffer
         self.progress_idle_timeout = progress_idle_timeout
         self.max_duration = max_duration
@@ -380,12 +380,8 @@ class Session:
         # Write-through (ARCHITECTURE.md, "One writer at a time, with
         # write-through"): the transport's optional non-blocking send, and its
         # optional flush of what a partial non-blocking write left over.
-        self._send_nowait: Callable[[bytes], None] | None = getattr(
-            transport, "send_nowait", None
-        )
-        self._flush_pending: Callable[[], bool] | None = getattr(
-            transport, "flush_pending", None
-        )
+        self._send_nowait: Callable[[bytes], None] | None = getattr(transport, "send_nowait", None)
+        self._flush_pending: Callable[[], bool] | None = getattr(transport, "flush_pending", None)
         # True only while the writer task is parked on an empty queue, the
         # queue is open and nothing was handed to it since: then a sender may
         # write its frame itself, and order is kept.
