@@ -15,10 +15,17 @@ dispatcher's handler, the graces), never with the session:
   answered promptly however busy the handlers are; it cancels a request's scope
   on the peer's ``notifications/cancelled`` and moves a request's idle deadline
   on its progress, before any user code sees anything else;
-* the **writer** (a method of the session) is the only task that writes to the
-  transport. Everybody else puts messages on a bounded memory channel, which is
-  atomic under cancellation: a message is queued or not, and a frame is never
-  torn;
+* the **writer** (a method of the session) writes what is queued for the
+  transport: messages on a bounded memory channel, which is atomic under
+  cancellation (a message is queued or not). One writer at a time, with
+  **write-through**: while the writer is parked on an empty queue, the task
+  that made a message encodes it and writes it itself with the transport's
+  ``send_nowait``, which never yields, so cancellation cannot tear it and
+  nothing queued is overtaken. What the transport cannot take at once (a full
+  buffer, the rest of a line a pipe took in part) goes to the writer, which is
+  then busy, so later messages queue behind it. A frame is never torn and
+  order is kept either way, and an uncontended round trip skips two task
+  hand-offs (one per side);
 * :class:`~trio_mcp._session._inbound.InboundRequests` owns the peer's requests:
   the admission under the concurrency limit, one task per request (an
   :class:`~trio_mcp._session._inbound.InboundRequest`), its error boundary and
