@@ -28,6 +28,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import orjson
+import pytest
 import trio
 import trio.testing
 from helpers import FnDispatcher, Recorder
@@ -240,3 +241,28 @@ async def test_an_in_memory_round_trip_is_written_through_on_both_sides() -> Non
         # The request went out through its caller, not the writer task.
         assert after.frames_out == before.frames_out + 1
         assert after.written_through == before.written_through + 1
+
+
+async def test_the_http_server_transport_routes_a_frame_without_yielding() -> None:
+    from trio_mcp.transports._event_store import MemoryEventStore
+    from trio_mcp.transports._http_session import HttpServerTransport
+
+    reply = orjson.dumps({"jsonrpc": "2.0", "id": 1, "result": {}})
+    transport = HttpServerTransport("sid")
+    stream = transport.open_stream([1], {}, json=True)
+    transport.send_nowait(reply)
+    # Routed at once: the POST's JSON answer is collected and its stream done.
+    assert stream.collected == [reply]
+    assert stream.done
+    # An event store must keep the frame first, which awaits: not now.
+    stored = HttpServerTransport("sid", event_store=MemoryEventStore())
+    kept = stored.open_stream([1], {}, json=False)
+    stored.attach(kept)
+    with pytest.raises(trio.WouldBlock):
+        stored.send_nowait(reply)
+    assert not kept.done
+    await stored.send(reply)  # the writer's way: stored, then routed
+    assert kept.done
+    await transport.aclose()
+    with pytest.raises(trio.ClosedResourceError):
+        transport.send_nowait(reply)
