@@ -3,8 +3,8 @@
 Runs trio_mcp's in-memory echo (the ``(c) trio_mcp`` row of ``inmemory.py``)
 sequentially and prints, per call:
 
-* microseconds (wall; noisy on a shared machine, so compare runs of this
-  script made one after the other, or use the counts);
+* microseconds, wall and CPU (this process's CPU time: on a shared machine
+  far steadier than the wall time, which other processes' load inflates);
 * task steps (a Trio task resumed: each hand-off between tasks costs one),
   tasks spawned, and cancel scopes entered;
 * with ``--profile``, the top functions of a cProfile run by own time.
@@ -41,7 +41,9 @@ class _Counter(trio.abc.Instrument):
         self.spawned += 1
 
 
-async def _run(era: str, calls: int, counter: _Counter, profile: cProfile.Profile | None) -> float:
+async def _run(
+    era: str, calls: int, counter: _Counter, profile: cProfile.Profile | None
+) -> tuple[float, float]:
     import trio_mcp
     from trio_mcp.testing import open_memory_client
 
@@ -59,15 +61,17 @@ async def _run(era: str, calls: int, counter: _Counter, profile: cProfile.Profil
         if profile is not None:
             profile.enable()
         start = time.perf_counter()
+        cpu_start = time.process_time()
         for _ in range(calls):
             result = await client.call_tool("echo", ARGUMENTS)
             assert getattr(result.content[0], "text", None) == "hello"
         elapsed = time.perf_counter() - start
+        cpu = time.process_time() - cpu_start
         if profile is not None:
             profile.disable()
         trio.lowlevel.remove_instrument(counter)
         counter.scopes = scopes.stop()  # type: ignore[attr-defined]
-    return elapsed
+    return elapsed, cpu
 
 
 class _ScopeCount:
@@ -103,10 +107,11 @@ def main() -> None:
     args = parser.parse_args()
     counter = _Counter()
     # The counts run first, unprofiled (the profiler would slow the timing).
-    elapsed = trio.run(_run, args.era, args.calls, counter, None)
+    elapsed, cpu = trio.run(_run, args.era, args.calls, counter, None)
     calls = args.calls
     print(
-        f"trio_mcp {args.era}, in-memory, sequential: {elapsed / calls * 1e6:.1f} us/call, "
+        f"trio_mcp {args.era}, in-memory, sequential: {elapsed / calls * 1e6:.1f} us/call wall, "
+        f"{cpu / calls * 1e6:.1f} us/call CPU, "
         f"{counter.steps / calls:.2f} task steps/call, "
         f"{counter.spawned / calls:.2f} tasks spawned/call, "
         f"{counter.scopes / calls:.2f} cancel scopes entered/call"  # type: ignore[attr-defined]
