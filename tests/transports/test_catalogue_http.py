@@ -1,0 +1,132 @@
+"""Streamable HTTP cases of the robustness catalogue (reliability §3.2, §3.8,
+§3.9) not covered elsewhere: raw HTTP against a real server on loopback."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+from http_helpers import (
+    make_server,
+    open_raw_session,
+    post_headers,
+    raw_client,
+    running,
+    sse_messages,
+)
+
+from trio_mcp.transports import MemoryEventStore
+
+CALL = orjson.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "add", "arguments": {"a": 1, "b": 2}},
+    }
+)
+PING = orjson.dumps({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+
+
+def _answers(response: Any) -> list[dict[str, Any]]:
+    if response.headers["content-type"].startswith("text/event-stream"):
+        return sse_messages(response.text)
+    body = response.json()
+    return body if isinstance(body, list) else [body]
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+async def test_an_array_is_400_where_batches_are_not_part_of_the_revision(version: str) -> None:
+    """J-19: any array body at 2025-06-18 and later is HTTP 400 with -32600,
+    and the session goes on."""
+    async with running(make_server()) as (url, app), raw_client(url) as http:
+        sid = await open_raw_session(http, version)
+        headers = post_headers(sid, **{"mcp-protocol-version": version})
+        for body in (b"[%s]" % PING, b"[]", b"[%s,%s]" % (PING, CALL)):
+            response = await http.post("/mcp", content=body, headers=headers)
+            assert response.status_code == 400, body
+            assert response.json()["error"]["code"] == -32600
+        served = await http.post("/mcp", content=CALL, headers=headers)
+        assert served.status_code == 200
+        assert _answers(served)[0]["result"]["structuredContent"] == {"result": 3}
+        assert app.session_count == 1
+
+
+async def test_invalid_utf8_in_a_body_is_400_parse_error_and_the_session_goes_on() -> None:
+    """J-21: raw bytes that are not UTF-8 are a parse error (HTTP 400, -32700
+    with a null id), never a crash; the session is still served."""
+    async with running(make_server()) as (url, app), raw_client(url) as http:
+        sid = await open_raw_session(http)
+        headers = post_headers(sid)
+        for body in (b"\xff\xfe{}", b'{"jsonrpc":"2.0","id":1,"method":"\xc3("}', b"\xed\xa0\x80"):
+            response = await http.post("/mcp", content=body, headers=headers)
+            assert response.status_code == 400, body
+            error = response.json()
+            assert (error["id"], error["error"]["code"]) == (None, -32700)
+        served = await http.post("/mcp", content=PING, headers=headers)
+        assert _answers(served) == [{"jsonrpc": "2.0", "id": 3, "result": {}}]
+        assert app.session_count == 1
+
+
+async def test_clients_that_vanish_after_initialize_do_not_stop_a_healthy_one() -> None:
+    """S-13: three clients open sessions and vanish (connection dropped, no
+    DELETE); a fourth is then served in full."""
+    async with running(make_server()) as (url, app):
+        for _ in range(3):
+            async with raw_client(url) as gone:
+                await open_raw_session(gone)
+            # leaving the block drops the connection without a DELETE
+        async with raw_client(url) as http:
+            sid = await open_raw_session(http)
+            served = await http.post("/mcp", content=CALL, headers=post_headers(sid))
+            assert served.status_code == 200
+            assert _answers(served)[0]["result"]["structuredContent"] == {"result": 3}
+            assert (await http.delete("/mcp", headers=post_headers(sid))).status_code == 200
+        assert app.session_count == 3  # the vanished ones wait for the idle reaper
+
+
+@pytest.mark.parametrize(
+    "last_event_id",
+    ["x" * 10_000, "\x01bad", "caf\u00e9", "a\tb", "a b", "\u2028", "no-separator"],
+)
+async def test_a_malformed_last_event_id_is_400_and_the_session_goes_on(last_event_id: str) -> None:
+    """E-10: a huge Last-Event-ID, or one with control or non-ASCII characters,
+    is refused with 400; nothing crashes and the session is still served."""
+    store = MemoryEventStore()
+    async with running(make_server(), event_store=store) as (url, app), raw_client(url) as http:
+        sid = await open_raw_session(http)
+        headers = {
+            "accept": "text/event-stream",
+            "mcp-session-id": sid,
+            "last-event-id": last_event_id,
+        }
+        response = await http.get(
+            "/mcp", headers={k.encode(): v.encode("utf-8") for k, v in headers.items()}
+        )
+        assert response.status_code == 400, response.status_code
+        served = await http.post("/mcp", content=PING, headers=post_headers(sid))
+        assert _answers(served) == [{"jsonrpc": "2.0", "id": 3, "result": {}}]
+        assert app.session_count == 1
+
+
+async def test_batches_over_http_at_2025_03_26() -> None:
+    """J-18 over HTTP, in the one revision with batches: the answers of a batch's
+    requests come on its response; a batch of notifications alone is 202 with
+    no body; a batch holding something that is not a message is 400."""
+    note = b'{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}'
+    async with running(make_server()) as (url, app), raw_client(url) as http:
+        sid = await open_raw_session(http, "2025-03-26")
+        headers = post_headers(sid, **{"mcp-protocol-version": "2025-03-26"})
+        mixed = await http.post("/mcp", content=b"[%s,%s,%s]" % (PING, note, CALL), headers=headers)
+        assert mixed.status_code == 200
+        answers = {a["id"]: a for a in _answers(mixed)}
+        assert answers[3] == {"jsonrpc": "2.0", "id": 3, "result": {}}
+        assert answers[2]["result"]["content"][0]["text"] == "3"
+        quiet = await http.post("/mcp", content=b"[%s,%s]" % (note, note), headers=headers)
+        assert (quiet.status_code, quiet.content) == (202, b"")
+        for body in (b"[%s,5]" % PING, b"[[%s]]" % PING, b"[]"):
+            refused = await http.post("/mcp", content=body, headers=headers)
+            assert refused.status_code == 400, body
+            assert refused.json()["error"]["code"] == -32600
+        assert app.session_count == 1
