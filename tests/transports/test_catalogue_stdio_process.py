@@ -1,0 +1,71 @@
+"""stdio process cases of the robustness catalogue (reliability §3.7) not
+covered elsewhere: a real server process that stops reading its stdin."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import trio
+import trio.testing
+from stdio_helpers import CHILD_ENV, PYTHON, reaped
+from test_stdio_floods import HANDSHAKE, script
+
+from trio_mcp import SessionClosed, open_stdio_client
+from trio_mcp.transports import ExitStep, StdioProcess
+
+MIB = 1 << 20
+#: The raw server of test_stdio_floods, declaring tools (so a tools/call is sent).
+TOOLS_HANDSHAKE = HANDSHAKE.replace('"capabilities": {}', '"capabilities": {"tools": {}}')
+assert TOOLS_HANDSHAKE != HANDSHAKE
+
+
+async def test_closing_a_client_whose_server_stopped_reading_is_bounded(tmp_path: Path) -> None:
+    """P-08: the server answers a ping, then never reads stdin again. A call
+    of 4 MiB fills the pipe and our writer blocks on it; closing the client
+    still ends within the graces (EOF means nothing to a process that does
+    not read, so SIGTERM ends it) and the blocked call fails."""
+    server = script(
+        tmp_path,
+        "deaf.py",
+        TOOLS_HANDSHAKE
+        + """
+serve_until("ping")
+import time
+while True:
+    time.sleep(60)
+""",
+    )
+    failures: list[BaseException] = []
+    close_grace, terminate_grace = 0.5, 0.5
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            async with open_stdio_client(
+                PYTHON,
+                [server],
+                env=CHILD_ENV,
+                stderr=None,
+                close_grace=close_grace,
+                terminate_grace=terminate_grace,
+                discover=False,
+            ) as client:
+                await client.ping()
+                transport = client.session.transport
+                assert isinstance(transport, StdioProcess)
+
+                async def big_call() -> None:
+                    try:
+                        await client.session.request(
+                            "tools/call", {"name": "x", "arguments": {"blob": "x" * (4 * MIB)}}
+                        )
+                    except SessionClosed as exc:
+                        failures.append(exc)
+
+                nursery.start_soon(big_call)
+                await trio.testing.wait_all_tasks_blocked()  # the writer waits on the full pipe
+                started = time.monotonic()
+            elapsed = time.monotonic() - started
+    assert transport.exit_step is ExitStep.SIGTERM
+    assert elapsed < close_grace + terminate_grace + 5  # the graces, plus slack for a busy CI
+    assert reaped(transport.pid)
+    assert len(failures) == 1
