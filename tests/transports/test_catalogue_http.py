@@ -8,6 +8,8 @@ from typing import Any
 
 import orjson
 import pytest
+import trio
+import trio.testing
 from http_helpers import (
     make_server,
     open_raw_session,
@@ -17,8 +19,10 @@ from http_helpers import (
     sse_messages,
 )
 
+from trio_mcp import Context
 from trio_mcp.transports import MemoryEventStore
 from trio_mcp.transports._http_common import is_visible_ascii, new_session_id
+from trio_mcp.transports._sse import SSEParser
 
 CALL = orjson.dumps(
     {
@@ -151,3 +155,63 @@ def test_a_million_session_ids_are_unique_visible_and_evenly_spread() -> None:
     expected = count * 32 / 64
     chi_square = sum((seen - expected) ** 2 / expected for seen in chars.values())
     assert chi_square < 156.0
+
+
+async def test_with_two_streams_open_each_message_goes_on_exactly_one() -> None:
+    """E-12 (and S-07's "the first stream keeps receiving"): a standalone GET
+    stream is open while a call streams its answer. The call's progress and
+    response go on its POST stream only; the session's list_changed notices
+    (a tool added at each step, a burst possibly coalesced) on the GET stream
+    only; nothing on both."""
+    steps = 5
+    server = make_server()
+
+    @server.tool()
+    async def grow(ctx: Context) -> str:
+        """Adds a tool per step, reporting progress after each."""
+        for i in range(steps):
+
+            async def extra() -> str:
+                return "x"
+
+            server.tool(name=f"extra{i}")(extra)
+            await ctx.report_progress(i + 1, steps)
+        return "grown"
+
+    body = orjson.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 9,
+            "method": "tools/call",
+            "params": {"name": "grow", "arguments": {}, "_meta": {"progressToken": "tok"}},
+        }
+    )
+    on_get: list[dict[str, Any]] = []
+    enough = trio.Event()
+    with trio.fail_after(30):
+        async with running(server) as (url, _), raw_client(url) as http:
+            sid = await open_raw_session(http)
+            headers = {"accept": "text/event-stream", "mcp-session-id": sid}
+            async with http.stream("GET", "/mcp", headers=headers) as get_stream:
+                assert get_stream.status_code == 200
+
+                async def read_get() -> None:
+                    parser = SSEParser()
+                    async for chunk in get_stream.aiter_bytes():
+                        on_get.extend(orjson.loads(e.data) for e in parser.feed(chunk) if e.data)
+                        if on_get:
+                            enough.set()
+
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(read_get)
+                    posted = await http.post("/mcp", content=body, headers=post_headers(sid))
+                    await enough.wait()
+                    nursery.cancel_scope.cancel()
+    on_post = sse_messages(posted.text)
+    assert [m.get("method") for m in on_post] == ["notifications/progress"] * steps + [None]
+    assert [m["params"]["progress"] for m in on_post[:-1]] == list(range(1, steps + 1))
+    assert on_post[-1]["id"] == 9
+    # Notices of one kind may be coalesced (one per burst), never moved.
+    assert on_get
+    notice = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+    assert all(m == notice for m in on_get)

@@ -1,14 +1,17 @@
-"""stdio process cases of the robustness catalogue (reliability §3.7) not
-covered elsewhere: a real server process that stops reading its stdin."""
+"""stdio process cases of the robustness catalogue (reliability §3.7, §3.14)
+not covered elsewhere: a real server process that stops reading its stdin, and
+one interrupted while a handler runs."""
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from pathlib import Path
 
 import trio
 import trio.testing
-from stdio_helpers import CHILD_ENV, PYTHON, reaped
+from stdio_helpers import CHILD_ENV, PAPER_TRAIL, PYTHON, reaped
 from test_stdio_floods import HANDSHAKE, script
 
 from trio_mcp import SessionClosed, open_stdio_client
@@ -69,3 +72,34 @@ while True:
     assert elapsed < close_grace + terminate_grace + 5  # the graces, plus slack for a busy CI
     assert reaped(transport.pid)
     assert len(failures) == 1
+
+
+async def test_ctrl_c_during_a_handler_shuts_the_server_down_in_order() -> None:
+    """T-03, mid-handler: SIGINT while a long tool runs. The server cancels the
+    handler, exits with status 0 and writes no traceback; the call in flight
+    fails with SessionClosed, and the client closes cleanly."""
+    stderr: list[str] = []
+    failures: list[BaseException] = []
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery, open_stdio_client(
+            PYTHON, [PAPER_TRAIL], env=CHILD_ENV, stderr=stderr.append
+        ) as client:
+            transport = client.session.transport
+            assert isinstance(transport, StdioProcess)
+            running = trio.Event()
+
+            async def long_call() -> None:
+                try:
+                    await client.call_tool(
+                        "prepare_report", {"steps": 1000}, on_progress=lambda p: running.set()
+                    )
+                except SessionClosed as exc:
+                    failures.append(exc)
+
+            nursery.start_soon(long_call)
+            await running.wait()  # the handler is running
+            os.kill(transport.pid, signal.SIGINT)
+            await client.session.wait_closed()
+    assert transport.returncode == 0
+    assert len(failures) == 1
+    assert not any("Traceback" in line for line in stderr), stderr
