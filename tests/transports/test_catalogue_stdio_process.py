@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
 import trio
 import trio.testing
-from stdio_helpers import CHILD_ENV, PAPER_TRAIL, PYTHON, reaped
+from stdio_helpers import CHILD_ENV, PAPER_TRAIL, PYTHON, gone, reaped, wait_gone
 from test_stdio_floods import HANDSHAKE, script
 
 from trio_mcp import SessionClosed, open_stdio_client
@@ -81,9 +82,10 @@ async def test_ctrl_c_during_a_handler_shuts_the_server_down_in_order() -> None:
     stderr: list[str] = []
     failures: list[BaseException] = []
     with trio.fail_after(30):
-        async with trio.open_nursery() as nursery, open_stdio_client(
-            PYTHON, [PAPER_TRAIL], env=CHILD_ENV, stderr=stderr.append
-        ) as client:
+        async with (
+            trio.open_nursery() as nursery,
+            open_stdio_client(PYTHON, [PAPER_TRAIL], env=CHILD_ENV, stderr=stderr.append) as client,
+        ):
             transport = client.session.transport
             assert isinstance(transport, StdioProcess)
             running = trio.Event()
@@ -103,3 +105,45 @@ async def test_ctrl_c_during_a_handler_shuts_the_server_down_in_order() -> None:
     assert transport.returncode == 0
     assert len(failures) == 1
     assert not any("Traceback" in line for line in stderr), stderr
+
+
+CLIENT = """
+import sys, trio
+from trio_mcp import open_stdio_client
+from trio_mcp.transports import StdioProcess
+
+async def main():
+    async with open_stdio_client(sys.executable, [sys.argv[1]]) as client:
+        await client.ping()
+        transport = client.session.transport
+        assert isinstance(transport, StdioProcess)
+        print(transport.pid, flush=True)
+        await trio.sleep_forever()
+
+trio.run(main)
+"""
+
+
+async def test_a_server_whose_client_was_killed_exits_on_stdin_eof(tmp_path: Path) -> None:
+    """P-12: a real client process holding a stdio server is SIGKILLed; the
+    server sees EOF on stdin and exits by itself, promptly."""
+    client_script = script(tmp_path, "client.py", CLIENT)
+    with trio.fail_after(30):
+        client = await trio.lowlevel.open_process(
+            [PYTHON, client_script, PAPER_TRAIL],
+            env={**os.environ, **CHILD_ENV},
+            stdout=subprocess.PIPE,
+        )
+        assert client.stdout is not None
+        line = b""
+        while not line.endswith(b"\n"):
+            line += await client.stdout.receive_some(64)
+        server_pid = int(line)
+        assert not gone(server_pid)
+        client.kill()
+        await client.wait()
+        await client.stdout.aclose()
+        killed_at = time.monotonic()
+        await wait_gone(server_pid)
+    assert client.returncode == -signal.SIGKILL
+    assert time.monotonic() - killed_at < 5  # "promptly": on EOF, not on a timeout
