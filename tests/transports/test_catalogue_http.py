@@ -19,7 +19,7 @@ from http_helpers import (
     sse_messages,
 )
 
-from trio_mcp import Context
+from trio_mcp import Context, Server
 from trio_mcp.transports import MemoryEventStore
 from trio_mcp.transports._http_common import is_visible_ascii, new_session_id
 from trio_mcp.transports._sse import SSEParser
@@ -215,3 +215,72 @@ async def test_with_two_streams_open_each_message_goes_on_exactly_one() -> None:
     assert on_get
     notice = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
     assert all(m == notice for m in on_get)
+
+
+def gated_server() -> tuple[Server, trio.Event, trio.Event, trio.Event]:
+    """A server whose ``wait`` tool sets the first event, runs until the second
+    is set, and sets the third as it returns."""
+    server = make_server()
+    started = trio.Event()
+    gate = trio.Event()
+    finished = trio.Event()
+
+    @server.tool()
+    async def wait() -> str:
+        """Waits for the gate."""
+        started.set()
+        await gate.wait()
+        finished.set()
+        return "done"
+
+    return server, started, gate, finished
+
+
+WAIT = orjson.dumps(
+    {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "wait", "arguments": {}}}
+)
+
+
+async def test_a_duplicate_id_in_json_response_mode_is_409_and_the_first_completes() -> None:
+    """C-01 in JSON response mode: a second request with an id in flight is
+    409; the first is answered normally."""
+    server, started, gate, _ = gated_server()
+    first: list[Any] = []
+    async with running(server, json_response=True) as (url, _), raw_client(url) as http:
+        sid = await open_raw_session(http)
+
+        async def post_first() -> None:
+            first.append(await http.post("/mcp", content=WAIT, headers=post_headers(sid)))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(post_first)
+            await started.wait()
+            second = await http.post("/mcp", content=WAIT, headers=post_headers(sid))
+            assert second.status_code == 409
+            assert second.json()["error"]["code"] == -32600
+            gate.set()
+    assert first[0].status_code == 200
+    assert first[0].json()["result"]["content"][0]["text"] == "done"
+
+
+async def test_a_client_gone_mid_stream_leaves_the_handler_running_and_the_session_healthy() -> (
+    None
+):
+    """S-11 without an event store: the client drops its SSE response while
+    the call runs. The handler is not cancelled (a dropped connection is no
+    cancel in the handshake era), its result is dropped, and the session
+    serves the next request."""
+    server, started, gate, finished = gated_server()
+    async with running(server) as (url, app), raw_client(url) as http:
+        sid = await open_raw_session(http)
+        async with http.stream("POST", "/mcp", content=WAIT, headers=post_headers(sid)) as cut:
+            assert cut.status_code == 200
+            await started.wait()
+        # The response is closed: the connection is gone.
+        transport = app.sessions()[sid]
+        assert transport.in_flight(7)  # still running
+        gate.set()
+        await finished.wait()  # it ran to its end, never cancelled
+        served = await http.post("/mcp", content=PING, headers=post_headers(sid))
+        assert _answers(served) == [{"jsonrpc": "2.0", "id": 3, "result": {}}]
+        assert app.session_count == 1
