@@ -20,7 +20,7 @@ async def test_a_notification_flood_costs_no_task_and_a_ping_behind_it_is_answer
     server = Server("flood")
     async with open_raw_server(server, buffer=16) as (peer, session):
         await peer.ping()
-        baseline = len(trio.lowlevel.current_root_task().child_nurseries)
+        baseline = len(_root().child_nurseries)
         tasks_before = _task_count()
         peak = 0
 
@@ -42,13 +42,19 @@ async def test_a_notification_flood_costs_no_task_and_a_ping_behind_it_is_answer
         stats = session.statistics()
         assert stats.ignored_events >= FLOOD
         assert peak <= tasks_before + 2  # the flood task itself, and nothing per frame
-        assert len(trio.lowlevel.current_root_task().child_nurseries) == baseline
+        assert len(_root().child_nurseries) == baseline
+
+
+def _root() -> trio.lowlevel.Task:
+    root = trio.lowlevel.current_root_task()
+    assert root is not None
+    return root
 
 
 def _task_count() -> int:
     """Every task of this run."""
     count = 0
-    stack = [trio.lowlevel.current_root_task()]
+    stack = [_root()]
     while stack:
         task = stack.pop()
         count += 1
