@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -284,3 +285,15 @@ async def test_a_client_gone_mid_stream_leaves_the_handler_running_and_the_sessi
         served = await http.post("/mcp", content=PING, headers=post_headers(sid))
         assert _answers(served) == [{"jsonrpc": "2.0", "id": 3, "result": {}}]
         assert app.session_count == 1
+
+
+def test_the_harness_dns_rebinding_scenario_is_expected_to_pass() -> None:
+    """O-12: the conformance harness's ``dns-rebinding-protection`` scenario
+    is on no expected-failure list (its two checks, an evil Host refused and
+    the real localhost Host served, are rows of ``test_dns_rebinding_defence``)."""
+    lists = sorted(
+        (Path(__file__).resolve().parents[2] / "conformance").glob("expected-failures-*.yml")
+    )
+    assert lists  # the harness's lists are there to read
+    for path in lists:
+        assert "dns-rebinding" not in path.read_text(), path.name
