@@ -596,6 +596,8 @@ class Session:
             Every step is bounded and shielded, so it completes (within about
             ``shutdown_grace`` + twice ``cancel_notify_grace`` seconds) even when the
             caller is being cancelled; ``Cancelled`` is re-raised afterwards.
+            A handler that outlives its shutdown cancel (it shields itself) is
+            named in a warning, and leaving the session waits for it.
         """
         grace = self.cancel_notify_grace
         if self.closed:
