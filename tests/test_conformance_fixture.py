@@ -731,7 +731,20 @@ def test_client_without_a_url_prints_usage(capsys: pytest.CaptureFixture[str]) -
     assert "MCP_CONFORMANCE_SCENARIO" in capsys.readouterr().out
 
 
-def test_expected_failures_list_only_oauth_client_scenarios() -> None:
+#: The only expected failures left: 0.1.16's scored extension grants (the
+#: extension work's); every other OAuth client scenario passes.
+EXTENSION_FAILURES = {
+    "0.1.16": {
+        "auth/client-credentials-jwt",
+        "auth/client-credentials-basic",
+        "auth/cross-app-access-complete-flow",
+    },
+    "0.2.0-alpha.12/2025-11-25": set(),
+    "0.2.0-alpha.12/2026-07-28": set(),
+}
+
+
+def test_expected_failures_list_only_extension_oauth_client_scenarios() -> None:
     runner = _load_script()
     assert [leg.name for leg in runner.LEGS] == [
         "0.1.16",
@@ -742,8 +755,7 @@ def test_expected_failures_list_only_oauth_client_scenarios() -> None:
         assert leg.expected_path.is_file(), leg.expected_path
         expected = runner.load_expected(leg.expected_path)
         assert expected["server"] == set()
-        assert expected["client"]
-        assert all(s.startswith("auth/") for s in expected["client"])
+        assert expected["client"] == EXTENSION_FAILURES[leg.name], leg.name
     # The tasks extension's scenarios are unscored by the harness, and held to.
     held = runner.load_expected(legs_by_name(runner)["0.2.0-alpha.12/2026-07-28"].expected_path)
     assert len(held["held_server"]) == 10

@@ -11,7 +11,18 @@ server's JWKS (the ``auth`` extra: joserfc; imported on first use),
 :class:`IntrospectionVerifier` asks its RFC 7662 endpoint, and
 :class:`StaticTokenVerifier` is a fixed table of tokens for development.
 
-Spec: issue #15 (AU-01..AU-12).
+The client side: hand ``open_http_client(url, auth=OAuthProvider(url,
+redirect=...))`` an :class:`OAuthProvider` and every request carries a bearer
+token, obtained on the server's first 401 (discovery, registration, the
+authorization code grant with PKCE, refresh, step-up). The redirect step is a
+:class:`RedirectHandler`: :class:`LoopbackRedirect` for a person with a
+browser, :class:`HeadlessRedirect` for an authorization server that approves
+without one. Tokens and registrations go to a :class:`TokenStorage`
+(:class:`MemoryTokenStorage` by default, :class:`FileTokenStorage`); other
+grants plug in as a :class:`Grant` (given a :class:`GrantContext`). Authlib
+(the ``auth`` extra) is imported when a flow runs.
+
+Spec: issue #15 (AU-01..AU-15).
 """
 
 from typing import TYPE_CHECKING, Any
@@ -26,21 +37,56 @@ from ._auth._token import (
     TokenVerifier,
     VerifierUnavailable,
 )
+from ._errors import AuthorizationFailed
+from ._oauth._challenge import Challenge, ChallengeError, parse_www_authenticate
+from ._oauth._code import AuthorizationCodeGrant
+from ._oauth._provider import OAuthProvider
+from ._oauth._redirect import HeadlessRedirect, LoopbackRedirect
+from ._oauth._storage import FileTokenStorage, MemoryTokenStorage, TokenStorage
+from ._oauth._types import (
+    AuthServerMetadata,
+    ClientInfo,
+    DPoPSigner,
+    Grant,
+    GrantContext,
+    ProtectedResourceMetadata,
+    RedirectHandler,
+    TokenResponse,
+)
 
 if TYPE_CHECKING:
     from ._auth._jwt import JWTVerifier
 
 __all__ = [
     "AccessToken",
+    "AuthServerMetadata",
+    "AuthorizationCodeGrant",
+    "AuthorizationFailed",
+    "Challenge",
+    "ChallengeError",
+    "ClientInfo",
+    "DPoPSigner",
+    "FileTokenStorage",
+    "Grant",
+    "GrantContext",
+    "HeadlessRedirect",
     "InsufficientScope",
     "IntrospectionVerifier",
     "InvalidToken",
     "JWTVerifier",
+    "LoopbackRedirect",
+    "MemoryTokenStorage",
+    "OAuthProvider",
+    "ProtectedResourceMetadata",
+    "RedirectHandler",
     "Refusal",
     "ResourceServer",
     "StaticTokenVerifier",
+    "TokenResponse",
+    "TokenStorage",
     "TokenVerifier",
     "VerifierUnavailable",
+    "parse_www_authenticate",
 ]
 
 

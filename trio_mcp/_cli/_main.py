@@ -6,6 +6,11 @@ Subcommands:
 * ``trace -- CMD ARGS...``: trace any stdio server's lifecycle, frame by frame;
 * ``call -- CMD ARGS... TOOL JSON``: call one tool and print the result.
 
+``trace --url URL`` and ``call --url URL -- TOOL JSON`` talk to a Streamable
+HTTP server instead; with ``--auth`` they authorize with OAuth: one URL is
+printed to open in a browser, and the tokens are kept (mode 0600) in
+``$XDG_CONFIG_HOME/trio-mcp/tokens.json`` for the next run.
+
 Each takes ``--era auto|modern|legacy`` (default ``auto``: probe with
 ``server/discover``, fall back to the handshake) and says which era it got
 and at which version. A user error, among them an era the server does not
@@ -63,8 +68,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_era(demo, "auto: both eras the server speaks, one after the other")
     trace = commands.add_parser("trace", help="trace a stdio server: trace [--json] -- CMD ...")
     trace.add_argument("--json", action="store_true", help="write JSON lines")
-    trace.add_argument("--timeout", type=float, default=30.0, help="bound on the whole trace")
+    trace.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="bound on the whole trace (default 30 s; 330 s with --auth, the browser included)",
+    )
     trace.add_argument("--inherit-env", action="store_true", help="pass our whole environment")
+    _add_url(trace)
     _add_era(trace)
     call = commands.add_parser("call", help="call one tool: call -- CMD ... TOOL JSON")
     call.add_argument(
@@ -77,8 +88,18 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="say the era on stderr (always said on a terminal)",
     )
+    _add_url(call)
     _add_era(call)
     return parser
+
+
+def _add_url(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--url", help="a Streamable HTTP server's URL instead of a command")
+    command.add_argument(
+        "--auth",
+        action="store_true",
+        help="authorize with OAuth (prints a URL to open; with --url)",
+    )
 
 
 def _add_era(command: argparse.ArgumentParser, auto: str | None = None) -> None:
@@ -113,9 +134,11 @@ def main(argv: list[str] | None = None) -> int:
             return 0
 
         return _run(demo)
+    if args.auth and not args.url:
+        parser.error("--auth needs --url")
     if args.command == "trace":
-        if not command:
-            parser.error("trace needs the server command after --")
+        if not command and not args.url:
+            parser.error("trace needs the server command after -- (or --url)")
         from ._trace import run_trace
 
         return _run(
@@ -123,12 +146,16 @@ def main(argv: list[str] | None = None) -> int:
                 run_trace,
                 command,
                 as_json=args.json,
-                time_limit=args.timeout,
+                time_limit=args.timeout or (330.0 if args.auth else 30.0),
                 inherit_env=args.inherit_env,
                 era=args.era,
+                url=args.url,
+                auth=args.auth,
             )
         )
-    if len(command) < 3:
+    if args.url and len(command) != 2:
+        parser.error("call --url needs: -- TOOL JSON")
+    if not args.url and len(command) < 3:
         parser.error("call needs: -- CMD [ARGS...] TOOL JSON")
     *server_command, tool, raw = command
     try:
@@ -148,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
             inherit_env=args.inherit_env,
             era=args.era,
             verbose=args.verbose,
+            url=args.url,
+            auth=args.auth,
         )
     )
 

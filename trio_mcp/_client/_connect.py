@@ -154,6 +154,7 @@ async def open_http_client(
     *,
     headers: dict[str, str] | None = None,
     http_client: httpx.AsyncClient | None = None,
+    auth: httpx.Auth | None = None,
     legacy_fallback: bool = True,
     terminate_on_close: bool = True,
     reconnect_delay: float = 1.0,
@@ -180,6 +181,10 @@ async def open_http_client(
     ``initialize`` next time (VR-12); should it refuse that with -32022 naming
     a 2026-07-28 version, the client goes modern and the memory is corrected.
 
+    With *auth* (an ``httpx.Auth``, e.g. :class:`trio_mcp.auth.OAuthProvider`)
+    every request carries its credentials (AU-09); a failed authorization
+    raises :class:`~trio_mcp.auth.AuthorizationFailed`.
+
     The transport options (*headers*, an own *http_client*, the legacy
     fallback, DELETE on close, the reconnect delay, the close bound and
     re-initialization after a 404) are those of
@@ -193,7 +198,7 @@ async def open_http_client(
         ``notifications/cancelled`` for unanswered requests and DELETE,
         shielded and bounded by *close_timeout*, then closes everything.
 
-    Spec: HT-33, HT-34, SS-08, HM-04, HM-13, HM-32, VR-11, VR-12.
+    Spec: HT-33, HT-34, SS-08, HM-04, HM-13, HM-32, VR-11, VR-12, AU-09.
     """
     from ..transports._http_client import open_http_transport
 
@@ -206,6 +211,7 @@ async def open_http_client(
             url,
             headers=headers,
             http_client=http_client,
+            auth=auth,
             legacy_fallback=legacy_fallback,
             terminate_on_close=terminate_on_close,
             reconnect_delay=reconnect_delay,
