@@ -61,7 +61,16 @@ import trio
 
 from trio_mcp import Client, open_http_client
 from trio_mcp import types as t
-from trio_mcp.auth import ClientInfo, HeadlessRedirect, OAuthProvider
+from trio_mcp.auth import (
+    ClientCredentialsGrant,
+    ClientInfo,
+    DPoP,
+    EnterpriseManagedGrant,
+    HeadlessRedirect,
+    JwtBearerGrant,
+    OAuthProvider,
+    PrivateKeyJWT,
+)
 
 #: The harness kills the client after 30 s; give up well before that.
 DEADLINE = 20.0
@@ -121,7 +130,61 @@ def _context() -> dict[str, Any]:
 
 
 def extension_auth(url: str, scenario: str, context: dict[str, Any]) -> OAuthProvider | None:
-    """The provider for an extension scenario (None: not supported yet)."""
+    """The auth for an extension scenario, from ``MCP_CONFORMANCE_CONTEXT``:
+
+    * ``auth/client-credentials-basic``: the client credentials grant with the
+      context's ``client_id`` and ``client_secret`` (``client_secret_basic``);
+    * ``auth/client-credentials-jwt``: the same grant, authenticated by a
+      ``private_key_jwt`` assertion signed with ``private_key_pem``;
+    * ``auth/enterprise-managed-authorization`` (0.2; 0.1.16 names it
+      ``auth/cross-app-access-complete-flow``): the ID token traded at the
+      IdP for an ID-JAG, then the JWT bearer grant with ``client_secret_basic``;
+    * ``auth/wif-jwt-bearer``: the JWT bearer grant with ``valid_jwt``, as the
+      public client ``client_id``;
+    * ``auth/dpop``, ``auth/dpop-nonce``: the authorization code grant with a
+      DPoP key (proofs at the token endpoint and on every MCP request,
+      nonces from either server honoured).
+    """
+
+    def text(name: str) -> str:
+        value = context.get(name)
+        if not isinstance(value, str):
+            raise ValueError(f"MCP_CONFORMANCE_CONTEXT has no {name!r}")
+        return value
+
+    if scenario == "auth/client-credentials-basic":
+        return OAuthProvider(
+            url,
+            grant=ClientCredentialsGrant(),
+            client=ClientInfo(text("client_id"), text("client_secret")),
+        )
+    if scenario == "auth/client-credentials-jwt":
+        algorithm = context.get("signing_algorithm") or "ES256"
+        signer = PrivateKeyJWT(text("client_id"), text("private_key_pem"), str(algorithm))
+        return OAuthProvider(url, grant=ClientCredentialsGrant(signer))
+    if scenario in ("auth/enterprise-managed-authorization", "auth/cross-app-access-complete-flow"):
+        grant = EnterpriseManagedGrant(
+            id_token=text("idp_id_token"),
+            idp_token_endpoint=text("idp_token_endpoint"),
+            idp_client_id=text("idp_client_id"),
+        )
+        client = ClientInfo(
+            text("client_id"),
+            text("client_secret"),
+            token_endpoint_auth_method="client_secret_basic",
+        )
+        return OAuthProvider(url, grant=grant, client=client)
+    if scenario == "auth/wif-jwt-bearer":
+        client = ClientInfo(text("client_id"), token_endpoint_auth_method="none")
+        return OAuthProvider(url, grant=JwtBearerGrant(text("valid_jwt")), client=client)
+    if scenario in ("auth/dpop", "auth/dpop-nonce"):
+        return OAuthProvider(
+            url,
+            redirect=HeadlessRedirect(REDIRECT_URI),
+            client_metadata_url=CLIENT_METADATA_URL,
+            client_name="trio-mcp-conformance-client",
+            dpop=DPoP(),
+        )
     return None
 
 
