@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 
-from ..protocol import LATEST_VERSION, SUPPORTED_VERSIONS
+from ..protocol import LATEST_VERSION, REVISIONS, SUPPORTED_VERSIONS
 from ._asgi import (
     JSON,
     JsonPostReader,
@@ -336,6 +336,12 @@ class Endpoint:
         version: str,
     ) -> None:
         sniffed = posted.sniffed
+        if isinstance(posted.parsed, list) and not _has_batches(version):
+            # Only 2025-03-26 has batches (BP-18, BP-19). The session would refuse
+            # the array with a null id, answering none of its requests, and their
+            # stream would wait for answers that never come (reliability J-19).
+            await refuse(send, 400, f"Invalid Request: revision {version} has no batches")
+            return
         sid_headers: Headers = (
             [(b"mcp-session-id", transport.session_id.encode())] if transport.session_id else []
         )
@@ -514,3 +520,9 @@ class Endpoint:
         if transport is None:
             return None, (404, "Session not found")
         return transport, None
+
+
+def _has_batches(version: str) -> bool:
+    """Does revision *version* accept JSON-RPC batches (BP-18)?"""
+    revision = REVISIONS.get(version)
+    return revision is not None and revision.batches
