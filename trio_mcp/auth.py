@@ -50,6 +50,7 @@ from ._auth._token import (
 from ._errors import AuthorizationFailed
 from ._oauth._challenge import Challenge, ChallengeError, parse_www_authenticate
 from ._oauth._code import AuthorizationCodeGrant
+from ._oauth._egress import EgressPolicy
 from ._oauth._grants import (
     ClientCredentialsGrant,
     EnterpriseManagedGrant,
@@ -88,6 +89,7 @@ __all__ = [
     "DPoP",
     "DPoPKey",
     "DPoPSigner",
+    "EgressPolicy",
     "EnterpriseManagedGrant",
     "FileTokenStorage",
     "Grant",

@@ -50,6 +50,7 @@ from ._discovery import (
     fetch_protected_resource,
     pick_authorization_server,
 )
+from ._egress import EgressPolicy
 from ._registration import resolve_client
 from ._storage import MemoryTokenStorage, TokenStorage
 from ._types import (
@@ -90,6 +91,9 @@ class OAuthProvider(httpx.Auth):
         timeout: the bound on each authorization server request.
         dpop: a DPoP signer (the DPoP extension): DPoP-bound tokens are sent
             as ``Authorization: DPoP`` with a proof.
+        egress: which addresses the authorization traffic may reach (SEC-06);
+            default :meth:`EgressPolicy.for_server` of *server_url*: no
+            private or link-local address, loopback only for a loopback server.
 
     Cancellation: a cancelled request cancels its authorization with it;
     nothing half-done is stored.
@@ -113,6 +117,7 @@ class OAuthProvider(httpx.Auth):
         max_repeats: int = 2,
         timeout: float = 30.0,
         dpop: DPoPSigner | None = None,
+        egress: EgressPolicy | None = None,
     ) -> None:
         if grant is None:
             if redirect is None:
@@ -135,6 +140,7 @@ class OAuthProvider(httpx.Auth):
         self.max_repeats = max_repeats
         self.timeout = timeout
         self.dpop = dpop
+        self.egress = egress if egress is not None else EgressPolicy.for_server(server_url)
         self._key = canonical_resource(server_url)
         self._lock = trio.Lock()
         self._tokens: TokenResponse | None = None
@@ -233,7 +239,10 @@ class OAuthProvider(httpx.Auth):
             return fresh
 
     def _as_client(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(timeout=self.timeout, follow_redirects=False)
+        # Redirects are never followed: each hop would be a URL nobody checked.
+        return httpx.AsyncClient(
+            timeout=self.timeout, follow_redirects=False, event_hooks=self.egress.hooks()
+        )
 
     def _select_scope(
         self,
