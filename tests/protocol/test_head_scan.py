@@ -411,10 +411,12 @@ def test_scan_frame_table(frame: bytes, expected: HeadScan | None) -> None:
     assert scan_frame(frame[:HEAD_SCAN_SIZE], frame[-TAIL_SCAN_SIZE:], len(frame)) == expected
     # As the codec does for a frame it holds whole.
     [error] = decode(frame, max_size=100)
-    assert isinstance(error, FrameError) and error.too_large
+    assert isinstance(error, FrameError)
+    assert error.too_large
     found = None if expected is None else expected.id
     if expected is None or expected.is_request:
-        assert error.reply is not None and error.reply.id == found
+        assert error.reply is not None
+        assert error.reply.id == found
     else:
         assert (error.reply, error.response_id) == (None, found)
 

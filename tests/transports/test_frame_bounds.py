@@ -249,7 +249,9 @@ async def test_an_oversize_post_gets_413_with_its_id(chunked: bool) -> None:
 @pytest.mark.spec("BP-28")
 @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
 @pytest.mark.parametrize(
-    ("after", "expected"), [(b"", 1), (b',"z":"' + b"y" * 5000 + b'"', None)], ids=["last", "middle"]
+    ("after", "expected"),
+    [(b"", 1), (b',"z":"' + b"y" * 5000 + b'"', None)],
+    ids=["last", "middle"],
 )
 async def test_an_oversize_post_whose_id_follows_the_params(
     chunked: bool, after: bytes, expected: int | None

@@ -258,9 +258,9 @@ class LineChannel(trio.abc.Channel[bytes]):
                 if self._partial_len + end - start > limit:
                     # Over the limit: only its head and tail go on (never joined whole).
                     self._partial.append(data[start:end])
-                    frame = self._oversize_frame(self._partial_len + end - start, ended=True)
-                    assert frame is not None
-                    return frame
+                    marker = self._oversize_frame(self._partial_len + end - start, ended=True)
+                    assert marker is not None
+                    return marker
                 if self._partial:
                     pieces = self._partial
                     pieces.append(data[start:end])
