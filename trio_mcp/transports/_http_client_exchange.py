@@ -126,19 +126,14 @@ class Exchange:
         #: Why the server refused the handshake (``initialize`` only).
         self.refusal: HandshakeRefused | None = None
 
-    def fail(self, message: str) -> None:
+    def fail(self, message: str, *, code: int = HTTP_ERROR, data: Any = None) -> None:
         """Answer the call with an error, unless it is answered already."""
         if self.answered:
             return
-        self._push(
-            orjson.dumps(
-                {
-                    "jsonrpc": "2.0",
-                    "id": self.request_id,
-                    "error": {"code": HTTP_ERROR, "message": message},
-                }
-            )
-        )
+        error: dict[str, Any] = {"code": code, "message": message}
+        if data is not None:
+            error["data"] = data
+        self._push(orjson.dumps({"jsonrpc": "2.0", "id": self.request_id, "error": error}))
 
     def abandon(self, message: str) -> None:
         """The call's session is gone: fail it and stop its POST."""
@@ -230,6 +225,13 @@ class Exchange:
             body = await head_of_body(response)  # enough to describe it, never unbounded
             if self.initialize:
                 await self._refused(response, body)
+                return
+            error = rpc_error(body)
+            if error is not None and isinstance(error.get("code"), int):
+                # The server's own JSON-RPC error (a 413 naming the limit, say),
+                # under our id: its code tells the caller what went wrong.
+                message = f"HTTP {status}: {error.get('message', '')}"
+                self.fail(message, code=error["code"], data=error.get("data"))
             else:
                 self.fail(f"HTTP {status}: {body[:200].decode('utf-8', 'replace')}")
             return

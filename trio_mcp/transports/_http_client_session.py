@@ -142,10 +142,13 @@ async def read_json(response: httpx.Response, max_size: int) -> bytes:
     size = 0
     head = b""
     tail = bytearray()
+    early: OversizeFrame | None = None
+    # Cancelled rather than left: the cancel runs through httpx's nested
+    # generators and ends each of them now, not at GC.
     with trio.CancelScope() as reading:
-        # Cancelled rather than left: the cancel runs through httpx's nested
-        # generators and ends each of them now, not at GC.
         async for chunk in response.aiter_bytes():
+            if early is not None:
+                continue  # cancelled: the next read ends the generators
             size += len(chunk)
             if not head:
                 chunks.append(chunk)
@@ -156,14 +159,16 @@ async def read_json(response: httpx.Response, max_size: int) -> bytes:
                 head = joined[:HEAD_SCAN_SIZE] or b" "
                 tail += joined[-TAIL_SCAN_SIZE:]
                 if scan_frame(head, b"", size + 1) is not None:
-                    reading.cancel()  # the id is known: the call fails now
-                    return OversizeFrame(head, size, max_size)
+                    early = OversizeFrame(head, size, max_size)  # the call fails now
+                    reading.cancel()
                 continue
             tail += chunk[-TAIL_SCAN_SIZE:]
             del tail[: max(0, len(tail) - TAIL_SCAN_SIZE)]
             if size > max(DRAIN_FACTOR * max_size, 1 << 20):
+                early = OversizeFrame(head, size, max_size)
                 reading.cancel()
-                return OversizeFrame(head, size, max_size)
+    if early is not None:
+        return early
     if head:
         return OversizeFrame(head, size, max_size, bytes(tail))
     return b"".join(chunks)
