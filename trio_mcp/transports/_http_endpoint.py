@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Protocol
 import trio
 
 from ..protocol import LATEST_VERSION, SUPPORTED_VERSIONS
+from ..protocol._revisions import REVISIONS
 from ._asgi import (
     JSON,
     JsonPostReader,
@@ -321,6 +322,17 @@ class Endpoint:
         version: str,
     ) -> None:
         sniffed = posted.sniffed
+        if isinstance(posted.parsed, list) and not _allows_batches(version):
+            # The session would answer the whole array with one id-null error
+            # (BP-18), so a stream waiting for the array's request ids would
+            # never end (found by bench/fuzz.py): refused here, before any of
+            # it is delivered.
+            await refuse(
+                send,
+                400,
+                f"Invalid Request: JSON-RPC batches are not accepted in revision {version}",
+            )
+            return
         sid_headers: Headers = (
             [(b"mcp-session-id", transport.session_id.encode())] if transport.session_id else []
         )
@@ -499,3 +511,9 @@ class Endpoint:
         if transport is None:
             return None, (404, "Session not found")
         return transport, None
+
+
+def _allows_batches(version: str) -> bool:
+    """Whether revision *version* has receivers accept JSON-RPC batches (BP-18)."""
+    revision = REVISIONS.get(version)
+    return revision is not None and revision.batches
