@@ -361,7 +361,14 @@ class Ledger:
         items = obj if isinstance(obj, list) else [obj]
         seen = False
         for item in items:
-            if isinstance(item, dict) and "method" in item and "id" in item:
+            # Anything with an id but a response's shape may be answered with
+            # that id: a request, and an invalid message (no "method", "result"
+            # nor "error"; both a method and a result), -32600.
+            if (
+                isinstance(item, dict)
+                and "id" in item
+                and ("method" in item or not ("result" in item or "error" in item))
+            ):
                 self.sent[_id_key(item["id"])] += 1
                 seen = True
         if not seen:
