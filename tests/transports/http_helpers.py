@@ -159,16 +159,20 @@ def http_transport_of(client: Client) -> HttpClientTransport:
 
 
 @asynccontextmanager
-async def legacy_sse_stream(url: str) -> AsyncIterator[tuple[trio.SocketStream, str, bytes]]:
+async def legacy_sse_stream(
+    url: str, headers: dict[str, str] | None = None
+) -> AsyncIterator[tuple[trio.SocketStream, str, bytes]]:
     """A legacy ``GET /sse`` read from a plain socket (leaving an httpx stream early
     would leave its generators to the garbage collector): yield the stream, the
-    POST endpoint its ``endpoint`` event names, and the bytes read so far."""
+    POST endpoint its ``endpoint`` event names, and the bytes read so far.
+    *headers* are sent with the GET (e.g. ``Authorization``)."""
+    extra = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
     host, port = url.removeprefix("http://").rsplit(":", 1)
     stream = await trio.open_tcp_stream(host, int(port))
     async with stream:
         await stream.send_all(
             f"GET /sse HTTP/1.1\r\nHost: {host}:{port}\r\n"
-            "Accept: text/event-stream\r\n\r\n".encode()
+            f"Accept: text/event-stream\r\n{extra}\r\n".encode()
         )
         seen = b""
         endpoint_event = re.compile(rb"event: endpoint\r?\ndata: (\S+)\r?\n")

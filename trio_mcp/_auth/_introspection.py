@@ -92,6 +92,16 @@ class IntrospectionVerifier:
         # SHA-256 of the token -> (the verified token, reused until this time).
         self._cache: OrderedDict[bytes, tuple[AccessToken, float]] = OrderedDict()
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (e.g. to ``serve_http(workers=N)``'s worker processes) as its
+        configuration and credentials only: no cache (a revocation must not
+        outlive its cache entry in a worker that was handed one), no httpx
+        client (a live connection pool cannot cross processes; each process
+        posts with its own)."""
+        state = dict(vars(self))
+        state.update(_http=None, _cache=OrderedDict())
+        return state
+
     async def verify(self, token: str) -> AccessToken:
         """The verified token (see :class:`TokenVerifier`).
 

@@ -134,6 +134,28 @@ class JWTVerifier:
         self._generation = 0
         self._lock = trio.Lock()
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (e.g. to ``serve_http(workers=N)``'s worker processes) as its
+        configuration only: no key cache, no lock, no httpx client (a live
+        connection pool cannot cross processes; each process fetches with its
+        own). So every worker starts with an empty cache and fetches the JWKS
+        itself, never trusting keys handed over in a pickle."""
+        state = dict(vars(self))
+        state.update(
+            _http=None,
+            _keys=None,
+            _fetched_at=float("-inf"),
+            _attempted_at=float("-inf"),
+            _failed_at=float("-inf"),
+            _generation=0,
+        )
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        vars(self).update(state)
+        self._lock = trio.Lock()
+
     async def verify(self, token: str) -> AccessToken:
         """The verified token (see :class:`TokenVerifier`).
 

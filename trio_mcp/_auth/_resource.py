@@ -202,3 +202,27 @@ class ResourceServer:
                 "Forbidden: the token lacks a required scope",
             )
         return verified
+
+    def step_up(self, token: AccessToken, needed: Iterable[str]) -> Refusal | None:
+        """How to refuse a request that needs *needed* (the scopes of the tool,
+        resource or prompt it uses) when *token* lacks some of them; None if it
+        has them all.
+
+        The challenge's ``scope`` is what to ask the authorization server for:
+        the resource's required scopes, the scopes the token already grants and
+        the needed ones (the spec's recommended step-up answer, so the client
+        does not lose what it was granted), without repeats.
+
+        Synchronous; no checkpoint. Spec: AU-12.
+        """
+        wanted = tuple(dict.fromkeys(needed))
+        missing = [scope for scope in wanted if scope not in token.scopes]
+        if not missing:
+            return None
+        logger.info("refused a request needing scopes the token lacks: %s", " ".join(missing))
+        scopes = dict.fromkeys((*self.required_scopes, *sorted(token.scopes), *wanted))
+        return Refusal(
+            403,
+            self._challenge(error="insufficient_scope", scopes=scopes),
+            "Forbidden: the token lacks a scope this request needs",
+        )

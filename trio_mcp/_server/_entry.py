@@ -199,6 +199,11 @@ def http_app(
     # Mcp-Param-* headers are checked against the called tool's x-mcp-header
     # annotations, worked out once at registration (HM-28).
     app_options.setdefault("tool_headers", server.tool_header_annotations)
+    # Registered scopes= are checked by the endpoint, before a request reaches
+    # a session, so a refusal can still be a 403 with the step-up challenge.
+    scopes_for = getattr(server, "required_scopes", None)
+    if scopes_for is not None:
+        app_options.setdefault("scopes_for", scopes_for)
     # Tasks outlive the POST that started them: the runner lives as long as
     # the application does.
     tasks = getattr(server, "tasks", None)
@@ -240,7 +245,11 @@ async def serve_http(
     reported once every worker listens. A worker cannot be handed a live
     object, so *server* must then be an import path or an importable factory
     (a ``Server`` object is a TypeError), every worker builds its own, and
-    *app_options* must be picklable. The 2026-07-28 era needs no state between
+    *app_options* must be picklable. ``auth=ResourceServer(...)`` is: its
+    verifiers travel as their configuration (keys, credentials, options),
+    never their caches nor their httpx client, so each worker fetches the
+    JWKS and introspects on its own (a token verified or revoked in the
+    parent is decided afresh in a worker). The 2026-07-28 era needs no state between
     requests and spreads freely; what does need shared state (the
     ``requestState`` key, which this sets for the workers unless
     ``TRIO_MCP_REQUEST_STATE_KEY`` is; listen subscriptions, per worker;

@@ -13,7 +13,7 @@ Spec: PR-01, PR-05, PR-06, PR-07.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, TypedDict, Unpack
 
 import attrs
@@ -25,6 +25,7 @@ from ..protocol import ErrorCode
 from ._context import ContextServer
 from ._resources import _context_params, inject_context
 from ._schema import parse_docstring
+from ._scopes import check_scopes
 from ._tools import CONTENT_TYPES, call_function, check_options
 
 
@@ -40,6 +41,9 @@ class PromptOptions(TypedDict, total=False):
     title: str | None
     description: str | None
     icons: list[mcp_types.Icon] | None
+    #: OAuth scopes a caller's access token must grant to get it (see
+    #: ``trio_mcp._server._scopes``).
+    scopes: Collection[str] | None
 
 
 @attrs.frozen
@@ -52,6 +56,8 @@ class RegisteredPrompt:
     required: frozenset[str]
     accepted: frozenset[str]
     context_params: dict[str, Any]
+    #: The OAuth scopes a caller must hold (``scopes=``).
+    scopes: frozenset[str] = frozenset()
 
     @classmethod
     def from_function(
@@ -98,7 +104,8 @@ class RegisteredPrompt:
         )
         legacy = attrs.evolve(definition, title=None, icons=None)
         accepted = frozenset(a.name for a in arguments)
-        return cls(definition, legacy, fn, frozenset(required), accepted, context)
+        scopes = check_scopes(f"prompt {definition.name!r}", options.get("scopes"))
+        return cls(definition, legacy, fn, frozenset(required), accepted, context, scopes)
 
     async def render(
         self, arguments: dict[str, str] | None, request: RequestContext, server: ContextServer

@@ -39,7 +39,7 @@ from __future__ import annotations
 import logging
 import weakref
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, TypeVar, Unpack, overload
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
 
 import attrs
 import trio
@@ -72,6 +72,7 @@ from ._resources import (
     TemplateOptions,
     resource_not_found,
 )
+from ._scopes import INSUFFICIENT_SCOPE, targets, visible
 from ._serve import Peer, serve_session, subscribed
 from ._subscriptions import Listeners, listen
 from ._task_input import TaskInputRound
@@ -86,6 +87,9 @@ from ._tools import (
     to_call_tool_result,
     unknown_tool,
 )
+
+if TYPE_CHECKING:
+    from .._auth._token import AccessToken
 
 __all__ = [
     "Context",
@@ -159,6 +163,12 @@ class Server:
             unknown to it, TK-18). Default: the principal the request's
             transport names, else None (anonymous: the 128-bit task id is all
             that guards a task).
+        filter_lists_by_scope: leave out of ``tools/list``,
+            ``resources/list``, ``resources/templates/list`` and
+            ``prompts/list`` the items whose ``scopes=`` an authenticated
+            caller's token does not grant (ST-06). Off by default: lists show
+            everything and a call without the scope is refused with a step-up
+            challenge (see :meth:`required_scopes`).
     """
 
     def __init__(
@@ -180,6 +190,7 @@ class Server:
         tasks: TaskRunner | None = None,
         task_list: bool = False,
         task_owner: OwnerOf | None = None,
+        filter_lists_by_scope: bool = False,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -202,6 +213,7 @@ class Server:
         #: Where this server's tasks run and are kept (see :class:`TaskRunner`).
         self.tasks = tasks if tasks is not None else TaskRunner()
         self.task_list = task_list
+        self.filter_lists_by_scope = filter_lists_by_scope
         self._task_methods = TaskMethods(self.tasks, task_owner or default_task_owner)
         self._listeners = Listeners()
         self._tools: dict[str, RegisteredTool] = {}
@@ -271,6 +283,10 @@ class Server:
         annotations are checked the same way). Do not mark secrets: headers
         are visible to intermediaries (HM-30).
 
+        ``scopes=["files:write"]`` names the OAuth scopes a caller's access
+        token must grant to call it (HTTP 403 ``insufficient_scope`` with the
+        step-up challenge otherwise, AU-12; see :meth:`required_scopes`).
+
         Raises:
             TypeError: an unsupported parameter or return type, or an
                 ``input_schema`` that does not fit *fn*.
@@ -279,7 +295,7 @@ class Server:
                 that breaks HM-26 (the message names the tool, the parameter
                 and the reason); the tool is not registered.
 
-        Spec: TL-06, TL-07, TL-10, TL-11, HM-25, HM-26, HM-30.
+        Spec: TL-06, TL-07, TL-10, TL-11, HM-25, HM-26, HM-30, AU-12.
         """
         tool = RegisteredTool.from_function(fn, name=name, **options)
         self._tools[tool.name] = tool
@@ -328,6 +344,9 @@ class Server:
         It returns ``str`` (text), ``bytes`` (sent base64), resource contents,
         or a list of those.
 
+        ``scopes=`` names the OAuth scopes a caller's token must grant to read
+        (or subscribe to) it, as for tools.
+
         Raises:
             ValueError: the URI has no scheme. TypeError: *fn* takes parameters.
 
@@ -363,6 +382,9 @@ class Server:
         """Register *fn* for *uri_template*; its parameters are the template's variables.
 
         Raising ``KeyError`` or ``FileNotFoundError`` from *fn* answers -32002.
+
+        ``scopes=`` names the OAuth scopes a caller's token must grant to read
+        a URI of the template (or complete its variables), as for tools.
 
         Raises:
             ValueError: a malformed template, or variables and parameters differ.
@@ -418,6 +440,9 @@ class Server:
     ) -> None:
         """Register *fn* as a prompt; its ``str`` parameters are the arguments
         (required unless they have a default).
+
+        ``scopes=`` names the OAuth scopes a caller's token must grant to get
+        (or complete) it, as for tools.
 
         Spec: PR-01, PR-05, PR-06.
         """
@@ -561,6 +586,70 @@ class Server:
             if not session.closed and (revision is None or not revision.listen_subscriptions):
                 peer.push(method)
 
+    # ------------------------------------------------------------ scopes
+
+    def required_scopes(self, method: str, params: Any) -> frozenset[str]:
+        """The OAuth scopes a request of *method* with *params* (raw JSON or
+        typed) needs: those its tool, prompt, resource or resource template
+        was registered with (``scopes=``); empty for other requests and for an
+        unknown name (which fails on its own). A URI that is no static
+        resource takes the scopes of the first template that matches it, as
+        ``resources/read`` does; a ``subscriptions/listen`` needs those of
+        every resource it subscribes to.
+
+        The Streamable HTTP endpoint asks this before a request reaches a
+        session, to answer 403 ``insufficient_scope`` (``http_app`` wires
+        it); :meth:`handle_request` checks it again for any authenticated
+        transport. Synchronous and without checkpoints.
+
+        Spec: AU-12.
+        """
+        needed: set[str] = set()
+        for kind, key in targets(method, params):
+            needed |= self._item_scopes(kind, key)
+        return frozenset(needed)
+
+    def _item_scopes(self, kind: str, key: str) -> frozenset[str]:
+        """The ``scopes=`` of the item *key* of *kind* (see :func:`targets`)."""
+        if kind == "tool":
+            tool = self._tools.get(key)
+            return tool.scopes if tool is not None else frozenset()
+        if kind == "prompt":
+            prompt = self._prompts.get(key)
+            return prompt.scopes if prompt is not None else frozenset()
+        if kind == "template":
+            template = self._templates.get(key)
+            return template.scopes if template is not None else frozenset()
+        resource = self._resources.get(key)
+        if resource is not None:
+            return resource.scopes
+        for candidate in list(self._templates.values()):
+            if candidate.template.match(key) is not None:
+                return candidate.scopes
+        return frozenset()
+
+    def _check_scopes(self, ctx: RequestContext) -> None:
+        """Refuse a request whose authenticated caller lacks a required scope
+        (-32003 with ``data.requiredScopes``); a caller without a token (no
+        authorization on its transport) is not checked."""
+        granted = _granted(ctx)
+        if granted is None:
+            return
+        needed = self.required_scopes(ctx.method, ctx.params)
+        if needed <= granted:
+            return
+        missing = sorted(needed - granted)
+        logger.info("refused %s: the token lacks scopes %s", ctx.method, " ".join(missing))
+        raise RPCError(
+            INSUFFICIENT_SCOPE,
+            "Forbidden: the access token lacks a required scope",
+            {"requiredScopes": sorted(needed), "missingScopes": missing},
+        )
+
+    def _listed_to(self, ctx: RequestContext) -> frozenset[str] | None:
+        """The scopes lists are filtered by for this request (None: no filter)."""
+        return _granted(ctx) if self.filter_lists_by_scope else None
+
     # ---------------------------------------------------------- dispatch
 
     async def handle_request(self, ctx: RequestContext) -> Any:
@@ -572,6 +661,7 @@ class Server:
         handler = self._handlers.get(ctx.method)
         if handler is None:
             raise RPCError(int(ErrorCode.METHOD_NOT_FOUND), f"Method not found: {ctx.method}")
+        self._check_scopes(ctx)
         params = ctx.params
         if getattr(params, "request_state", None) is not None or getattr(
             params, "input_responses", None
@@ -657,6 +747,7 @@ class Server:
         revision = ctx.revision
         modern = revision is not None and revision.structured_output
         with_tasks = revision is not None and revision.tasks_utility
+        granted = self._listed_to(ctx)
         tools = [
             (t.tasks_definition or t.definition)
             if with_tasks
@@ -664,6 +755,7 @@ class Server:
             if modern
             else t.legacy_definition
             for t in self._tools.values()
+            if visible(t, granted)
         ]
         page, cursor = paginate("tools", tools, _cursor(ctx.params), self.page_size)
         return mcp_types.ListToolsResult(tools=page, next_cursor=cursor)
@@ -710,12 +802,14 @@ class Server:
     # -- resources
 
     async def _list_resources(self, ctx: RequestContext) -> mcp_types.ListResourcesResult:
-        items = [r.definition for r in self._resources.values()]
+        granted = self._listed_to(ctx)
+        items = [r.definition for r in self._resources.values() if visible(r, granted)]
         page, cursor = paginate("resources", items, _cursor(ctx.params), self.page_size)
         return mcp_types.ListResourcesResult(resources=page, next_cursor=cursor)
 
     async def _list_templates(self, ctx: RequestContext) -> mcp_types.ListResourceTemplatesResult:
-        items = [t.definition for t in self._templates.values()]
+        granted = self._listed_to(ctx)
+        items = [t.definition for t in self._templates.values() if visible(t, granted)]
         page, cursor = paginate("templates", items, _cursor(ctx.params), self.page_size)
         return mcp_types.ListResourceTemplatesResult(resource_templates=page, next_cursor=cursor)
 
@@ -755,7 +849,12 @@ class Server:
     async def _list_prompts(self, ctx: RequestContext) -> mcp_types.ListPromptsResult:
         revision = ctx.revision
         modern = revision is not None and revision.display_metadata
-        items = [p.definition if modern else p.legacy_definition for p in self._prompts.values()]
+        granted = self._listed_to(ctx)
+        items = [
+            p.definition if modern else p.legacy_definition
+            for p in self._prompts.values()
+            if visible(p, granted)
+        ]
         page, cursor = paginate("prompts", items, _cursor(ctx.params), self.page_size)
         return mcp_types.ListPromptsResult(prompts=page, next_cursor=cursor)
 
@@ -780,6 +879,13 @@ class Server:
     async def _set_level(self, ctx: RequestContext) -> mcp_types.EmptyResult:
         self.peer_of(ctx.session).log_level = ctx.params.level
         return mcp_types.EmptyResult()
+
+
+def _granted(ctx: RequestContext) -> frozenset[str] | None:
+    """The scopes the request's verified access token grants; None when its
+    transport authenticates no one (``ctx.auth`` is None)."""
+    token: AccessToken | None = getattr(ctx.session.transport, "access_token", None)
+    return None if token is None else token.scopes
 
 
 def _cursor(params: Any) -> str | None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import base64
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, TypedDict, Unpack
 
 import attrs
@@ -30,6 +30,7 @@ from .._session._engine import RequestContext
 from ..protocol import ErrorCode
 from ._context import Context, ContextServer
 from ._schema import parse_docstring
+from ._scopes import check_scopes
 from ._tools import call_function, check_options
 from ._uri_template import UriTemplate
 
@@ -50,6 +51,9 @@ class TemplateOptions(TypedDict, total=False):
     mime_type: str | None
     annotations: mcp_types.Annotations | None
     icons: list[mcp_types.Icon] | None
+    #: OAuth scopes a caller's access token must grant to read it (see
+    #: ``trio_mcp._server._scopes``).
+    scopes: Collection[str] | None
 
 
 class ResourceOptions(TemplateOptions, total=False):
@@ -89,6 +93,8 @@ class RegisteredResource:
     definition: mcp_types.Resource
     fn: Callable[..., Any]
     context_params: dict[str, Any]
+    #: The OAuth scopes a caller must hold (``scopes=``).
+    scopes: frozenset[str] = frozenset()
 
     @classmethod
     def from_function(
@@ -116,7 +122,8 @@ class RegisteredResource:
             size=options.get("size"),
             icons=options.get("icons"),
         )
-        return cls(definition, fn, context)
+        scopes = check_scopes(f"resource {uri!r}", options.get("scopes"))
+        return cls(definition, fn, context, scopes)
 
     async def read(
         self, request: RequestContext, server: ContextServer
@@ -136,6 +143,8 @@ class RegisteredTemplate:
     template: UriTemplate
     fn: Callable[..., Any]
     context_params: dict[str, Any]
+    #: The OAuth scopes a caller must hold (``scopes=``).
+    scopes: frozenset[str] = frozenset()
 
     @classmethod
     def from_function(
@@ -165,7 +174,8 @@ class RegisteredTemplate:
             annotations=options.get("annotations"),
             icons=options.get("icons"),
         )
-        return cls(definition, template, fn, context)
+        scopes = check_scopes(f"template {uri_template!r}", options.get("scopes"))
+        return cls(definition, template, fn, context, scopes)
 
     async def read(
         self, uri: str, variables: dict[str, Any], request: RequestContext, server: ContextServer

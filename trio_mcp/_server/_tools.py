@@ -35,7 +35,7 @@ import itertools
 import logging
 import re
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, Literal, TypedDict, Unpack
 
 import attrs
@@ -57,6 +57,7 @@ from ._schema import (
     type_schema,
     user_converter,
 )
+from ._scopes import check_scopes
 
 logger = logging.getLogger("trio_mcp.server")
 
@@ -104,6 +105,10 @@ class ToolOptions(TypedDict, total=False):
     #: included) until the handler calls ``ctx.start_task()``, which hands the
     #: rest to a task (SEP-2663: input rounds before the task is created).
     defer_task: bool
+    #: OAuth scopes a caller's access token must grant to call the tool
+    #: (refused otherwise: HTTP 403 ``insufficient_scope``, AU-12; see
+    #: ``trio_mcp._server._scopes``).
+    scopes: Collection[str] | None
 
 
 def check_options(options: Mapping[str, object], known: type[Mapping[str, object]]) -> None:
@@ -225,6 +230,8 @@ class RegisteredTool:
     defer_task: bool = False
     #: The definition for 2025-11-25, with ``execution.taskSupport`` (TL-18).
     tasks_definition: mcp_types.Tool | None = None
+    #: The OAuth scopes a caller must hold (``scopes=``).
+    scopes: frozenset[str] = frozenset()
 
     @classmethod
     def from_function(
@@ -314,6 +321,7 @@ class RegisteredTool:
             task_support=task_support,
             defer_task=defer_task,
             tasks_definition=tasks_definition,
+            scopes=check_scopes(f"tool {tool_name!r}", options.get("scopes")),
         )
 
     async def call(self, request: RequestContext, server: ContextServer, arguments: Any) -> Any:

@@ -8,7 +8,7 @@ the connection.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import orjson
 import trio
@@ -17,6 +17,9 @@ from ..protocol._head import HEAD_SCAN_SIZE, TAIL_SCAN_SIZE, scan_frame
 from ._http_common import Headers, Sniffed, error_body, is_json_content_type, sniff
 from ._http_session import END, Connection, HttpServerTransport, Stream, event_seq
 from ._sse import format_comment, format_event
+
+if TYPE_CHECKING:
+    from .._auth._resource import Refusal
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -77,6 +80,15 @@ async def refuse(
 ) -> None:
     """An HTTP refusal with an id-less JSON-RPC error body (HT-08)."""
     await respond(send, status, error_body(code, message), content_type=JSON, headers=headers)
+
+
+async def refuse_with(send: Send, refusal: Refusal) -> None:
+    """The answer of an authorization *refusal* (401, 403, 400, 503), with its
+    ``WWW-Authenticate`` challenge when it has one (AU-01, AU-12)."""
+    headers: Headers = []
+    if refusal.www_authenticate is not None:
+        headers.append((b"www-authenticate", refusal.www_authenticate.encode()))
+    await refuse(send, refusal.status, refusal.message, headers=headers)
 
 
 async def read_body(

@@ -41,7 +41,7 @@ HT-36, HT-37.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Hashable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 
@@ -55,6 +55,7 @@ from ._asgi import (
     Scope,
     Send,
     refuse,
+    refuse_with,
     respond,
     stream_sse,
     wait_unless_disconnected,
@@ -73,6 +74,7 @@ from ._http_modern import ModernPost, body_version
 from ._http_session import END, Connection, HttpServerTransport, Stream
 
 if TYPE_CHECKING:
+    from .._auth._resource import Refusal
     from .._auth._token import AccessToken
 
 #: Seconds a POST's SSE response head waits for the answer (see ``stream_sse``).
@@ -96,8 +98,9 @@ class SessionHost(Protocol):
         """Create and start a session; None when the table is full or not running."""
         ...
 
-    def lookup(self, sid: str, scope: Scope) -> HttpServerTransport | None:
-        """The live session *sid* if *scope*'s principal owns it (else None: 404)."""
+    def lookup(self, sid: str, scope: Scope, *, refresh: bool = True) -> HttpServerTransport | None:
+        """The live session *sid* if *scope*'s principal owns it (else None:
+        404); *refresh*: the session's token becomes this request's."""
         ...
 
     def principal_for(self, scope: Scope) -> Hashable | None:
@@ -110,6 +113,11 @@ class SessionHost(Protocol):
 
     def end_session(self, transport: HttpServerTransport) -> None:
         """Forget the session and end it (its client left or asked)."""
+        ...
+
+    def scope_refusal(self, scope: Scope, parsed: Any) -> Refusal | None:
+        """How to refuse the POSTed body *parsed* because the request's token
+        lacks a scope one of its requests needs (403, step-up); None: go on."""
         ...
 
 
@@ -220,6 +228,13 @@ class Endpoint:
                 return
         posted = await self._reader.read(receive, send, declared, initialize_in_batch=False)
         if posted is None:
+            return
+        # Before the body reaches a session (so before any SSE head, in
+        # either era): a request the token has no scope for is a 403 with the
+        # step-up challenge (AU-12). The body decides, not the Mcp-Name header.
+        denied = self._host.scope_refusal(scope, posted.parsed)
+        if denied is not None:
+            await refuse_with(send, denied)
             return
         if self._modern is not None:
             opening = self._modern_opening(version, posted)

@@ -48,10 +48,10 @@ import trio
 
 from .._auth._resource import Refusal
 from ..protocol import ALL_VERSIONS, DEFAULT_MAX_MESSAGE_SIZE, HANDSHAKE_VERSIONS, MODERN_VERSIONS
-from ._asgi import JSON, JsonPostReader, Receive, Scope, Send, refuse, respond
+from ._asgi import JSON, JsonPostReader, Receive, Scope, Send, refuse, refuse_with, respond
 from ._bounds import HEADER_TIMEOUT
 from ._event_store import EventStore
-from ._http_common import Headers, OriginPolicy, is_loopback_host, new_session_id
+from ._http_common import OriginPolicy, is_loopback_host, new_session_id
 from ._http_endpoint import Endpoint
 from ._http_modern import MODERN_HEAD_DEFERRAL, MODERN_KEEPALIVE, ModernPost, ToolHeaders
 from ._http_session import HttpServerTransport
@@ -72,6 +72,10 @@ TransportHandler = Callable[[HttpServerTransport], Awaitable[None]]
 StatelessHandler = Callable[[HttpServerTransport, str | None], Awaitable[None]]
 #: Who is asking (e.g. from an auth middleware's scope entries); None: anonymous.
 PrincipalOf = Callable[[Scope], Hashable | None]
+
+#: The OAuth scopes a request needs, from its method and params (raw JSON):
+#: ``Server.required_scopes``.
+ScopesFor = Callable[[str, Any], frozenset[str]]
 
 #: The ASGI scope key a request's verified ``AccessToken`` is kept under
 #: (``StreamableHTTPApp(auth=...)``); never the raw token.
@@ -136,6 +140,11 @@ class StreamableHTTPApp:
             ``(issuer, subject)``, which sessions and tasks are bound to, and
             handlers see the verified token as ``ctx.auth``. Not with
             *principal_of*.
+        scopes_for: the OAuth scopes a request needs, from its method and
+            params (``http_app`` gives ``Server.required_scopes``): with
+            *auth*, a POST whose token lacks one is answered 403
+            ``insufficient_scope`` with the scopes to ask for, before the body
+            reaches a session (AU-12).
         max_sessions: live sessions at most; more ``initialize`` get 503.
         session_idle_timeout: seconds without any request or open stream after
             which a session ends (None: never).
@@ -208,6 +217,7 @@ class StreamableHTTPApp:
         modern_keepalive: float | None = MODERN_KEEPALIVE,
         background: Callable[[], AbstractAsyncContextManager[object]] | None = None,
         auth: ResourceServer | None = None,
+        scopes_for: ScopesFor | None = None,
     ) -> None:
         if auth is not None and principal_of is not None:
             raise ValueError(
@@ -229,6 +239,7 @@ class StreamableHTTPApp:
         self.policy = OriginPolicy(allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
         self.principal_of = principal_of
         self.auth = auth
+        self.scopes_for = scopes_for
         self._well_known = frozenset(auth.well_known_paths()) if auth is not None else frozenset()
         self.max_sessions = max_sessions
         self.session_idle_timeout = session_idle_timeout
@@ -365,14 +376,20 @@ class StreamableHTTPApp:
         self._nursery.start_soon(self._run_session, sid, transport)
         return transport
 
-    def lookup(self, sid: str, scope: Scope) -> HttpServerTransport | None:
-        """The live session *sid* if *scope*'s principal owns it (else None: 404)."""
+    def lookup(self, sid: str, scope: Scope, *, refresh: bool = True) -> HttpServerTransport | None:
+        """The live session *sid* if *scope*'s principal owns it (else None: 404).
+
+        *refresh* (with ``auth``): the session's token becomes this request's
+        (a caller that may still refuse the request passes False and sets it
+        once the request is admitted, so a refused token never replaces the
+        one the session's running requests see).
+        """
         entry = self._sessions.get(sid)
         if entry is None or entry.transport.closed:
             return None
         if entry.principal != self.principal_for(scope):
             return None
-        if self.auth is not None:
+        if self.auth is not None and refresh:
             # Same principal, perhaps a refreshed token (other scopes, expiry):
             # handlers see the latest one verified.
             entry.transport.access_token = self.access_token_for(scope)
@@ -390,6 +407,29 @@ class StreamableHTTPApp:
         """The request's verified access token (None: no ``auth``)."""
         token: AccessToken | None = scope.get(ACCESS_TOKEN_KEY)
         return token
+
+    def scope_refusal(self, scope: Scope, parsed: Any) -> Refusal | None:
+        """403 ``insufficient_scope`` (the step-up challenge) when the request's
+        token lacks a scope that a request of the POSTed body *parsed* needs
+        (``scopes_for``: the registered ``scopes=`` of the tool, resource or
+        prompt it uses); None without ``auth``, without ``scopes_for``, or when
+        every needed scope is granted. A batch is refused whole.
+
+        Spec: AU-12.
+        """
+        if self.auth is None or self.scopes_for is None:
+            return None
+        token = self.access_token_for(scope)
+        if token is None:
+            return None
+        needed: dict[str, None] = {}
+        for message in parsed if isinstance(parsed, list) else (parsed,):
+            if not isinstance(message, dict) or "id" not in message:
+                continue  # notifications and responses use nothing
+            method = message.get("method")
+            if isinstance(method, str):
+                needed.update(dict.fromkeys(sorted(self.scopes_for(method, message.get("params")))))
+        return self.auth.step_up(token, needed) if needed else None
 
     def end_session(self, transport: HttpServerTransport) -> None:
         """Forget the session and end it (its client left or asked, HT-34)."""
@@ -428,10 +468,7 @@ class StreamableHTTPApp:
         if self.auth is not None:
             verdict = await self.auth.authenticate(scope)
             if isinstance(verdict, Refusal):
-                headers: Headers = []
-                if verdict.www_authenticate is not None:
-                    headers.append((b"www-authenticate", verdict.www_authenticate.encode()))
-                await refuse(send, verdict.status, verdict.message, headers=headers)
+                await refuse_with(send, verdict)
                 return
             # A copy: the server's scope is not the application's to change.
             scope = {**scope, ACCESS_TOKEN_KEY: verdict}

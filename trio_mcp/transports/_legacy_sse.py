@@ -21,7 +21,7 @@ from urllib.parse import parse_qs
 
 import trio
 
-from ._asgi import JsonPostReader, Receive, Scope, Send, refuse, respond, stream_sse
+from ._asgi import JsonPostReader, Receive, Scope, Send, refuse, refuse_with, respond, stream_sse
 from ._http_common import accepts, one_header
 from ._http_endpoint import SessionHost
 from ._sse import format_event
@@ -106,13 +106,21 @@ class LegacyEndpoint:
         if len(ids) != 1:
             await refuse(send, 400, "session_id is required")
             return
-        transport = self._host.lookup(ids[0], scope)
+        # The token is the session's only once the body passed the scope check.
+        transport = self._host.lookup(ids[0], scope, refresh=False)
         if transport is None or not transport.single_stream:
             await refuse(send, 404, "Session not found")
             return
         posted = await self._reader.read(receive, send, declared)
         if posted is None:
             return
+        denied = self._host.scope_refusal(scope, posted.parsed)
+        if denied is not None:
+            await refuse_with(send, denied)  # 403 step-up, nothing delivered (AU-12)
+            return
+        token = self._host.access_token_for(scope)
+        if token is not None:
+            transport.access_token = token
         transport.touch()
         try:
             await transport.deliver(posted.body)
