@@ -70,7 +70,6 @@ async def test_a_batch_post_in_a_revision_without_batches_is_refused_not_left_ha
         assert response.status_code == 200
 
 
-@pytest.mark.spec("HM-11")
 async def test_a_listen_in_json_response_mode_is_answered_on_a_stream() -> None:
     # Found by the fuzzer (server-http-modern-json-6): one JSON body for
     # subscriptions/listen never comes, so the POST hung; it is SSE instead.
