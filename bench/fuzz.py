@@ -710,11 +710,16 @@ def _modern_headers(frame: bytes, headers: dict[str, str]) -> None:
     except orjson.JSONDecodeError:
         obj = None
     method = obj.get("method") if isinstance(obj, dict) else None
-    safe = isinstance(method, str) and method.isascii() and method.isprintable()
+    safe = (
+        isinstance(method, str)
+        and method.isascii()
+        and method.isprintable()
+        and method == method.strip()  # a header value has no outer whitespace
+    )
     headers["mcp-method"] = method if safe and isinstance(method, str) else "ping"
     params = obj.get("params") if isinstance(obj, dict) else None
     name = params.get("name") if isinstance(params, dict) else None
-    if isinstance(name, str) and name.isascii() and name.isprintable():
+    if isinstance(name, str) and name.isascii() and name.isprintable() and name == name.strip():
         headers["mcp-name"] = name
 
 
