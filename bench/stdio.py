@@ -70,11 +70,14 @@ def serve_official() -> None:
 
     server = MCPServer("bench")
 
-    @server.tool()
+    # structured_output=False: the result is the text block only, as trio_mcp's
+    # (left to auto-detect, a ``-> str`` tool also returns structuredContent and
+    # the client validates it against the output schema on every call).
+    @server.tool(structured_output=False)
     def echo(text: str) -> str:
         return text
 
-    @server.tool()
+    @server.tool(structured_output=False)
     def big() -> str:
         return "x" * BIG
 

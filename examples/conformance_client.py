@@ -35,8 +35,15 @@ the client opens in ``era="auto"`` (``server/discover`` first) as always:
   with invalid ``x-mcp-header`` annotations were dropped when listed.
 * ``json-schema-ref-no-deref``: list the tools (a network ``$ref`` in a
   schema is never fetched).
-* anything else (the ``auth/*`` scenarios): connect, list and call the tools.
-  The client has no OAuth support yet, so these fail at the first 401.
+* ``auth/*``: the client authorizes with :class:`trio_mcp.auth.OAuthProvider`
+  (the authorization code grant through a headless redirect to
+  ``http://localhost:3000/callback``; the client ID metadata document URL
+  where the authorization server supports it; the pre-registered credentials
+  of ``MCP_CONFORMANCE_CONTEXT`` when it has them), then connects, lists the
+  tools and calls ``test-tool`` when offered. The extension scenarios
+  (client credentials, token exchange, DPoP, workload identity) are
+  dispatched by :func:`extension_auth`.
+* anything else: connect, list and call the tools.
 
 Exit status: 0 when the scenario's steps succeeded, 1 otherwise (the error is
 printed to stderr).
@@ -54,9 +61,35 @@ import trio
 
 from trio_mcp import Client, open_http_client
 from trio_mcp import types as t
+from trio_mcp.auth import (
+    ClientCredentialsGrant,
+    ClientInfo,
+    DPoP,
+    EnterpriseManagedGrant,
+    HeadlessRedirect,
+    JwtBearerGrant,
+    OAuthProvider,
+    PrivateKeyJWT,
+)
 
 #: The harness kills the client after 30 s; give up well before that.
 DEADLINE = 20.0
+
+#: What the harness's authorization servers expect of the client.
+REDIRECT_URI = "http://localhost:3000/callback"
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+
+#: The extension scenarios (the grants of the other extensions): their
+#: providers come from :func:`extension_auth`.
+EXTENSION_SCENARIOS = (
+    "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
+    "auth/cross-app-access-complete-flow",
+    "auth/enterprise-managed-authorization",
+    "auth/dpop",
+    "auth/dpop-nonce",
+    "auth/wif-jwt-bearer",
+)
 
 
 async def accept_with_defaults(request: object) -> t.ElicitResult:
@@ -94,6 +127,88 @@ def _context() -> dict[str, Any]:
     raw = os.environ.get("MCP_CONFORMANCE_CONTEXT")
     parsed = json.loads(raw) if raw else {}
     return parsed if isinstance(parsed, dict) else {}
+
+
+def extension_auth(url: str, scenario: str, context: dict[str, Any]) -> OAuthProvider | None:
+    """The auth for an extension scenario, from ``MCP_CONFORMANCE_CONTEXT``:
+
+    * ``auth/client-credentials-basic``: the client credentials grant with the
+      context's ``client_id`` and ``client_secret`` (``client_secret_basic``);
+    * ``auth/client-credentials-jwt``: the same grant, authenticated by a
+      ``private_key_jwt`` assertion signed with ``private_key_pem``;
+    * ``auth/enterprise-managed-authorization`` (0.2; 0.1.16 names it
+      ``auth/cross-app-access-complete-flow``): the ID token traded at the
+      IdP for an ID-JAG, then the JWT bearer grant with ``client_secret_basic``;
+    * ``auth/wif-jwt-bearer``: the JWT bearer grant with ``valid_jwt``, as the
+      public client ``client_id``;
+    * ``auth/dpop``, ``auth/dpop-nonce``: the authorization code grant with a
+      DPoP key (proofs at the token endpoint and on every MCP request,
+      nonces from either server honoured).
+    """
+
+    def text(name: str) -> str:
+        value = context.get(name)
+        if not isinstance(value, str):
+            raise ValueError(f"MCP_CONFORMANCE_CONTEXT has no {name!r}")
+        return value
+
+    if scenario == "auth/client-credentials-basic":
+        return OAuthProvider(
+            url,
+            grant=ClientCredentialsGrant(),
+            client=ClientInfo(text("client_id"), text("client_secret")),
+        )
+    if scenario == "auth/client-credentials-jwt":
+        algorithm = context.get("signing_algorithm") or "ES256"
+        signer = PrivateKeyJWT(text("client_id"), text("private_key_pem"), str(algorithm))
+        return OAuthProvider(url, grant=ClientCredentialsGrant(signer))
+    if scenario in ("auth/enterprise-managed-authorization", "auth/cross-app-access-complete-flow"):
+        grant = EnterpriseManagedGrant(
+            id_token=text("idp_id_token"),
+            idp_token_endpoint=text("idp_token_endpoint"),
+            idp_client_id=text("idp_client_id"),
+        )
+        client = ClientInfo(
+            text("client_id"),
+            text("client_secret"),
+            token_endpoint_auth_method="client_secret_basic",
+        )
+        return OAuthProvider(url, grant=grant, client=client)
+    if scenario == "auth/wif-jwt-bearer":
+        client = ClientInfo(text("client_id"), token_endpoint_auth_method="none")
+        return OAuthProvider(url, grant=JwtBearerGrant(text("valid_jwt")), client=client)
+    if scenario in ("auth/dpop", "auth/dpop-nonce"):
+        return OAuthProvider(
+            url,
+            redirect=HeadlessRedirect(REDIRECT_URI),
+            client_metadata_url=CLIENT_METADATA_URL,
+            client_name="trio-mcp-conformance-client",
+            dpop=DPoP(),
+        )
+    return None
+
+
+def auth_for(url: str, scenario: str) -> OAuthProvider | None:
+    """The OAuth provider an ``auth/*`` scenario runs with (None for the others)."""
+    if not scenario.startswith("auth/"):
+        return None
+    context = _context()
+    if scenario in EXTENSION_SCENARIOS:
+        return extension_auth(url, scenario, context)
+    client = None
+    if isinstance(context.get("client_id"), str):
+        secret = context.get("client_secret")
+        client = ClientInfo(
+            client_id=context["client_id"],
+            client_secret=secret if isinstance(secret, str) else None,
+        )
+    return OAuthProvider(
+        url,
+        redirect=HeadlessRedirect(REDIRECT_URI),
+        client=client,
+        client_metadata_url=CLIENT_METADATA_URL,
+        client_name="trio-mcp-conformance-client",
+    )
 
 
 async def run_scenario(client: Client, scenario: str) -> None:
@@ -167,6 +282,7 @@ async def main(url: str, scenario: str) -> None:
         )
         async with open_http_client(
             url,
+            auth=auth_for(url, scenario),
             name="trio-mcp-conformance-client",
             version="1.0.0",
             elicitation=elicitation,

@@ -86,7 +86,7 @@ def test_readme_cli_command_runs(line: str) -> None:
 
 
 def test_readme_cli_commands_are_found() -> None:
-    assert [line.split()[1] for line in _readme_cli_lines()] == ["trace", "call"]
+    assert [line.split()[1] for line in _readme_cli_lines()] == ["trace", "call", "check"]
 
 
 def _layout_table_paths() -> set[str]:

@@ -215,6 +215,9 @@ async def scenario(era: str, actions: list[tuple[Any, ...]], max_concurrent: int
         assert not session.closed
         stats = session.statistics()
         assert (stats.running, stats.queued) == (0, 0)
+        # The memory transport offers send_nowait, so frames were written through
+        # (not only by the writer task): the properties hold with write-through on.
+        assert 0 < stats.written_through <= stats.frames_out
         assert all(record.state.is_terminal for record in session.requests())
     check_log(recorder.log, owed)
 

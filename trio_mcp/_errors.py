@@ -149,7 +149,28 @@ class HandshakeRefused(MCPError):
         self.supported = tuple(supported)
 
 
+class AuthorizationFailed(MCPError):
+    """The client could not obtain an access token the server accepts.
+
+    Raised by :class:`trio_mcp.auth.OAuthProvider` (through the HTTP client it
+    authorizes) when discovery, registration or a grant failed, or the
+    authorization server's answer was refused (a ``state`` or ``iss`` mismatch,
+    metadata whose ``issuer`` is not the one asked for, protected resource
+    metadata naming another resource, no PKCE S256). ``reason`` says which;
+    ``status`` is the HTTP status of the MCP request that needed the token
+    (401 or 403) when there was one.
+
+    Spec: AU-04..AU-08, AU-12..AU-15.
+    """
+
+    def __init__(self, reason: str, *, status: int | None = None) -> None:
+        super().__init__(f"Authorization failed: {reason}")
+        self.reason = reason
+        self.status = status
+
+
 __all__ = [
+    "AuthorizationFailed",
     "ErrorCode",
     "HandshakeRefused",
     "InvalidPeerResult",

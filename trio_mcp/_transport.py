@@ -49,7 +49,18 @@ The fast path (optional)
     ``trio.WouldBlock`` where ``send`` or ``receive`` would have to wait (or
     any exception those raise). The session's writer and reader use them when
     present, so a frame that can move at once costs no trip through the
-    scheduler; ``send`` and ``receive`` stay checkpoints.
+    scheduler; ``send`` and ``receive`` stay checkpoints. With ``send_nowait``
+    the session also *writes through*: while its writer task is idle, the
+    task that made a frame writes it itself.
+
+    A byte-stream transport may take part of a frame in ``send_nowait`` (a
+    non-blocking write the pipe took only in part): it then keeps the rest, in
+    order, and says so with ``flush_pending()`` (True), and ``async flush()``
+    writes the rest (a checkpoint, cancelled part-way only as a blocked
+    ``send`` may be); ``send_nowait`` refuses with ``trio.WouldBlock`` and
+    ``send`` writes the rest first while part of a frame is pending. The
+    session hands that rest to its writer task, so later frames queue behind
+    it. :class:`~trio_mcp.transports.LineChannel` does this on pipes.
 
 The eras it carries (optional)
     A transport that carries only the handshake era says so with a class

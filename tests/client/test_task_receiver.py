@@ -48,14 +48,16 @@ def build() -> Server:
 
 
 class Model:
-    """A sampling handler that thinks for two seconds (or until cancelled)."""
+    """A sampling handler that thinks for a second and a half (or until
+    cancelled): never a whole number of the 1 s poll interval, so its end and
+    a poll never fall on one instant (a tie Trio breaks in any order)."""
 
     def __init__(self) -> None:
         self.cancelled = False
 
     async def __call__(self, params: t.CreateMessageRequestParams) -> t.CreateMessageResult:
         try:
-            await trio.sleep(2)
+            await trio.sleep(1.5)
         except trio.Cancelled:
             self.cancelled = True
             raise
@@ -84,7 +86,7 @@ async def test_a_sampling_request_runs_as_a_client_task_and_the_server_polls_it(
         assert result.content[0].text == "Hello."  # type: ignore[union-attr]
         asked = methods(server_session)
         assert asked[0] == ("sampling/createMessage", RequestState.COMPLETED)
-        # Polled at the task's interval (1 s) for a two-second job, then its result.
+        # Polled at the task's interval (1 s: working, 2 s: completed), then its result.
         assert [m for m, _ in asked].count("tasks/get") == 2
         assert asked[-1] == ("tasks/result", RequestState.COMPLETED)
         receiver = client.handlers.tasks
@@ -114,7 +116,7 @@ async def test_cancelling_the_server_side_cancels_the_client_task(
         client,
         server_session,
     ):
-        with trio.move_on_after(1.5):  # the call (and the tool asking) is cancelled
+        with trio.move_on_after(1.25):  # the call (and the tool asking) is cancelled
             await client.call_tool("sample")
         await trio.testing.wait_all_tasks_blocked()
         assert model.cancelled

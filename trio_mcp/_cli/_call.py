@@ -84,8 +84,11 @@ async def run_call(
     handle_signals: bool = True,
     era: EraOption = "auto",
     verbose: bool = False,
+    url: str | None = None,
+    auth: bool = False,
 ) -> int:
-    """Call *tool* once in *era*; return the command's exit status (0, 1 for a
+    """Call *tool* once in *era* (on the stdio server *command*, or the server
+    at *url*, authorized with OAuth when *auth*); return the command's exit status (0, 1 for a
     tool or protocol error or an era the server does not speak, 130 when
     interrupted). A failure is one line on *err*; the era line goes to *err*
     when it is a terminal or with *verbose*.
@@ -116,7 +119,12 @@ async def run_call(
                 await nursery.start(on_sigint)
             with call_scope:
                 async with open_cli_client(
-                    command, era=era, inherit_env=inherit_env, name="trio-mcp-call"
+                    command,
+                    era=era,
+                    inherit_env=inherit_env,
+                    name="trio-mcp-call",
+                    url=url,
+                    auth=auth,
                 ) as client:
                     if verbose or err.isatty():
                         print(era_line(era_summary(client, era)), file=err, flush=True)

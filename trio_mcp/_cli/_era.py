@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from .._client._connect import open_stdio_client
+from .._client._connect import open_http_client, open_stdio_client
 from .._errors import HandshakeRefused, RPCError
 from .._util import unwrapping
 from ..protocol import Direction, MultiObserver, RequestObserver, RequestRecord, RequestState
@@ -85,9 +85,13 @@ async def open_cli_client(
     *,
     era: EraOption = "auto",
     observer: RequestObserver | None = None,
+    url: str | None = None,
+    auth: bool = False,
     **options: Any,
 ) -> AsyncIterator[Client]:
-    """:func:`~trio_mcp.open_stdio_client` for the server *command* in *era*.
+    """:func:`~trio_mcp.open_stdio_client` for the server *command* in *era*,
+    or :func:`~trio_mcp.open_http_client` for *url* (with *auth*: OAuth
+    through the user's browser, tokens kept in the user's config directory).
 
     Raises:
         EraMismatch: *era* is ``modern`` or ``legacy`` and the server refused
@@ -106,9 +110,18 @@ async def open_cli_client(
             # The opening's one error comes out of the session's nursery in a
             # group of one: unwrap it to see what it is.
             async with unwrapping():
-                client = await stack.enter_async_context(
-                    open_stdio_client(command[0], command[1:], era=era, observer=watched, **options)
-                )
+                if url is None:
+                    opened = open_stdio_client(
+                        command[0], command[1:], era=era, observer=watched, **options
+                    )
+                else:
+                    options.pop("inherit_env", None)
+                    if auth:
+                        from ._auth import cli_provider
+
+                        options["auth"] = await cli_provider(url, stack)
+                    opened = open_http_client(url, era=era, observer=watched, **options)
+                client = await stack.enter_async_context(opened)
         except (RPCError, HandshakeRefused) as exc:
             if era == "auto" or opening.opened:
                 raise

@@ -4,7 +4,14 @@ Subcommands:
 
 * ``demo``: spawn the bundled example server and narrate a whole session;
 * ``trace -- CMD ARGS...``: trace any stdio server's lifecycle, frame by frame;
-* ``call -- CMD ARGS... TOOL JSON``: call one tool and print the result.
+* ``call -- CMD ARGS... TOOL JSON``: call one tool and print the result;
+* ``check -- CMD ARGS...`` or ``check --url URL``: hold a server to the
+  lifecycle, cancellation and robustness rules (exit 0 only if nothing failed).
+
+``trace --url URL`` and ``call --url URL -- TOOL JSON`` talk to a Streamable
+HTTP server instead; with ``--auth`` they authorize with OAuth: one URL is
+printed to open in a browser, and the tokens are kept (mode 0600) in
+``$XDG_CONFIG_HOME/trio-mcp/tokens.json`` for the next run.
 
 Each takes ``--era auto|modern|legacy`` (default ``auto``: probe with
 ``server/discover``, fall back to the handshake) and says which era it got
@@ -63,8 +70,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_era(demo, "auto: both eras the server speaks, one after the other")
     trace = commands.add_parser("trace", help="trace a stdio server: trace [--json] -- CMD ...")
     trace.add_argument("--json", action="store_true", help="write JSON lines")
-    trace.add_argument("--timeout", type=float, default=30.0, help="bound on the whole trace")
+    trace.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="bound on the whole trace (default 30 s; 330 s with --auth, the browser included)",
+    )
     trace.add_argument("--inherit-env", action="store_true", help="pass our whole environment")
+    _add_url(trace)
     _add_era(trace)
     call = commands.add_parser("call", help="call one tool: call -- CMD ... TOOL JSON")
     call.add_argument(
@@ -77,8 +90,61 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="say the era on stderr (always said on a terminal)",
     )
+    _add_url(call)
     _add_era(call)
+    _add_check(commands)
     return parser
+
+
+def _add_check(commands: Any) -> None:
+    check = commands.add_parser(
+        "check",
+        help="check a server's lifecycle: check -- CMD ... | check --url URL",
+        usage="trio-mcp check [options] -- CMD [ARGS...]\n"
+        "       trio-mcp check [options] --url URL",
+        description="Hold an MCP server (stdio or Streamable HTTP, any SDK) to the "
+        "lifecycle, cancellation and robustness rules; exit 0 only if no check failed.",
+        epilog="Check areas: handshake, modern, jsonrpc, cancel, progress, concurrency, "
+        "limits, shutdown, http (each check id is AREA.NAME; --json lists them).",
+    )
+    check.add_argument("--url", help="a Streamable HTTP endpoint instead of a command")
+    output = check.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="write the report as JSON")
+    output.add_argument("--markdown", action="store_true", help="write a Markdown report")
+    check.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="run only these checks (ids or areas, comma-separated)",
+    )
+    check.add_argument(
+        "--skip", action="append", default=[], metavar="ID", help="leave these checks out"
+    )
+    check.add_argument(
+        "--era",
+        choices=ERA_CHOICES,
+        default="auto",
+        help="auto (default): every era the server speaks; modern or legacy: that one only",
+    )
+    check.add_argument("--slow-tool", metavar="NAME", help="a tool that takes long")
+    check.add_argument("--slow-args", metavar="JSON", help="its arguments (a JSON object)")
+    check.add_argument("--progress-tool", metavar="NAME", help="a tool that reports progress")
+    check.add_argument("--progress-args", metavar="JSON", help="its arguments (a JSON object)")
+    check.add_argument("--echo-tool", metavar="NAME", help="a tool whose answer holds its argument")
+    check.add_argument("--timeout", type=float, default=10.0, help="bound on any one answer (s)")
+    check.add_argument(
+        "--exit-timeout", type=float, default=5.0, help="bound on the server's exit (s)"
+    )
+
+
+def _add_url(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--url", help="a Streamable HTTP server's URL instead of a command")
+    command.add_argument(
+        "--auth",
+        action="store_true",
+        help="authorize with OAuth (prints a URL to open; with --url)",
+    )
 
 
 def _add_era(command: argparse.ArgumentParser, auto: str | None = None) -> None:
@@ -113,9 +179,13 @@ def main(argv: list[str] | None = None) -> int:
             return 0
 
         return _run(demo)
+    if args.command == "check":
+        return _check(parser, args, command)
+    if args.auth and not args.url:
+        parser.error("--auth needs --url")
     if args.command == "trace":
-        if not command:
-            parser.error("trace needs the server command after --")
+        if not command and not args.url:
+            parser.error("trace needs the server command after -- (or --url)")
         from ._trace import run_trace
 
         return _run(
@@ -123,12 +193,16 @@ def main(argv: list[str] | None = None) -> int:
                 run_trace,
                 command,
                 as_json=args.json,
-                time_limit=args.timeout,
+                time_limit=args.timeout or (330.0 if args.auth else 30.0),
                 inherit_env=args.inherit_env,
                 era=args.era,
+                url=args.url,
+                auth=args.auth,
             )
         )
-    if len(command) < 3:
+    if args.url and len(command) != 2:
+        parser.error("call --url needs: -- TOOL JSON")
+    if not args.url and len(command) < 3:
         parser.error("call needs: -- CMD [ARGS...] TOOL JSON")
     *server_command, tool, raw = command
     try:
@@ -148,6 +222,53 @@ def main(argv: list[str] | None = None) -> int:
             inherit_env=args.inherit_env,
             era=args.era,
             verbose=args.verbose,
+            url=args.url,
+            auth=args.auth,
+        )
+    )
+
+
+def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, command: list[str]) -> int:
+    if bool(command) == bool(args.url):
+        parser.error("check needs either the server command after -- or --url URL")
+    try:
+        slow_args = parse_arguments(args.slow_args) if args.slow_args else None
+        progress_args = parse_arguments(args.progress_args) if args.progress_args else None
+    except CommandError as exc:
+        print_error(sys.stderr, str(exc))
+        return exc.status
+    from .._check import Options
+    from .._check._checks import ALL_CHECKS
+    from ._check import run_check
+
+    only = [n for item in args.only for n in item.split(",") if n]
+    skip = [n for item in args.skip for n in item.split(",") if n]
+    known = {c.id for c in ALL_CHECKS} | {c.id.split(".")[0] for c in ALL_CHECKS}
+    unknown = sorted(set(only + skip) - known)
+    if unknown:
+        print_error(sys.stderr, f"no such check or area: {', '.join(unknown)}")
+        return BAD_ARGUMENTS
+
+    options = Options(
+        slow_tool=args.slow_tool,
+        slow_args=slow_args,
+        progress_tool=args.progress_tool,
+        progress_args=progress_args,
+        echo_tool=args.echo_tool,
+        timeout=args.timeout,
+        exit_timeout=args.exit_timeout,
+    )
+    eras = ("legacy", "modern") if args.era == "auto" else (args.era,)
+    return _run(
+        partial(
+            run_check,
+            command,
+            url=args.url,
+            options=options,
+            only=only,
+            skip=skip,
+            eras=eras,
+            output="json" if args.json else "markdown" if args.markdown else "text",
         )
     )
 

@@ -218,8 +218,11 @@ async def run_trace(
     time_limit: float = 30.0,
     inherit_env: bool = False,
     era: EraOption = "auto",
+    url: str | None = None,
+    auth: bool = False,
 ) -> int:
-    """Trace one stdio server's lifecycle in *era*; return the exit status for
+    """Trace one stdio server's lifecycle in *era* (or the server at *url*,
+    authorized with OAuth when *auth*); return the exit status for
     the command (0, or 1 after a failure, which is also one line on *err*:
     among them an *era* the server does not speak).
 
@@ -240,7 +243,7 @@ async def run_trace(
         if not as_json:
             print(printer.paint(f"== {text}", "bold"), file=out)
 
-    say(f"spawning {' '.join(command)}")
+    say(f"connecting to {url}" if url is not None else f"spawning {' '.join(command)}")
     records: list[RequestRecord] = []
     transport: StdioProcess | None = None
     status = 0
@@ -253,9 +256,11 @@ async def run_trace(
                 observer=printer,
                 name="trio-mcp-trace",
                 discover=False,  # the trace discovers itself, narrating each page
+                url=url,
+                auth=auth,
             ) as client:
-                assert isinstance(client.session.transport, StdioProcess)
-                transport = client.session.transport
+                if isinstance(client.session.transport, StdioProcess):
+                    transport = client.session.transport
                 summary = era_summary(client, era)
                 if as_json:
                     print(json.dumps({"type": "era", **summary}), file=out)
@@ -272,7 +277,7 @@ async def run_trace(
                 # 2026-07-28 has no ping: the client sends server/discover instead.
                 say("ping" if client.era == "legacy" else "ping (2026-07-28: server/discover)")
                 await client.ping()
-                say("shutdown: closing the server's stdin")
+                say("shutdown: closing the server's stdin" if url is None else "closing")
                 records = client.session.requests()
     except USER_ERRORS as exc:
         say(f"failed: {exc!r}")
@@ -283,6 +288,14 @@ async def run_trace(
         else:
             print_error(err, describe(exc))
         status = 1
+    if url is not None and records:
+        if as_json:
+            rounds = call_rounds(records)
+            for record in sorted(records, key=lambda r: r.queued_at):
+                row = record_row(record, start, rounds.get((record.direction, record.id)))
+                print(json.dumps(row), file=out)
+        else:
+            print_records(out, "requests", records, start)
     if transport is not None:
         if as_json:
             rounds = call_rounds(records)

@@ -62,6 +62,15 @@ def _remember(cache: dict[Any, str], key: Any, era: str) -> None:
 if TYPE_CHECKING:
     import httpx
 
+#: The ``server/discover`` probe's bound for a server this client has just
+#: spawned, instead of :func:`~trio_mcp.open_client`'s 2 s: the first answer
+#: of a fresh process includes its interpreter start and imports (the official
+#: Python SDK's server needs about 1.3 s idle, and over 2 s on a loaded
+#: machine, where a 2 s probe then times out and the session starts with a
+#: refused ``initialize``). A server that silently drops the probe costs this
+#: once per command, then it is remembered (VR-12).
+STDIO_PROBE_TIMEOUT = 10.0
+
 
 @asynccontextmanager
 async def open_stdio_client(
@@ -83,13 +92,15 @@ async def open_stdio_client(
     """Spawn a stdio MCP server, open the connection, yield the connected :class:`~trio_mcp.Client`.
 
     With ``era="auto"`` (the default of :func:`~trio_mcp.open_client`) the
-    client probes with ``server/discover`` and falls back to the handshake in
-    the same process; only when the server *exits* on the probe is a fresh
-    process started for the handshake (SI-14). With *remember_era* a command
-    found to be handshake-era is remembered for this process (by command,
-    arguments and working directory, VR-12) and not probed again; if it turns
-    out to be modern after all (it refuses ``initialize`` with -32022), the
-    client goes modern and the memory is corrected.
+    client probes with ``server/discover`` (bounded by *probe_timeout*, here
+    :data:`STDIO_PROBE_TIMEOUT` unless given: it includes the process start)
+    and falls back to the handshake in the same process; only when the
+    server *exits* on the probe is a fresh process started for the handshake
+    (SI-14). With *remember_era* a command found to be handshake-era is
+    remembered for this process (by command, arguments and working directory,
+    VR-12) and not probed again; if it turns out to be modern after all (it
+    refuses ``initialize`` with -32022), the client goes modern and the memory
+    is corrected.
 
     Process options are those of :func:`~trio_mcp.transports.open_stdio_process`;
     *client_options* go to :func:`~trio_mcp.open_client` (name, version,
@@ -109,6 +120,7 @@ async def open_stdio_client(
     Spec: SI-01, SI-10, LC-16, TR-02 (reliability catalogue: X-03).
     """
     key = (command, tuple(args), None if cwd is None else os.fspath(cwd))
+    client_options.setdefault("probe_timeout", STDIO_PROBE_TIMEOUT)
     era = client_options.pop("era", "auto")
     if era == "auto" and remember_era and _ERA_CACHE.get(key) == "legacy":
         client_options.setdefault("probe", False)
@@ -154,6 +166,7 @@ async def open_http_client(
     *,
     headers: dict[str, str] | None = None,
     http_client: httpx.AsyncClient | None = None,
+    auth: httpx.Auth | None = None,
     legacy_fallback: bool = True,
     terminate_on_close: bool = True,
     reconnect_delay: float = 1.0,
@@ -180,6 +193,10 @@ async def open_http_client(
     ``initialize`` next time (VR-12); should it refuse that with -32022 naming
     a 2026-07-28 version, the client goes modern and the memory is corrected.
 
+    With *auth* (an ``httpx.Auth``, e.g. :class:`trio_mcp.auth.OAuthProvider`)
+    every request carries its credentials (AU-09); a failed authorization
+    raises :class:`~trio_mcp.auth.AuthorizationFailed`.
+
     The transport options (*headers*, an own *http_client*, the legacy
     fallback, DELETE on close, the reconnect delay, the close bound and
     re-initialization after a 404) are those of
@@ -193,7 +210,7 @@ async def open_http_client(
         ``notifications/cancelled`` for unanswered requests and DELETE,
         shielded and bounded by *close_timeout*, then closes everything.
 
-    Spec: HT-33, HT-34, SS-08, HM-04, HM-13, HM-32, VR-11, VR-12.
+    Spec: HT-33, HT-34, SS-08, HM-04, HM-13, HM-32, VR-11, VR-12, AU-09.
     """
     from ..transports._http_client import open_http_transport
 
@@ -206,6 +223,7 @@ async def open_http_client(
             url,
             headers=headers,
             http_client=http_client,
+            auth=auth,
             legacy_fallback=legacy_fallback,
             terminate_on_close=terminate_on_close,
             reconnect_delay=reconnect_delay,

@@ -40,7 +40,9 @@ from typing import Any, is_typeddict
 
 import attrs
 import cattrs
-import jsonschema  # type: ignore[import-untyped]  # no stubs installed
+
+if typing.TYPE_CHECKING:
+    import jsonschema  # type: ignore[import-untyped]  # no stubs installed
 
 from ..protocol._headers import SAFE_INTEGER
 
@@ -49,8 +51,18 @@ _PRIMITIVES: dict[Any, str] = {str: "string", int: "integer", float: "number", b
 #: The converter for user types (attrs classes, Enums, tuples, TypedDicts).
 user_converter = cattrs.Converter()
 
-#: The validator class for every generated schema (JS-01: 2020-12 is the default).
-Validator = jsonschema.Draft202012Validator
+
+def validator_class() -> Any:
+    """The validator class for every generated schema (JS-01: 2020-12 is the default).
+
+    ``jsonschema`` is imported on first use, not with this module: it is the
+    largest import of a server's start-up, and a server whose tools take only
+    simple arguments never needs it (their quick checks decide, see
+    :func:`quick_object_check`).
+    """
+    import jsonschema
+
+    return jsonschema.Draft202012Validator
 
 
 @attrs.frozen
@@ -295,11 +307,30 @@ class FunctionSignature:
     parameters: Mapping[str, Parameter]
     context_parameters: Mapping[str, Any]
     description: str | None
-    validator: Any
     #: True when no argument needs converting (the fast path).
     plain: bool
     #: A sound pre-check of the arguments (True: valid), or None.
     quick_check: Callable[[Any], bool] | None = None
+    #: Whether :attr:`input_schema` was checked against the 2020-12
+    #: meta-schema when the signature was built (else: when the validator is).
+    schema_checked: bool = True
+    # The validator, once built (a list so the frozen instance can fill it).
+    _validator: list[Any] = attrs.field(factory=list, eq=False, repr=False, alias="_validator")
+
+    @property
+    def validator(self) -> Any:
+        """The 2020-12 validator of :attr:`input_schema`, built on first use.
+
+        A schema not checked against the meta-schema when the signature was
+        built (one generated entirely from simple annotations, valid by
+        construction) is checked here, first.
+        """
+        if not self._validator:
+            cls = validator_class()
+            if not self.schema_checked:
+                cls.check_schema(self.input_schema)
+            self._validator.append(cls(self.input_schema))
+        return self._validator[0]
 
     @classmethod
     def from_function(
@@ -346,7 +377,11 @@ class FunctionSignature:
             if not is_required:
                 try:
                     default = user_converter.unstructure(param.default)
-                    Validator(schema).validate(default)
+                    # The quick check is sound when it says True; otherwise
+                    # jsonschema decides (and is imported for it).
+                    check = _quick_value_check(schema)
+                    if check is None or not check(default):
+                        validator_class()(schema).validate(default)
                     schema["default"] = default
                 except Exception:  # a default outside the schema is simply not advertised
                     pass
@@ -366,15 +401,23 @@ class FunctionSignature:
             # Arguments the schema lets through but fn does not take are
             # refused by bind, which the plain path skips.
             plain = plain and schema.get("additionalProperties") is False
-        Validator.check_schema(schema)
+        quick = quick_object_check(schema)
+        # A generated schema the quick check understands whole is made only of
+        # primitive types, enums and anyOf of them: valid by construction. Its
+        # meta-schema check waits for the validator (built only when a quick
+        # check says no), so such a server never imports jsonschema. Every
+        # other schema, and every explicit one, is checked now.
+        checked = input_schema is not None or quick is None
+        if checked:
+            validator_class().check_schema(schema)
         return cls(
             schema,
             parameters,
             context_parameters,
             description,
-            Validator(schema),
             plain,
-            quick_object_check(schema),
+            quick,
+            schema_checked=checked,
         )
 
     def bind(self, arguments: Mapping[str, Any]) -> dict[str, Any]:

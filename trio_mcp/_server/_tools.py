@@ -50,12 +50,12 @@ from ..protocol._headers import HeaderAnnotation, InvalidHeaderAnnotation, heade
 from ._context import Context, ContextServer
 from ._schema import (
     FunctionSignature,
-    Validator,
     describe_errors,
     is_object_schema,
     is_structured_annotation,
     type_schema,
     user_converter,
+    validator_class,
 )
 from ._scopes import check_scopes
 
@@ -280,7 +280,7 @@ class RegisteredTool:
                     "required": ["result"],
                 }
                 wrap = True
-            Validator.check_schema(schema)
+            validator_class().check_schema(schema)
             output_schema = schema
         definition = mcp_types.Tool(
             name=tool_name,
@@ -314,7 +314,7 @@ class RegisteredTool:
             legacy_definition=legacy,
             output_schema=output_schema,
             wrap_output=wrap,
-            output_validator=None if output_schema is None else Validator(output_schema),
+            output_validator=None if output_schema is None else validator_class()(output_schema),
             wants_context=bool(signature.context_parameters),
             is_async=inspect.iscoroutinefunction(fn),
             header_annotations=annotations,

@@ -15,10 +15,17 @@ dispatcher's handler, the graces), never with the session:
   answered promptly however busy the handlers are; it cancels a request's scope
   on the peer's ``notifications/cancelled`` and moves a request's idle deadline
   on its progress, before any user code sees anything else;
-* the **writer** (a method of the session) is the only task that writes to the
-  transport. Everybody else puts messages on a bounded memory channel, which is
-  atomic under cancellation: a message is queued or not, and a frame is never
-  torn;
+* the **writer** (a method of the session) writes what is queued for the
+  transport: messages on a bounded memory channel, which is atomic under
+  cancellation (a message is queued or not). One writer at a time, with
+  **write-through**: while the writer is parked on an empty queue, the task
+  that made a message encodes it and writes it itself with the transport's
+  ``send_nowait``, which never yields, so cancellation cannot tear it and
+  nothing queued is overtaken. What the transport cannot take at once (a full
+  buffer, the rest of a line a pipe took in part) goes to the writer, which is
+  then busy, so later messages queue behind it. A frame is never torn and
+  order is kept either way, and an uncontended round trip skips two task
+  hand-offs (one per side);
 * :class:`~trio_mcp._session._inbound.InboundRequests` owns the peer's requests:
   the admission under the concurrency limit, one task per request (an
   :class:`~trio_mcp._session._inbound.InboundRequest`), its error boundary and
@@ -115,6 +122,10 @@ logger = logging.getLogger("trio_mcp.session")
 
 #: Used for "the session's default" in per-call arguments.
 DEFAULT: Any = object()
+
+#: Queued by a sender whose write-through the transport took in part: the
+#: writer writes the rest (``transport.flush()``) before any later frame.
+_FLUSH: Any = object()
 
 
 class Dispatcher(TypingProtocol):
@@ -322,6 +333,9 @@ class SessionStatistics:
     ignored_events: int
     #: Requests accepted although the peer had used their id before (C-02).
     reused_ids: int = 0
+    #: Of ``frames_out``, those their sender wrote itself while the writer was
+    #: idle (write-through), not handed to the writer task.
+    written_through: int = 0
 
 
 #: What the reader does with one event: act at once, and return what it must
@@ -362,7 +376,7 @@ class Session:
         self.protocol = protocol
         self.dispatcher = dispatcher
         self._max_concurrent = max_concurrent
-        self._send_channel, self._receive_channel = trio.open_memory_channel[Message](
+        self._send_channel, self._receive_channel = trio.open_memory_channel[Message | bytes](
             outgoing_buffer
         )
         self._outgoing_buffer = outgoing_buffer
@@ -370,8 +384,17 @@ class Session:
         self.max_duration = max_duration
         self.shutdown_grace = shutdown_grace
         self.cancel_notify_grace = cancel_notify_grace
+        # Write-through (ARCHITECTURE.md, "One writer at a time, with
+        # write-through"): the transport's optional non-blocking send, and its
+        # optional flush of what a partial non-blocking write left over.
+        self._send_nowait: Callable[[bytes], None] | None = getattr(transport, "send_nowait", None)
+        self._flush_pending: Callable[[], bool] | None = getattr(transport, "flush_pending", None)
+        # True only while the writer task is parked on an empty queue, the
+        # queue is open and nothing was handed to it since: then a sender may
+        # write its frame itself, and order is kept.
+        self._writer_idle = False
         self._outbound = OutboundCalls(
-            protocol, self._queue, self._send_channel, cancel_notify_grace
+            protocol, self._queue, self._queue_nowait, self._send_channel, cancel_notify_grace
         )
         self._inbound = InboundRequests(
             protocol,
@@ -391,12 +414,14 @@ class Session:
         self._stopping = trio.Event()
         self._closed = trio.Event()
         self._writer_finished = False
+        self._queue_closed = False
         # Made only while shutdown waits for the writer to finish.
         self._writer_done: trio.Event | None = None
         self.close_reason: str | None = None
         self.close_origin: CancelOrigin | None = None
         self._frames_in = 0
         self._frames_out = 0
+        self._written_through = 0
 
     # ---------------------------------------------------------------- public
 
@@ -561,6 +586,7 @@ class Session:
             invalid_messages=p.invalid_messages,
             ignored_events=p.ignored_events,
             reused_ids=p.reused_ids,
+            written_through=self._written_through,
         )
 
     async def wait_inbound_settled(self) -> None:
@@ -617,7 +643,7 @@ class Session:
             with trio.move_on_after(grace):
                 await self._inbound.wait_settled()
             # 4. Flush the writer (bounded), then close the transport.
-            self._send_channel.close()
+            self._close_queue()
             with trio.move_on_after(grace):
                 await self._wait_writer_done()
             if not self.closed:
@@ -648,13 +674,13 @@ class Session:
         return idle, total
 
     async def _queue(self, message: Message) -> None:
-        """Put *message* on the outgoing queue.
+        """Put *message* on the outgoing queue, or write it through.
 
         Not a checkpoint when there is room (a yield here would cost a
         scheduler round trip per message); blocks while the queue is full.
         """
         try:
-            self._send_channel.send_nowait(message)
+            self._queue_nowait(message)
         except trio.WouldBlock:
             try:
                 await self._send_channel.send(message)
@@ -662,6 +688,59 @@ class Session:
                 raise self._closed_error() from None
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             raise self._closed_error() from None
+
+    def _queue_nowait(self, message: Message) -> None:
+        """Write *message* now, or queue it for the writer; never yields.
+
+        Write-through: while the writer is parked on an empty queue, the
+        caller encodes the frame and writes it itself with the transport's
+        ``send_nowait``. That write never yields, so cancellation cannot tear
+        it, and nothing queued can be overtaken. A frame the transport cannot
+        take at once goes to the writer as encoded bytes, and a partial write
+        (the stdio pipe took only part of the line) hands the writer a flush
+        marker: either way the writer is busy from then on, so every later
+        frame queues behind the rest of this one.
+
+        Raises:
+            trio.WouldBlock: the queue is full (nothing was queued or written).
+            trio.ClosedResourceError: the queue was closed by shutdown.
+        """
+        if not self._writer_idle:
+            self._send_channel.send_nowait(message)
+            return
+        send_nowait = self._send_nowait
+        assert send_nowait is not None  # the writer is never idle without one
+        data = self._encode(message)
+        if data is None:
+            return
+        self._commit_frame(data)
+        try:
+            send_nowait(data)
+        except trio.WouldBlock:
+            # The writer is parked on the empty queue: this cannot block.
+            self._writer_idle = False
+            self._send_channel.send_nowait(data)
+            return
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            self._writer_idle = False
+            self._transport_lost(f"transport failed while writing: {exc!r}", exc)
+            return
+        self._written_through += 1
+        flush_pending = self._flush_pending
+        if flush_pending is not None and flush_pending():
+            self._writer_idle = False
+            self._send_channel.send_nowait(_FLUSH)
+
+    def _commit_frame(self, data: bytes) -> None:
+        """Count and observe an outgoing frame that encode() has committed.
+
+        Observed before the write: a peer cancel read while the write waits
+        can no longer stop the frame, so observers see it in that order.
+        """
+        self._frames_out += 1
+        protocol = self.protocol
+        if protocol.observing:
+            protocol.observer.on_frame(FrameDirection.OUT, data, trio.current_time())
 
     async def _queue_reply(self, message: Message) -> None:
         """Queue a reply owed to the peer; drop it if shutdown already closed the
@@ -673,6 +752,12 @@ class Session:
             await self._queue(message)
         except SessionClosed:
             logger.debug("dropped a reply queued after the session closed: %r", message)
+
+    def _close_queue(self) -> None:
+        """Close the outgoing queue: nothing is written through after this."""
+        self._queue_closed = True
+        self._writer_idle = False
+        self._send_channel.close()
 
     def _closed_error(self) -> SessionClosed:
         return SessionClosed(
@@ -702,37 +787,49 @@ class Session:
 
     async def _writer(self) -> None:
         channel = self._receive_channel
-        protocol = self.protocol
+        transport = self.transport
         # The transport contract's optional fast path (see trio_mcp/_transport.py).
-        send_nowait = getattr(self.transport, "send_nowait", None)
+        send_nowait = self._send_nowait
+        item: Any
+        data: bytes | None = None
         try:
             async with channel:
                 while True:
-                    message: Message | None = await channel.receive()
+                    try:
+                        item = channel.receive_nowait()
+                    except trio.WouldBlock:
+                        # Parked on an empty queue: senders may write through
+                        # (see _queue_nowait) until one hands us something.
+                        self._writer_idle = send_nowait is not None and not self._queue_closed
+                        item = await channel.receive()
+                        self._writer_idle = False
                     # Drain what is already queued without a scheduler round trip
                     # per message.
-                    while message is not None:
-                        data = self._encode(message)
-                        if data is not None:
-                            # Observed before the send: encode() has committed the
-                            # frame (a peer cancel read while the send blocks can
-                            # no longer stop it), so observers see it in that order.
-                            self._frames_out += 1
-                            if protocol.observing:
-                                protocol.observer.on_frame(
-                                    FrameDirection.OUT, data, trio.current_time()
-                                )
-                            if send_nowait is None:
-                                await self.transport.send(data)
+                    while item is not None:
+                        if item is _FLUSH:
+                            # The rest of a frame a sender wrote in part.
+                            await transport.flush()  # type: ignore[attr-defined]
+                        else:
+                            if type(item) is bytes:
+                                # Encoded, counted and observed by a sender whose
+                                # write-through found the transport full.
+                                data = item
                             else:
-                                try:
-                                    send_nowait(data)
-                                except trio.WouldBlock:
-                                    await self.transport.send(data)
+                                data = self._encode(item)
+                                if data is not None:
+                                    self._commit_frame(data)
+                            if data is not None:
+                                if send_nowait is None:
+                                    await transport.send(data)
+                                else:
+                                    try:
+                                        send_nowait(data)
+                                    except trio.WouldBlock:
+                                        await transport.send(data)
                         try:
-                            message = channel.receive_nowait()
+                            item = channel.receive_nowait()
                         except trio.WouldBlock:
-                            message = None
+                            item = None
                     # Drop the last frame before parking: an idle session would
                     # keep it alive until the next message, and a frame from
                     # orjson holds a ~4 KiB block whatever its length.
@@ -742,6 +839,7 @@ class Session:
         except trio.EndOfChannel:
             pass
         finally:
+            self._writer_idle = False
             self._writer_finished = True
             if self._writer_done is not None:
                 self._writer_done.set()

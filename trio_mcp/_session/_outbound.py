@@ -104,22 +104,33 @@ class OutboundCalls:
         protocol: the session's connection (records and ``notifications/cancelled``).
         queue: puts a message on the outgoing queue (raises :class:`SessionClosed`
             once the session closes).
+        queue_nowait: the same without ever yielding (it may write the frame
+            through); raises ``trio.WouldBlock`` when the queue is full.
         outgoing: the outgoing channel itself, for the bounded, shielded queueing
             of a cancel notification.
         cancel_notify_grace: the bound on that wait, in seconds.
     """
 
-    __slots__ = ("_cancel_notify_grace", "_outgoing", "_pending", "_protocol", "_queue")
+    __slots__ = (
+        "_cancel_notify_grace",
+        "_outgoing",
+        "_pending",
+        "_protocol",
+        "_queue",
+        "_queue_nowait",
+    )
 
     def __init__(
         self,
         protocol: Connection,
         queue: Callable[[Message], Awaitable[None]],
-        outgoing: trio.MemorySendChannel[Message],
+        queue_nowait: Callable[[Message], None],
+        outgoing: trio.MemorySendChannel[Message | bytes],
         cancel_notify_grace: float,
     ) -> None:
         self._protocol = protocol
         self._queue = queue
+        self._queue_nowait = queue_nowait
         self._outgoing = outgoing
         self._cancel_notify_grace = cancel_notify_grace
         self._pending: dict[RequestId, PendingCall] = {}
@@ -185,12 +196,11 @@ class OutboundCalls:
         note = self._protocol.cancel_outbound(request_id, origin, reason)
         if note is None:
             return
-        outgoing = self._outgoing
         try:
-            outgoing.send_nowait(note)
+            self._queue_nowait(note)
         except trio.WouldBlock:
             with trio.move_on_after(self._cancel_notify_grace, shield=True):
-                await outgoing.send(note)
+                await self._outgoing.send(note)
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             pass
 

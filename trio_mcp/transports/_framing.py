@@ -134,12 +134,16 @@ class LineChannel(trio.abc.Channel[bytes]):
         self._oversize = 0
         self._blank = 0
         self._discarded_tail = 0
+        # What send_nowait could not write of its line, for flush (or the next send).
+        self._tail: memoryview | None = None
 
     async def send(self, value: bytes) -> None:
         if self._closed or self.send_stream is None:
             raise trio.ClosedResourceError("the transport is closed")
         if b"\n" in value:
             raise ValueError("a stdio frame must not contain a newline (SI-02)")
+        if self._tail is not None:
+            await self.flush()  # the rest of the line send_nowait began comes first
         data = bytes(value) + b"\n"
         if self._send_fd:
             await self._write(data)
@@ -148,7 +152,62 @@ class LineChannel(trio.abc.Channel[bytes]):
         self._frames_out += 1
         self._bytes_out += len(data)
 
-    async def _write(self, data: bytes) -> None:
+    def send_nowait(self, value: bytes) -> None:
+        """Write *value* as one line now, without yielding (the transport
+        contract's fast path, used for the session's write-through).
+
+        One non-blocking ``os.write``: if the pipe takes the whole line, done;
+        if it takes part of it, the rest is kept in order and written by
+        :meth:`flush` (or by the next :meth:`send`, first), and
+        :meth:`flush_pending` says so. Raises ``trio.WouldBlock`` having
+        written nothing when the pipe is full, when part of an earlier line is
+        still pending, or when the stream is not a file descriptor we write
+        ourselves.
+
+        Cancellation: never yields, so it cannot be cancelled part-way.
+        """
+        stream = self.send_stream
+        if self._closed or stream is None:
+            raise trio.ClosedResourceError("the transport is closed")
+        if not self._send_fd or self._tail is not None:
+            raise trio.WouldBlock
+        if b"\n" in value:
+            raise ValueError("a stdio frame must not contain a newline (SI-02)")
+        data = bytes(value) + b"\n"
+        try:
+            sent = os.write(stream.fileno(), data)  # type: ignore[attr-defined]
+        except BlockingIOError:
+            raise trio.WouldBlock from None
+        except OSError as exc:
+            raise _write_error(exc) from None
+        if sent < len(data):
+            self._tail = memoryview(data)[sent:]
+        self._frames_out += 1
+        self._bytes_out += len(data)
+
+    def flush_pending(self) -> bool:
+        """Whether part of a line written by :meth:`send_nowait` still waits
+        for :meth:`flush`."""
+        return self._tail is not None
+
+    async def flush(self) -> None:
+        """Write what :meth:`send_nowait` left of its line (a checkpoint; may
+        block while the pipe is full).
+
+        Cancellation: as :meth:`send` (cancelled part-way, the framing is broken).
+        """
+        tail = self._tail
+        if tail is None:
+            await trio.lowlevel.checkpoint()
+            return
+        # Taken only once nothing can stop the write starting: a flush cancelled
+        # before it wrote anything keeps the tail for the next one.
+        await trio.lowlevel.checkpoint_if_cancelled()
+        self._tail = None
+        with tail:
+            await self._write(tail)
+
+    async def _write(self, data: bytes | memoryview) -> None:
         # FdStream.send_all yields before it writes; writing first puts the
         # frame on the wire a scheduler pass earlier (the peer starts on it
         # while we yield afterwards).
@@ -167,9 +226,7 @@ class LineChannel(trio.abc.Channel[bytes]):
                     waited = True
                     await trio.lowlevel.wait_writable(fd)
                 except OSError as exc:
-                    if exc.errno == errno.EBADF:
-                        raise trio.ClosedResourceError("file was already closed") from None
-                    raise trio.BrokenResourceError(f"write failed: {exc}") from exc
+                    raise _write_error(exc) from exc
         if not waited:
             await trio.lowlevel.cancel_shielded_checkpoint()
 
@@ -361,6 +418,12 @@ class LineChannel(trio.abc.Channel[bytes]):
             blank_lines=self._blank,
             discarded_tail=self._discarded_tail,
         )
+
+
+def _write_error(exc: OSError) -> Exception:
+    if exc.errno == errno.EBADF:
+        return trio.ClosedResourceError("file was already closed")
+    return trio.BrokenResourceError(f"write failed: {exc}")
 
 
 def _read_error(exc: OSError) -> Exception:

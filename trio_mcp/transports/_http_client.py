@@ -447,6 +447,7 @@ async def open_http_transport(
     *,
     headers: dict[str, str] | None = None,
     http_client: httpx.AsyncClient | None = None,
+    auth: httpx.Auth | None = None,
     legacy_fallback: bool = True,
     terminate_on_close: bool = True,
     reconnect_delay: float = 1.0,
@@ -465,6 +466,11 @@ async def open_http_transport(
         http_client: an ``httpx.AsyncClient`` to use (not closed here); by
             default one is made (no redirects followed except same-origin 307/308,
             no read timeout on streams) and closed on exit.
+        auth: an ``httpx.Auth`` for every request the transport makes (POST,
+            GET and DELETE), e.g. :class:`trio_mcp.auth.OAuthProvider`; with
+            an own *http_client*, give the auth to that client instead. An
+            authorization that fails raises :class:`~trio_mcp.auth.AuthorizationFailed`
+            out of the transport.
         legacy_fallback: try the 2024-11-05 HTTP+SSE transport when the server
             refuses the initialize POST with 400, 404 or 405 (SS-08).
         terminate_on_close: send DELETE on exit (HT-34).
@@ -489,9 +495,11 @@ async def open_http_transport(
         ``notifications/cancelled`` for unanswered requests and DELETE, shielded
         and bounded by *close_timeout*, then closes everything.
 
-    Spec: HT-33, HT-34, SS-08.
+    Spec: HT-33, HT-34, SS-08, AU-09.
     """
     own = http_client is None
+    if auth is not None and http_client is not None:
+        raise TypeError("give auth to your own http_client, not to open_http_transport")
     # Requests get a pool of their own, kept small: httpcore's pool does work
     # proportional to connections x waiting requests on every request, so 32
     # calls in flight over 16 kept-alive connections cost far less CPU than
@@ -499,13 +507,16 @@ async def open_http_transport(
     # A request waits for a free connection as long as it takes (pool=None).
     http = http_client or httpx.AsyncClient(
         timeout=httpx.Timeout(30.0, read=None, pool=None),
+        auth=auth,
         follow_redirects=False,
         limits=httpx.Limits(max_connections=16, max_keepalive_connections=16),
     )
     control = (
         None
         if http_client is not None
-        else httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None), follow_redirects=False)
+        else httpx.AsyncClient(
+            timeout=httpx.Timeout(30.0, read=None), auth=auth, follow_redirects=False
+        )
     )
     try:
         async with unwrapping(), trio.open_nursery() as nursery:

@@ -243,6 +243,30 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         await self._route(data)
         await trio.lowlevel.cancel_shielded_checkpoint()
 
+    def send_nowait(self, value: bytes) -> None:
+        """Route *value* to its stream now, never yielding (the transport
+        contract's fast path, which the session writes through).
+
+        Raises ``trio.WouldBlock`` having done nothing when an event store must
+        keep the frame first (storing it awaits the store), and
+        ``ClosedResourceError`` once the transport is closed.
+
+        Cancellation: never yields.
+        """
+        if self._closed:
+            raise trio.ClosedResourceError("transport closed")
+        if self.event_store is not None:
+            raise trio.WouldBlock
+        # Without an event store nothing in _route awaits (its only await is
+        # the store's): one step runs the coroutine to its end.
+        route = self._route(bytes(value))
+        try:
+            route.send(None)
+        except StopIteration:
+            return
+        route.close()
+        raise AssertionError("routing a frame awaited without an event store")
+
     async def receive(self) -> bytes:
         """The next POSTed frame, oldest first.
 
