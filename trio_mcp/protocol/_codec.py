@@ -87,7 +87,7 @@ def decode(
     except orjson.JSONDecodeError as exc:
         return [_bad(ErrorCode.PARSE_ERROR, f"Parse error: {exc}")]
     if type(obj) is dict:
-        duplicate = _duplicate_routing_key(data)
+        duplicate = duplicate_routing_key(data)
         if duplicate is not None:
             return [_bad(ErrorCode.INVALID_REQUEST, duplicate)]
     if isinstance(obj, list):
@@ -129,7 +129,7 @@ def too_large(data: bytes | bytearray | memoryview | str, size: int, max_size: i
     return FrameError(reply, detail, too_large=True)
 
 
-def _duplicate_routing_key(data: bytes | bytearray | memoryview | str) -> str | None:
+def duplicate_routing_key(data: bytes | bytearray | memoryview | str) -> str | None:
     """Why the top-level object is refused if it repeats ``"id"`` or
     ``"method"`` (J-12), else None.
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import orjson
 import trio
 
+from ..protocol._codec import duplicate_routing_key
 from ..protocol._head import HEAD_SCAN_SIZE, TAIL_SCAN_SIZE, scan_frame
 from ._http_common import Headers, Sniffed, error_body, is_json_content_type, sniff
 from ._http_session import END, Connection, HttpServerTransport, Stream, event_seq
@@ -298,6 +299,14 @@ class JsonPostReader:
         except orjson.JSONDecodeError:
             await refuse(send, 400, "Parse error", code=-32700)
             return None
+        if isinstance(parsed, dict):
+            duplicate = duplicate_routing_key(body)
+            if duplicate is not None:
+                # The session refuses it with id null (J-12) while a stream
+                # would wait for the id the last key names: the POST hung
+                # (found by bench/fuzz.py, server-http-json-20261210).
+                await refuse(send, 400, f"Invalid Request: {duplicate}")
+                return None
         sniffed = sniff(parsed)
         if (
             not initialize_in_batch
