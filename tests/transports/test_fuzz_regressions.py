@@ -64,7 +64,7 @@ async def test_a_batch_post_in_a_revision_without_batches_is_refused_not_left_ha
         assert response.status_code == 400
         error = response.json()
         assert (error["id"], error["error"]["code"]) == (None, -32600)
-        assert "batches are not accepted in revision 2025-11-25" in error["error"]["message"]
+        assert "revision 2025-11-25 has no batches" in error["error"]["message"]
         ping = b'{"jsonrpc":"2.0","id":19,"method":"ping"}'
         response = await http.post("/mcp", content=ping, headers=post_headers(session, **version))
         assert response.status_code == 200

@@ -622,6 +622,8 @@ class Session:
             Every step is bounded and shielded, so it completes (within about
             ``shutdown_grace`` + twice ``cancel_notify_grace`` seconds) even when the
             caller is being cancelled; ``Cancelled`` is re-raised afterwards.
+            A handler that outlives its shutdown cancel (it shields itself) is
+            named in a warning, and leaving the session waits for it.
         """
         grace = self.cancel_notify_grace
         if self.closed:
@@ -640,8 +642,10 @@ class Session:
             with trio.move_on_after(self.shutdown_grace):
                 await self._inbound.wait_settled()
             self._inbound.cancel_all(CancelOrigin.SHUTDOWN, reason)
-            with trio.move_on_after(grace):
+            with trio.move_on_after(grace) as settling:
                 await self._inbound.wait_settled()
+            if settling.cancelled_caught:
+                self._log_stuck_handlers()
             # 4. Flush the writer (bounded), then close the transport.
             self._close_queue()
             with trio.move_on_after(grace):
@@ -654,6 +658,19 @@ class Session:
                 logger.warning("closing the transport took longer than %ss", grace)
 
     # ------------------------------------------------------------ internals
+
+    def _log_stuck_handlers(self) -> None:
+        """Name each handler still running after its shutdown cancel: one that
+        shields itself (reliability T-07) holds up the session's exit, and the
+        operator must be able to tell which."""
+        for record in self.protocol.requests():
+            if record.direction is Direction.INBOUND and not record.state.is_terminal:
+                logger.warning(
+                    "handler for %s (id %r) still runs after its cancellation at shutdown;"
+                    " the session's exit waits for it",
+                    record.method,
+                    record.id,
+                )
 
     def _limits(
         self, method: str, idle: float | None, total: float | None

@@ -45,8 +45,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 
-from ..protocol import LATEST_VERSION, SUPPORTED_VERSIONS
-from ..protocol._revisions import REVISIONS
+from ..protocol import LATEST_VERSION, REVISIONS, SUPPORTED_VERSIONS
 from ._asgi import (
     JSON,
     JsonPostReader,
@@ -337,16 +336,11 @@ class Endpoint:
         version: str,
     ) -> None:
         sniffed = posted.sniffed
-        if isinstance(posted.parsed, list) and not _allows_batches(version):
-            # The session would answer the whole array with one id-null error
-            # (BP-18), so a stream waiting for the array's request ids would
-            # never end (found by bench/fuzz.py): refused here, before any of
-            # it is delivered.
-            await refuse(
-                send,
-                400,
-                f"Invalid Request: JSON-RPC batches are not accepted in revision {version}",
-            )
+        if isinstance(posted.parsed, list) and not _has_batches(version):
+            # Only 2025-03-26 has batches (BP-18, BP-19). The session would refuse
+            # the array with a null id, answering none of its requests, and their
+            # stream would wait for answers that never come (reliability J-19).
+            await refuse(send, 400, f"Invalid Request: revision {version} has no batches")
             return
         sid_headers: Headers = (
             [(b"mcp-session-id", transport.session_id.encode())] if transport.session_id else []
@@ -528,7 +522,7 @@ class Endpoint:
         return transport, None
 
 
-def _allows_batches(version: str) -> bool:
-    """Whether revision *version* has receivers accept JSON-RPC batches (BP-18)."""
+def _has_batches(version: str) -> bool:
+    """Does revision *version* accept JSON-RPC batches (BP-18)?"""
     revision = REVISIONS.get(version)
     return revision is not None and revision.batches
