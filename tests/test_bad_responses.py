@@ -100,10 +100,13 @@ async def test_a_frame_over_the_size_bound_ends_a_clients_session_at_once(
         async def oversize_answer() -> None:
             request = await peer.wait_method("ping")
             text = "x" * DEFAULT_MAX_MESSAGE_SIZE
-            # The id comes after the bulk, beyond the head a scan reads: the call
-            # it answers cannot be told (with the id first, that call alone fails:
+            # The id comes after the bulk and before a last member, beyond the head
+            # and the tail a scan reads: the call it answers cannot be told (with
+            # the id first or last, that call alone fails:
             # tests/transports/test_frame_bounds.py).
-            await peer.send({"jsonrpc": "2.0", "result": {"t": text}, "id": request["id"]})
+            await peer.send(
+                {"jsonrpc": "2.0", "result": {"t": text}, "id": request["id"], "z": "y" * 5000}
+            )
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(oversize_answer)

@@ -150,8 +150,13 @@ ROWS: list[Row] = [  # (name, frame, the reply owed in the handshake era[, in th
     # over the bound: answered with the id a scan of the head reads (issue 17 §1)
     row("oversize", frame(id=1, method="ping", params={"pad": "x" * MAX_SIZE}), (1, -32600)),
     row(
-        "oversize-id-beyond-the-head",
+        "oversize-id-last",  # read from the frame's tail
         frame(method="ping", params={"pad": "x" * MAX_SIZE}, id=1),
+        (1, -32600),
+    ),
+    row(
+        "oversize-id-between-head-and-tail",
+        frame(method="ping", params={"pad": "x" * MAX_SIZE}, id=1, z="y" * 5000),
         (None, -32600),
     ),
     row(

@@ -20,7 +20,14 @@ from trio_mcp.protocol import (
     RequestState,
 )
 from trio_mcp.protocol._codec import FrameError, decode
-from trio_mcp.protocol._head import HEAD_SCAN_SIZE, HeadScan, OversizeFrame, scan_head
+from trio_mcp.protocol._head import (
+    HEAD_SCAN_SIZE,
+    TAIL_SCAN_SIZE,
+    HeadScan,
+    OversizeFrame,
+    scan_frame,
+    scan_head,
+)
 from trio_mcp.protocol._messages import is_valid_request_id
 from trio_mcp.testing import ProtocolPair
 
@@ -315,7 +322,151 @@ def test_an_oversize_request_reusing_an_id_in_flight_is_answered_with_a_null_id(
 def test_a_client_ends_its_session_on_an_oversize_frame_with_no_readable_id() -> None:
     pair = _operating()
     pair.client.max_message_size = 100
-    # The id comes after the head (4 KiB, whatever the bound).
-    [event] = pair.client.receive_data(_big(result={"pad": "x" * HEAD_SCAN_SIZE}, id=1))
+    # The id comes after the head (4 KiB, whatever the bound) and before the tail.
+    frame = _big(result={"pad": "x" * HEAD_SCAN_SIZE}, id=1, more="y" * TAIL_SCAN_SIZE)
+    [event] = pair.client.receive_data(frame)
     assert isinstance(event, InvalidMessage)
     assert event.fatal  # R-03: the call it answers cannot be told
+
+
+# ---------------------------------------------------------------- head and tail
+
+PAD = b"x" * 10_000
+TAIL_ROWS: list[Any] = [
+    pytest.param(
+        b'{"jsonrpc":"2.0","method":"tools/call","params":{"a":"' + PAD + b'"},"id":7}',
+        HeadScan(7, True),
+        id="request-id-last",
+    ),
+    pytest.param(
+        b'{"jsonrpc":"2.0","result":{"a":"' + PAD + b'"},"id":"r-1"}',
+        HeadScan("r-1", False),
+        id="response-id-last",
+    ),
+    pytest.param(
+        b'{"method":"m","params":{"a":"' + PAD + b'"} , "id" : -3 }  \r',
+        HeadScan(-3, True),
+        id="whitespace-around-the-last-member",
+    ),
+    pytest.param(
+        b'{"method":"m","params":{"a":"' + PAD + b'"},"id":"a\\\\"}',
+        HeadScan("a\\", True),
+        id="escaped-backslash-before-the-closing-quote",
+    ),
+    pytest.param(
+        b'{"method":"m","params":{"a":"' + PAD + b'"},"id":"a\\",\\"id\\":5"}',
+        HeadScan('a","id":5', True),
+        id="escaped-quotes-in-a-string-id",
+    ),
+    pytest.param(
+        b'{"method":"m","params":{"a":"' + PAD + b'","id":5}}',
+        None,
+        id="nested-id-last",
+    ),
+    pytest.param(
+        b'{"method":"m","params":{"a":"' + PAD + b'"},"x":"\\",\\"id\\":5"}',
+        None,
+        id="an-id-inside-a-string-value",
+    ),
+    pytest.param(
+        b'{"method":"m","params":{"a":"' + PAD + b'"},"\\u0069d":5}',
+        HeadScan(5, True),
+        id="escaped-key",
+    ),
+    pytest.param(
+        b'{"method":"m","params":{"a":"' + PAD + b'"},"id":5,"z":1}',
+        None,
+        id="id-before-the-last-member",
+    ),
+    pytest.param(
+        b'{"id":4,"method":"m","params":{"a":"' + PAD + b'"},"id":5}',
+        None,
+        id="duplicate-id-head-and-tail",
+    ),
+    pytest.param(
+        b'{"params":{"a":"' + PAD + b'"},"id":5}',
+        None,
+        id="kind-unknown-from-the-head",
+    ),
+    pytest.param(
+        b'{"method":"m","params":{"a":"' + PAD + b'"},"id":true}', None, id="bool-id-last"
+    ),
+    pytest.param(
+        b'{"method":"m","params":{"a":"' + PAD + b'"},"id":1.5}', None, id="float-id-last"
+    ),
+    pytest.param(
+        b'{"method":"m","params":{"a":"' + PAD + b'"},"id":[5]}', None, id="array-id-last"
+    ),
+    pytest.param(b'{"method":"m","params":{"a":"' + PAD + b'"},"id":5', None, id="unclosed"),
+    pytest.param(
+        b'{"method":"m","params":{"a":"' + PAD + b'"},"id":5}x', None, id="trailing-garbage"
+    ),
+    pytest.param(b'{"method":"m","params":["' + PAD + b'"]"id":5}', None, id="no-comma"),
+]
+
+
+@pytest.mark.spec("BP-28")
+@pytest.mark.parametrize(("frame", "expected"), TAIL_ROWS)
+def test_scan_frame_table(frame: bytes, expected: HeadScan | None) -> None:
+    assert scan_frame(frame[:HEAD_SCAN_SIZE], frame[-TAIL_SCAN_SIZE:], len(frame)) == expected
+    # As the codec does for a frame it holds whole.
+    [error] = decode(frame, max_size=100)
+    assert isinstance(error, FrameError)
+    assert error.too_large
+    found = None if expected is None else expected.id
+    if expected is None or expected.is_request:
+        assert error.reply is not None
+        assert error.reply.id == found
+    else:
+        assert (error.reply, error.response_id) == (None, found)
+
+
+def test_a_frame_shorter_than_head_and_tail_is_one_id() -> None:
+    # Head and tail overlap: the "id" both see is the same member, not a duplicate.
+    frame = b'{"method":"m","params":{"a":"' + b"x" * 100 + b'"},"id":5}'
+    assert scan_frame(frame[:50], frame, len(frame)) == HeadScan(5, True)
+    assert scan_frame(frame, frame, len(frame)) == HeadScan(5, True)
+    cut_in_the_id = frame[: frame.index(b'"id"') + 6]
+    assert scan_frame(cut_in_the_id, frame[-20:], len(frame)) == HeadScan(5, True)
+
+
+@pytest.mark.spec("BP-28")
+@settings(max_examples=400)
+@given(frames(), st.integers(1, 200), st.integers(0, 200))
+def test_head_and_tail_never_claim_an_id_a_full_parse_would_not_find(
+    frame: bytes, head: int, tail: int
+) -> None:
+    scan = scan_frame(frame[:head], frame[len(frame) - tail :], len(frame))
+    if scan is None or frame_has_duplicate_id(frame):
+        return
+    obj = orjson.loads(frame)
+    assert obj["id"] == scan.id
+    assert type(obj["id"]) is type(scan.id)
+    if scan.is_request:
+        assert "method" in obj
+    elif len(frame) <= head:  # read whole: exact
+        assert "method" not in obj
+    else:  # cut: a response needs its "result" or "error" seen in the head
+        assert "result" in obj or "error" in obj
+
+
+@settings(max_examples=300)
+@given(frames(), st.sampled_from([True, False]))
+def test_an_id_written_last_is_found_in_the_tail(frame: bytes, has_method: bool) -> None:
+    expected = full_parse(frame)
+    if expected is None:
+        return
+    request_id = expected[0]
+    kind = b'"method":"m"' if has_method else b'"result":{}'
+    last = orjson.dumps({"id": request_id})[1:-1]
+    big = b'{"jsonrpc":"2.0",' + kind + b',"params":' + frame + b',"pad":"' + PAD + b'",' + last
+    big += b"}"
+    assert scan_frame(big[:HEAD_SCAN_SIZE], big[-TAIL_SCAN_SIZE:], len(big)) == HeadScan(
+        request_id, has_method
+    )
+
+
+@settings(max_examples=200)
+@given(st.binary(max_size=64), st.binary(max_size=64), st.integers(0, 200))
+def test_scan_frame_never_raises(head: bytes, tail: bytes, size: int) -> None:
+    scan_frame(head, tail, size)

@@ -209,18 +209,52 @@ def ping_text(text: str) -> str:
 
 
 @pytest.mark.spec("TR-03")
-async def test_message_over_the_limit_is_closed_with_1009() -> None:
-    """W-03: one byte over the default limit (16 MiB + 1 KiB) closes with 1009;
-    the server stops reading there (the frame declared 17 MiB)."""
+@pytest.mark.spec("BP-28")
+async def test_message_over_the_limit_is_refused_with_its_id_and_the_connection_goes_on() -> None:
+    """W-03 / issue 17 §1: one byte over the default limit (16 MiB + 1 KiB) is
+    refused -32600 with the id its head names, never buffered whole; the
+    connection and its session go on."""
     assert MAX_MESSAGE_SIZE == 16 * 1024 * 1024 + 1024
     async with ws_server() as port, raw_connection(port) as client:
         await client.handshake(f"127.0.0.1:{port}")
         await client.initialize()
-        payload = b'"' + b"a" * MAX_MESSAGE_SIZE  # MAX_MESSAGE_SIZE + 1 bytes
-        await client.stream.send_all(frame(0x1, payload, declared=17 * 1024 * 1024))
-        with trio.fail_after(10):
-            assert await client.close_code_then_eof() == 1009
+        head = b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"_meta":{"x":"'
+        payload = head + b"a" * (MAX_MESSAGE_SIZE + 1 - len(head) - 4) + b'"}}}'
+        assert len(payload) == MAX_MESSAGE_SIZE + 1
+        await client.stream.send_all(frame(0x1, payload))
+        with trio.fail_after(20):
+            answer = await client.message()
+        assert answer["id"] == 5
+        assert answer["error"]["code"] == -32600
+        assert "exceeds the limit" in answer["error"]["message"]
+        await client.send_text(ping_text("after"))
+        assert (await client.message())["id"] == 9
         await still_serving(port)
+
+
+@pytest.mark.spec("TR-03")
+@pytest.mark.spec("BP-28")
+@pytest.mark.parametrize("id_first", [True, False], ids=["id-first", "id-last"])
+async def test_a_fragmented_message_over_a_small_limit_is_refused_with_its_id(
+    id_first: bool,
+) -> None:
+    async with ws_server(max_message_size=4000) as port, raw_connection(port) as client:
+        await client.handshake(f"127.0.0.1:{port}")
+        await client.initialize()
+        big = {"_meta": {"x": "é" * 20_000}}  # counted in characters, kept as UTF-8
+        body = {"jsonrpc": "2.0", "id": "big", "method": "ping", "params": big}
+        if not id_first:
+            body = {"jsonrpc": "2.0", "method": "ping", "params": big, "id": "big"}
+        payload = orjson.dumps(body)
+        parts = [payload[i : i + 3000] for i in range(0, len(payload), 3000)]
+        wire = frame(0x1, parts[0], fin=False)
+        wire += b"".join(frame(0x0, p, fin=False) for p in parts[1:-1]) + frame(0x0, parts[-1])
+        await client.stream.send_all(wire)
+        with trio.fail_after(10):
+            answer = await client.message()
+        assert (answer["id"], answer["error"]["code"]) == ("big", -32600)
+        await client.send_text(ping_text("after"))
+        assert (await client.message())["id"] == 9
 
 
 @pytest.mark.spec("TR-03")

@@ -187,7 +187,12 @@ def http_app(
     """
     from ..transports._http_server import StreamableHTTPApp
 
-    sessions = _HttpSessions(server, dict(session_options or {}))
+    options = dict(session_options or {})
+    # One frame bound: the codec's is the POST body's (a body under the HTTP
+    # bound is never refused again by a lower session default).
+    if "max_body_size" in app_options:
+        options.setdefault("max_message_size", app_options["max_body_size"])
+    sessions = _HttpSessions(server, options)
     # The endpoint serves the eras the server speaks: both by default; a
     # modern-only server's endpoint answers GET and DELETE with 405 (HM-31).
     app_options.setdefault("versions", server.protocol_versions)

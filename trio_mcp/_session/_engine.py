@@ -1007,6 +1007,21 @@ class Session:
             await self.transport.aclose()
 
 
+def _adopt_bound(transport: Transport, protocol: Connection, bound: int | None) -> None:
+    """One frame bound for the session: the transport's framing and the codec
+    must agree, or a bound raised on one is still cut at the other's default."""
+    if bound is not None:
+        if bound < 1:
+            raise ValueError("max_message_size must be positive")
+        protocol.max_message_size = bound
+        if isinstance(getattr(transport, "max_message_size", None), int):
+            transport.max_message_size = bound  # type: ignore[attr-defined]
+        return
+    own = getattr(transport, "max_message_size", None)
+    if isinstance(own, int) and own > 0:
+        protocol.max_message_size = own
+
+
 @asynccontextmanager
 async def open_session(
     transport: Transport,
@@ -1024,6 +1039,7 @@ async def open_session(
     keepalive_interval: float | None = None,
     keepalive_timeout: float | None = None,
     progress_interval: float = 0.0,
+    max_message_size: int | None = None,
 ) -> AsyncIterator[Session]:
     """Run a session over *transport* for the duration of the ``async with`` body.
 
@@ -1055,6 +1071,15 @@ async def open_session(
             reports in between are not sent (the record still shows them),
             except one that reaches its ``total``. 0 (the default) sends every
             report, which peers and the conformance suite expect.
+        max_message_size: the bound on one inbound frame, in bytes, for this
+            session: set on the protocol and on the transport when it has a
+            ``max_message_size`` (stdio framing, the HTTP client). None: the
+            transport's own bound when it has one, else the protocol's (16 MiB
+            by default). It is also the memory one frame may take while it is
+            read. A frame over it is refused unparsed: a request answered
+            -32600 with the id read from its head or tail, a response failing
+            its call with :class:`~trio_mcp.ResponseTooLarge`; the session goes
+            on (issue 17 §1, BP-28).
 
     Cancellation:
         Leaving the body, normally, by an exception or by cancellation, runs the
@@ -1071,6 +1096,7 @@ async def open_session(
     if max_queued is not None and max_queued < 0:
         raise ValueError("max_queued must be >= 0 (or None)")
     protocol.progress_interval = progress_interval
+    _adopt_bound(transport, protocol, max_message_size)
     try:
         async with trio.open_nursery() as nursery:
             session = Session(

@@ -24,7 +24,7 @@ import attrs
 import orjson
 
 from ._errors import ErrorCode, NotJSON
-from ._head import OversizeFrame, scan_head
+from ._head import HEAD_SCAN_SIZE, TAIL_SCAN_SIZE, OversizeFrame, scan_frame
 from ._messages import (
     ErrorObject,
     ErrorResponse,
@@ -50,7 +50,7 @@ class FrameError:
     back, e.g. for a malformed response). ``response_id`` is the readable id of a
     malformed *response* (its caller can be failed at once, J-07/J-08);
     ``too_large`` marks a frame over the size bound (never parsed): its id, when a
-    bounded scan of its head reads one (:func:`~trio_mcp.protocol._head.scan_head`),
+    bounded scan of its head and tail reads one (:func:`~trio_mcp.protocol._head.scan_frame`),
     is the reply's id for a request and ``response_id`` for a response.
     """
 
@@ -87,7 +87,7 @@ def decode(
     except orjson.JSONDecodeError as exc:
         return [_bad(ErrorCode.PARSE_ERROR, f"Parse error: {exc}")]
     if type(obj) is dict:
-        duplicate = _duplicate_routing_key(data)
+        duplicate = duplicate_routing_key(data)
         if duplicate is not None:
             return [_bad(ErrorCode.INVALID_REQUEST, duplicate)]
     if isinstance(obj, list):
@@ -107,13 +107,21 @@ def decode(
 def too_large(data: bytes | bytearray | memoryview | str, size: int, max_size: int) -> FrameError:
     """The refusal of a frame of *size* bytes over *max_size*, never parsed.
 
-    Only its head is read (:data:`~trio_mcp.protocol._head.HEAD_SCAN_SIZE` bytes):
-    a request's id becomes the reply's id, so its caller is answered at once; a
-    response's id is ``response_id`` (the call it answers can fail at once) and
-    nothing is sent back. Otherwise the reply has id null, as before.
+    Only its head and tail are read (4 KiB each, :func:`~trio_mcp.protocol._head.scan_frame`,
+    which says when the id is found): a request's id becomes the reply's id, so
+    its caller is answered at once; a response's id is ``response_id`` (the call
+    it answers can fail at once) and nothing is sent back. Otherwise the reply has
+    id null.
     """
     detail = f"Message of {size} bytes exceeds the limit of {max_size} bytes"
-    head = scan_head(data, size=size)
+    tail: bytes | bytearray | memoryview
+    if type(data) is OversizeFrame:
+        tail = data.tail
+    elif isinstance(data, str):
+        tail = data[-TAIL_SCAN_SIZE:].encode("utf-8", "surrogatepass")
+    else:
+        tail = data[-TAIL_SCAN_SIZE:]
+    head = scan_frame(data[:HEAD_SCAN_SIZE], tail, size)
     if head is not None and not head.is_request:
         return FrameError(None, detail, response_id=head.id, too_large=True)
     request_id = None if head is None else head.id
@@ -121,7 +129,7 @@ def too_large(data: bytes | bytearray | memoryview | str, size: int, max_size: i
     return FrameError(reply, detail, too_large=True)
 
 
-def _duplicate_routing_key(data: bytes | bytearray | memoryview | str) -> str | None:
+def duplicate_routing_key(data: bytes | bytearray | memoryview | str) -> str | None:
     """Why the top-level object is refused if it repeats ``"id"`` or
     ``"method"`` (J-12), else None.
 

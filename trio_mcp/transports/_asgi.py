@@ -8,12 +8,13 @@ the connection.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import orjson
 import trio
 
-from ..protocol._head import HEAD_SCAN_SIZE, scan_head
+from ..protocol._codec import duplicate_routing_key
+from ..protocol._head import HEAD_SCAN_SIZE, TAIL_SCAN_SIZE, scan_frame
 from ._http_common import Headers, Sniffed, error_body, is_json_content_type, sniff
 from ._http_session import END, Connection, HttpServerTransport, Stream, event_seq
 from ._sse import format_comment, format_event
@@ -39,11 +40,15 @@ HEAD_READ_TIMEOUT = 1.0
 
 class BodyTooLarge(Exception):
     """A body over the bound; ``head`` is its first bytes (at most
-    :data:`~trio_mcp.protocol._head.HEAD_SCAN_SIZE`), all that is kept of it."""
+    :data:`~trio_mcp.protocol._head.HEAD_SCAN_SIZE`) and ``tail`` its last (at
+    most :data:`~trio_mcp.protocol._head.TAIL_SCAN_SIZE`, empty if the rest was
+    not read), all that is kept of it; ``size`` is its length as far as known."""
 
-    def __init__(self, head: bytes = b"") -> None:
+    def __init__(self, head: bytes = b"", tail: bytes = b"", size: int | None = None) -> None:
         super().__init__()
         self.head = head
+        self.tail = tail
+        self.size = len(head) + 1 if size is None else size
 
 
 class BodyTimeout(Exception):
@@ -97,12 +102,19 @@ async def read_body(
     byte a second (slowloris on the body, reliability D-02) is cut off as surely
     as one that stops sending. None: no deadline.
 
+    A body over *limit* is never kept: its head is, and, when the head names no
+    request id, the rest is read and dropped for its tail (where an id written
+    last is), up to :data:`DRAIN_FACTOR` times *limit* in all (1 MiB at least) and within the
+    deadline (:data:`HEAD_READ_TIMEOUT` at least); memory stays at 8 KiB.
+
     Cancellation: cancelling the caller abandons the body (the response is unsent).
     """
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise BodyTooLarge(await _read_head(receive, time_limit))
+        head, tail, read, ended = await _read_head(receive, time_limit)
+        await _too_large(receive, head, tail, read, read if ended else int(declared), limit, None)
     chunks: list[bytes] = []
     size = 0
+    more = True
     with trio.move_on_after(float("inf") if time_limit is None else time_limit) as deadline:
         while True:
             message = await receive()
@@ -110,14 +122,18 @@ async def read_body(
                 raise Disconnected
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > limit:
-                chunks.append(chunk)
-                raise BodyTooLarge(_head_of(chunks))
             chunks.append(chunk)
-            if not message.get("more_body", False):
+            more = message.get("more_body", False)
+            if size > limit:
+                break
+            if not more:
                 return b"".join(chunks)
-    assert deadline.cancelled_caught
-    raise BodyTimeout
+    if size <= limit:
+        assert deadline.cancelled_caught
+        raise BodyTimeout
+    tail = b"".join(chunks[-2:])[-TAIL_SCAN_SIZE:]
+    left = None if time_limit is None else deadline.deadline - trio.current_time()
+    await _too_large(receive, _head_of(chunks), tail, size, size if not more else None, limit, left)
 
 
 def _head_of(chunks: list[bytes]) -> bytes:
@@ -129,31 +145,81 @@ def _head_of(chunks: list[bytes]) -> bytes:
     return bytes(head)
 
 
-async def _read_head(receive: Receive, time_limit: float | None) -> bytes:
-    """Up to :data:`HEAD_SCAN_SIZE` bytes of a body refused by its declared
-    length, within :data:`HEAD_READ_TIMEOUT` (less if *time_limit* is less); what
-    arrived by then, b"" if the client left."""
+async def _read_head(receive: Receive, time_limit: float | None) -> tuple[bytes, bytes, int, bool]:
+    """The head of a body refused by its declared length (up to
+    :data:`HEAD_SCAN_SIZE` bytes), its tail so far, the bytes read and whether
+    it ended; read within :data:`HEAD_READ_TIMEOUT` (less if *time_limit* is
+    less); what arrived by then, b"" if the client left."""
     chunks: list[bytes] = []
-    size = 0
+    read = 0
+    ended = False
     timeout = HEAD_READ_TIMEOUT if time_limit is None else min(time_limit, HEAD_READ_TIMEOUT)
     with trio.move_on_after(timeout):
-        while size < HEAD_SCAN_SIZE:
+        while read < HEAD_SCAN_SIZE:
             message = await receive()
             if message["type"] == "http.disconnect":
                 break
-            chunk = message.get("body", b"")[: HEAD_SCAN_SIZE - size]
+            chunk = message.get("body", b"")
             chunks.append(chunk)
-            size += len(chunk)
+            read += len(chunk)
             if not message.get("more_body", False):
+                ended = True
                 break
-    return b"".join(chunks)
+    tail = b"".join(chunks[-2:])[-TAIL_SCAN_SIZE:]
+    return _head_of(chunks), tail, read, ended
 
 
-async def refuse_too_large(send: Send, limit: int, head: bytes) -> None:
+#: A body over the bound whose head names no id is read on for its tail up to
+#: this many times the bound, 1 MiB at least (then refused with id null): a
+#: client sending an endless body is not drained forever.
+DRAIN_FACTOR = 4
+
+
+def _drain_cap(limit: int) -> int:
+    return max(DRAIN_FACTOR * limit, 1 << 20)
+
+
+async def _too_large(
+    receive: Receive,
+    head: bytes,
+    tail: bytes,
+    read: int,
+    total: int | None,
+    limit: int,
+    time_limit: float | None,
+) -> NoReturn:
+    """Raise BodyTooLarge for a body of which *read* bytes arrived (*total*: its
+    whole size if known), first draining the rest for its tail (within
+    *time_limit* seconds, :data:`HEAD_READ_TIMEOUT` at least) when the head names
+    no id and the body is small enough to drain."""
+    ended = total is not None and read >= total
+    small = (total or 0) <= _drain_cap(limit)
+    if not ended and small and scan_frame(head, b"", read + 1) is None:
+        kept = bytearray(tail)
+        timeout = HEAD_READ_TIMEOUT if time_limit is None else max(time_limit, HEAD_READ_TIMEOUT)
+        with trio.move_on_after(timeout):
+            while read <= _drain_cap(limit):
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    break
+                chunk = message.get("body", b"")
+                read += len(chunk)
+                kept += chunk[-TAIL_SCAN_SIZE:]
+                del kept[: max(0, len(kept) - TAIL_SCAN_SIZE)]
+                if not message.get("more_body", False):
+                    ended = True
+                    break
+        if ended:
+            raise BodyTooLarge(head, bytes(kept), read)
+    raise BodyTooLarge(head, tail if ended else b"", read if ended else None)
+
+
+async def refuse_too_large(send: Send, limit: int, exc: BodyTooLarge) -> None:
     """413 for a body over *limit* bytes; its JSON-RPC error names the request's
-    id when a bounded scan of the body's *head* finds one (never a full parse),
-    so the caller fails at once instead of at its timeout."""
-    scan = scan_head(head, size=len(head) + 1)  # the body goes on past its head
+    id when a bounded scan of the body's head and tail finds one (never a full
+    parse, :func:`~trio_mcp.protocol._head.scan_frame`), so the caller fails at
+    once instead of at its timeout."""
+    scan = scan_frame(exc.head, exc.tail, exc.size)
     request_id = scan.id if scan is not None and scan.is_request else None
     body = error_body(-32600, f"Request body larger than {limit} bytes", request_id)
     await respond(send, 413, body, content_type=JSON)
@@ -221,7 +287,7 @@ class JsonPostReader:
         try:
             body = await read_body(receive, self.max_body_size, declared, self.body_timeout)
         except BodyTooLarge as exc:
-            await refuse_too_large(send, self.max_body_size, exc.head)
+            await refuse_too_large(send, self.max_body_size, exc)
             return None
         except BodyTimeout:
             await refuse_slow_body(send, self.body_timeout)
@@ -233,6 +299,14 @@ class JsonPostReader:
         except orjson.JSONDecodeError:
             await refuse(send, 400, "Parse error", code=-32700)
             return None
+        if isinstance(parsed, dict):
+            duplicate = duplicate_routing_key(body)
+            if duplicate is not None:
+                # The session refuses it with id null (J-12) while a stream
+                # would wait for the id the last key names: the POST hung
+                # (found by bench/fuzz.py, server-http-json-20261210).
+                await refuse(send, 400, f"Invalid Request: {duplicate}")
+                return None
         sniffed = sniff(parsed)
         if (
             not initialize_in_batch

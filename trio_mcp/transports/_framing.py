@@ -10,13 +10,19 @@ Reading is lenient where the spec allows: a ``\\r`` before the ``\\n`` is
 dropped (CRLF peers), empty and whitespace-only lines are skipped, and a partial
 line at end of input is discarded. A line longer than ``max_message_size`` is
 never buffered whole nor joined: once it is over the limit, only its head (the
-first ``min(max_message_size + 1, HEAD_SCAN_SIZE)`` bytes, 4 KiB at most) is kept
-and handed to the session as an :class:`~trio_mcp.protocol._head.OversizeFrame`,
-the rest is skipped up to the next newline, and the framing resumes there. The
-codec refuses the frame by size without parsing it, and names its id when a
-bounded scan of the head reads one: a request is answered -32600 with its id, a
-response fails the call it answers, and the session goes on either way. Memory
-stays bounded by the limit (what was read of the line before it went over).
+first ``min(max_message_size + 1, HEAD_SCAN_SIZE)`` bytes, 4 KiB at most) and
+its tail (the last 4 KiB, kept as the rest is skipped) are kept and handed to the
+session as an :class:`~trio_mcp.protocol._head.OversizeFrame`; the rest is
+skipped up to the next newline, and the framing resumes there. If the head
+names the id, the marker goes on at once (the caller fails without waiting for
+the rest of the line); else when the line ends, with its tail, where an id
+written last is found. The codec refuses the frame by size without parsing it,
+and names its id when the bounded scan reads one
+(:func:`~trio_mcp.protocol._head.scan_frame` says when): a request is answered
+-32600 with its id, a response fails the call it answers, and the session goes
+on either way. Memory stays bounded by the limit (what was read of the line
+before it went over) plus 8 KiB; skipping the rest of a line costs no memory
+however long it is.
 
 Writing is strict: a frame containing a newline is a bug in the caller and raises
 ``ValueError`` before anything is written.
@@ -33,7 +39,7 @@ import attrs
 import trio
 
 from ..protocol._codec import DEFAULT_MAX_MESSAGE_SIZE
-from ..protocol._head import HEAD_SCAN_SIZE, OversizeFrame
+from ..protocol._head import HEAD_SCAN_SIZE, TAIL_SCAN_SIZE, OversizeFrame, scan_frame
 
 #: Bytes asked of the stream per read (a Linux pipe holds 64 KiB).
 READ_SIZE = 1 << 16
@@ -114,6 +120,11 @@ class LineChannel(trio.abc.Channel[bytes]):
         self._partial: list[bytes] = []
         self._partial_len = 0
         self._skipping = False  # inside the rest of an oversize line
+        # An oversize line whose head named no id: its head, tail and size so
+        # far, held until the line ends (the id may be its last member).
+        self._held_head: bytes | None = None
+        self._held_tail = bytearray()
+        self._held_size = 0
         self._eof = False
         self._closed = False
         self._frames_in = 0
@@ -296,13 +307,17 @@ class LineChannel(trio.abc.Channel[bytes]):
                 if self._skipping:
                     # The rest of an oversize line: drop it, frame the next.
                     self._skipping = False
-                    self._partial.clear()
-                    self._partial_len = 0
+                    if self._held_head is not None:
+                        # Its head held no id: the refusal waited for its tail.
+                        self._keep_tail(data[start:end])
+                        return self._held_frame()
                     continue
                 if self._partial_len + end - start > limit:
-                    # Over the limit: only its head goes on (never joined whole).
+                    # Over the limit: only its head and tail go on (never joined whole).
                     self._partial.append(data[start:end])
-                    return self._oversize_frame(self._partial_len + end - start)
+                    marker = self._oversize_frame(self._partial_len + end - start, ended=True)
+                    assert marker is not None
+                    return marker
                 if self._partial:
                     pieces = self._partial
                     pieces.append(data[start:end])
@@ -319,22 +334,28 @@ class LineChannel(trio.abc.Channel[bytes]):
                 self._frames_in += 1
                 return frame
             # No newline in what is left: keep it as part of the current line.
-            if self._pos < len(data) and not self._skipping:
+            if self._pos < len(data):
                 rest = data[self._pos :] if self._pos else data
-                self._partial.append(rest)
-                self._partial_len += len(rest)
+                if not self._skipping:
+                    self._partial.append(rest)
+                    self._partial_len += len(rest)
+                elif self._held_head is not None:
+                    self._keep_tail(rest)
             self._data = b""
             self._pos = self._scan = 0
             if not self._skipping and self._partial_len > limit:
-                # Hand over the head (the codec refuses the frame by size) and
-                # skip the rest of the line as it arrives.
+                # Skip the rest of the line as it arrives; hand over the head now
+                # if it names the id (the codec refuses the frame by size), else
+                # once the line ends, with its tail.
                 self._skipping = True
-                return self._oversize_frame(self._partial_len)
+                return self._oversize_frame(self._partial_len, ended=False)
             return None
 
-    def _oversize_frame(self, seen: int) -> OversizeFrame:
-        """The head of the line in ``_partial`` (*seen* bytes so far, over the
-        limit), which is dropped; the marker the codec refuses by size."""
+    def _oversize_frame(self, seen: int, *, ended: bool) -> OversizeFrame | None:
+        """The head and tail of the line in ``_partial`` (*seen* bytes so far, over
+        the limit), which is dropped: the marker the codec refuses by size. Before
+        the line has *ended*, None if its head names no id (the tail is kept as
+        the rest of the line is skipped, and the marker waits for its end)."""
         limit = self.max_message_size
         keep = min(limit + 1, HEAD_SCAN_SIZE)
         head = bytearray()
@@ -342,11 +363,38 @@ class LineChannel(trio.abc.Channel[bytes]):
             head += piece[: keep - len(head)]
             if len(head) >= keep:
                 break
+        tail = bytearray()
+        for piece in reversed(self._partial):
+            tail[:0] = piece[-(TAIL_SCAN_SIZE - len(tail)) :]
+            if len(tail) >= TAIL_SCAN_SIZE:
+                break
         self._partial.clear()
         self._partial_len = 0
         self._oversize += 1
+        if not ended and scan_frame(head, b"", seen + 1) is None:
+            self._held_head = bytes(head)
+            self._held_tail = tail
+            self._held_size = seen
+            return None
         self._frames_in += 1
-        return OversizeFrame(bytes(head), seen, limit)
+        return OversizeFrame(bytes(head), seen, limit, bytes(tail) if ended else b"")
+
+    def _keep_tail(self, piece: bytes) -> None:
+        """Skipping a held oversize line: count *piece* and keep the line's last bytes."""
+        self._held_size += len(piece)
+        tail = self._held_tail
+        if len(piece) >= TAIL_SCAN_SIZE:
+            tail[:] = piece[-TAIL_SCAN_SIZE:]
+        else:
+            tail += piece
+            del tail[: max(0, len(tail) - TAIL_SCAN_SIZE)]
+
+    def _held_frame(self) -> OversizeFrame:
+        head, self._held_head = self._held_head, None
+        assert head is not None
+        tail, self._held_tail = bytes(self._held_tail), bytearray()
+        self._frames_in += 1
+        return OversizeFrame(head, self._held_size, self.max_message_size, tail)
 
     async def aclose(self) -> None:
         if self._closed:

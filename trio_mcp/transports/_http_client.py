@@ -64,9 +64,10 @@ import orjson
 import trio
 
 from .._util import unwrapping
+from ..protocol._codec import DEFAULT_MAX_MESSAGE_SIZE
 from ._http_client_exchange import Exchange
 from ._http_client_modern import ModernExchange, ToolHeaders, is_modern_request
-from ._http_client_session import SessionKeeper
+from ._http_client_session import SessionKeeper, oversize_answer_key
 from ._http_common import id_key
 
 logger = logging.getLogger("trio_mcp.http.client")
@@ -100,6 +101,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         open_get_stream: bool = True,
         control: httpx.AsyncClient | None = None,
         reinitialize: bool = False,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     ) -> None:
         self.http = http
         #: Carries everything but request POSTs (notifications, responses, the
@@ -138,6 +140,21 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             max_reconnects=max_reconnects,
             close_timeout=close_timeout,
         )
+        self.max_message_size = max_message_size
+
+    @property
+    def max_message_size(self) -> int:
+        """The bound on one inbound frame, in bytes: a JSON body or an SSE event's
+        data over it is never buffered whole, only its head and tail go on, so the
+        session fails the call it answers (:class:`~trio_mcp.ResponseTooLarge`).
+        The session sets it to its own bound (``max_message_size``)."""
+        return self._keeper.max_message_size
+
+    @max_message_size.setter
+    def max_message_size(self, value: int) -> None:
+        if value < 1:
+            raise ValueError("max_message_size must be positive")
+        self._keeper.max_message_size = value
 
     def __repr__(self) -> str:
         # The session id is a credential (HT-29): never shown.
@@ -274,6 +291,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             tool_headers=self.tool_headers,
             push=self._push,
             done=self._forget,
+            max_message_size=self._keeper.max_message_size,
         )
         self._modern[id_key(exchange.request_id)] = exchange
         self._spawn(exchange.run)
@@ -393,10 +411,12 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
                 call.abandon(message)
 
     def _push(self, data: bytes) -> None:
-        try:
-            msg = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            msg = None
+        msg = oversize_answer_key(data)  # refused by size: only its id counts here
+        if msg is None:
+            try:
+                msg = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                msg = None
         keeper = self._keeper
         if keeper.reinitialize and isinstance(msg, dict) and "method" in msg and "id" in msg:
             self._server_requests[id_key(msg["id"])] = keeper.generation
@@ -433,6 +453,7 @@ async def open_http_transport(
     reconnect_delay: float = 1.0,
     close_timeout: float = 2.0,
     reinitialize: bool = False,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
 ) -> AsyncIterator[HttpClientTransport]:
     """Yield the transport to the MCP endpoint at *url* (``trio_mcp.open_http_client``
     runs a client over it).
@@ -463,6 +484,11 @@ async def open_http_transport(
             server held for the old session (subscriptions, logging level) is
             lost; an application that relies on it re-establishes it. See
             :class:`HttpClientTransport`.
+        max_message_size: the bound on one inbound frame (16 MiB by default):
+            a JSON body or SSE event over it is read only for its first and
+            last 4 KiB, and the call it answers fails at once with
+            :class:`~trio_mcp.ResponseTooLarge`. It is also the memory one frame
+            may take. A session over the transport sets its own bound here.
 
     Cancellation:
         Leaving the block (normally, by an error, or by an outer cancel) sends
@@ -505,6 +531,7 @@ async def open_http_transport(
                 close_timeout=close_timeout,
                 control=control,
                 reinitialize=reinitialize,
+                max_message_size=max_message_size,
             )
             try:
                 yield transport

@@ -41,6 +41,7 @@ import trio
 
 from .._errors import HandshakeRefused
 from ..protocol import ErrorCode, RequestId
+from ..protocol._head import OversizeFrame
 from ._http_client_session import (
     EXPIRED,
     HTTP_ERROR,
@@ -49,6 +50,7 @@ from ._http_client_session import (
     describe_answer,
     head_of_body,
     origin,
+    read_json,
     read_sse,
     rpc_error,
 )
@@ -124,19 +126,14 @@ class Exchange:
         #: Why the server refused the handshake (``initialize`` only).
         self.refusal: HandshakeRefused | None = None
 
-    def fail(self, message: str) -> None:
+    def fail(self, message: str, *, code: int = HTTP_ERROR, data: Any = None) -> None:
         """Answer the call with an error, unless it is answered already."""
         if self.answered:
             return
-        self._push(
-            orjson.dumps(
-                {
-                    "jsonrpc": "2.0",
-                    "id": self.request_id,
-                    "error": {"code": HTTP_ERROR, "message": message},
-                }
-            )
-        )
+        error: dict[str, Any] = {"code": code, "message": message}
+        if data is not None:
+            error["data"] = data
+        self._push(orjson.dumps({"jsonrpc": "2.0", "id": self.request_id, "error": error}))
 
     def abandon(self, message: str) -> None:
         """The call's session is gone: fail it and stop its POST."""
@@ -225,23 +222,33 @@ class Exchange:
             self.fail(f"{EXPIRED}: the call was lost with its session")
             return
         if not 200 <= status < 300:
-            body = await response.aread()
+            body = await head_of_body(response)  # enough to describe it, never unbounded
             if self.initialize:
                 await self._refused(response, body)
+                return
+            error = rpc_error(body)
+            if error is not None and isinstance(error.get("code"), int):
+                # The server's own JSON-RPC error (a 413 naming the limit, say),
+                # under our id: its code tells the caller what went wrong.
+                message = f"HTTP {status}: {error.get('message', '')}"
+                self.fail(message, code=error["code"], data=error.get("data"))
             else:
                 self.fail(f"HTTP {status}: {body[:200].decode('utf-8', 'replace')}")
             return
         keeper.adopt(response.headers.get("mcp-session-id"))
         ctype = response.headers.get("content-type", "")
         if ctype.startswith("application/json"):
-            body = await response.aread()
+            body = await read_json(response, keeper.max_message_size)
+            if type(body) is OversizeFrame:
+                self._push(body)  # refused by size; it fails the call it answers
+                return
             if self.initialize and self._refuses_version(response, body):
                 return
             self._push_json(body)
             if self.initialize and not self.answered:
                 self._refuse(f"answered {describe_answer(response, body)}", status=status)
         elif ctype.startswith("text/event-stream"):
-            last_id, retry = await read_sse(response, self._push)
+            last_id, retry = await read_sse(response, self._push, keeper.max_message_size)
             if not self.answered and last_id is not None:
                 await self._resume(last_id, retry)
         elif self.initialize:
@@ -325,7 +332,9 @@ class Exchange:
                     if response.status_code != 200:
                         self.fail(f"Resuming the stream failed: HTTP {response.status_code}")
                         return
-                    new_id, new_retry = await read_sse(response, self._push)
+                    new_id, new_retry = await read_sse(
+                        response, self._push, keeper.max_message_size
+                    )
                     if new_id is not None and new_id != last_id:
                         last_id, attempts = new_id, 0
                     retry = new_retry if new_retry is not None else retry

@@ -44,6 +44,8 @@ import orjson
 import trio
 
 from ..protocol import RequestId
+from ..protocol._codec import DEFAULT_MAX_MESSAGE_SIZE
+from ..protocol._head import OversizeFrame
 from ..protocol._headers import HeaderAnnotation, request_headers
 from ._http_client_session import (
     ACCEPT_BOTH,
@@ -52,6 +54,8 @@ from ._http_client_session import (
     describe_answer,
     head_of_body,
     origin,
+    oversize_answer_key,
+    read_json,
     read_sse,
     rpc_error,
 )
@@ -95,6 +99,7 @@ class ModernExchange:
         "_push",
         "_url",
         "answered",
+        "max_message_size",
         "method",
         "request_id",
         "scope",
@@ -111,8 +116,10 @@ class ModernExchange:
         tool_headers: ToolHeaders | None,
         push: Push,
         done: Callable[[tuple[bool, Any]], None],
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     ) -> None:
         self.request_id: RequestId = msg["id"]
+        self.max_message_size = max_message_size
         self.method: str = msg["method"]
         self._data = data
         self._http = http
@@ -154,10 +161,12 @@ class ModernExchange:
 
     def _take(self, data: bytes) -> None:
         """One inbound frame of this POST's answer: passed on, the answer noted."""
-        try:
-            msg = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            msg = None
+        msg = oversize_answer_key(data)
+        if msg is None:
+            try:
+                msg = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                msg = None
         if (
             isinstance(msg, dict)
             and "method" not in msg
@@ -198,9 +207,13 @@ class ModernExchange:
                 return
             ctype = response.headers.get("content-type", "")
             if ctype.startswith("application/json"):
-                self._json(await response.aread())
+                body = await read_json(response, self.max_message_size)
+                if type(body) is OversizeFrame:
+                    self._take(body)  # refused by size; it fails the call it answers
+                else:
+                    self._json(body)
             elif ctype.startswith("text/event-stream"):
-                await read_sse(response, self._take)
+                await read_sse(response, self._take, self.max_message_size)
             else:
                 self.fail(f"{self.method}: unexpected content type {ctype!r} (HTTP {status})")
 

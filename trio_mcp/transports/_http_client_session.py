@@ -51,6 +51,8 @@ import httpx
 import orjson
 import trio
 
+from ..protocol._codec import DEFAULT_MAX_MESSAGE_SIZE
+from ..protocol._head import HEAD_SCAN_SIZE, TAIL_SCAN_SIZE, OversizeFrame, scan_frame
 from ._sse import SSEParser
 
 logger = logging.getLogger("trio_mcp.http.client")
@@ -74,16 +76,21 @@ def origin(url: str) -> tuple[str, str]:
     return parts.scheme.lower(), parts.netloc.lower()
 
 
-async def read_sse(response: httpx.Response, push: Push) -> tuple[str | None, float | None]:
+async def read_sse(
+    response: httpx.Response, push: Push, max_size: int = DEFAULT_MAX_MESSAGE_SIZE
+) -> tuple[str | None, float | None]:
     """Push every ``message`` event of *response*; return the last event id and retry (s).
 
     Reads until the server ends the stream (it does after the response,
     HT-16): leaving httpx's generators early leaves inner ones unclosed. A
-    broken stream ends the read (the caller decides whether to resume).
+    broken stream ends the read (the caller decides whether to resume). An
+    event whose data is over *max_size* bytes is pushed as the
+    :class:`~trio_mcp.protocol._head.OversizeFrame` of its head and tail (never
+    buffered whole): the session fails the call it answers.
 
     Cancellation: a plain read; cancelling it closes the response's generator.
     """
-    parser = SSEParser()
+    parser = SSEParser(max_event_size=max_size)
     retry: float | None = None
     try:
         # aclosing: leaving early must close httpx's generator now, not at GC.
@@ -92,11 +99,79 @@ async def read_sse(response: httpx.Response, push: Push) -> tuple[str | None, fl
                 for event in parser.feed(chunk):
                     if event.retry is not None:
                         retry = event.retry / 1000
-                    if event.event == "message" and event.data:
+                    if event.event != "message":
+                        continue
+                    if event.oversize is not None:
+                        push(event.oversize)
+                    elif event.data:
                         push(event.data.encode())
     except httpx.HTTPError as exc:
         logger.debug("SSE stream broke: %r", exc)
     return parser.last_event_id, retry
+
+
+def oversize_answer_key(data: bytes) -> dict[str, Any] | None:
+    """For an :class:`~trio_mcp.protocol._head.OversizeFrame` that is a response
+    whose id its head or tail names, ``{"id": id}`` (what the transport needs to
+    mark that call answered); else None."""
+    if type(data) is not OversizeFrame:
+        return None
+    scan = scan_frame(data, data.tail, data.size)
+    if scan is None or scan.is_request:
+        return {}
+    return {"id": scan.id}
+
+
+#: An oversize JSON body whose head names no id is read on for its tail up to
+#: this many times the bound, 1 MiB at least (as the server drains a POST).
+DRAIN_FACTOR = 4
+
+
+async def read_json(response: httpx.Response, max_size: int) -> bytes:
+    """The JSON body of *response*, or, when it is over *max_size* bytes, the
+    :class:`~trio_mcp.protocol._head.OversizeFrame` of its head and tail (the
+    body is never buffered whole; the session fails the call it answers).
+
+    An oversize body whose head names the id is left unread from there (the
+    call fails at once); else it is read on for its tail, up to
+    :data:`DRAIN_FACTOR` times the bound. Memory: the bound plus 8 KiB.
+
+    Cancellation: a plain read; cancelling it closes the response's generator.
+    """
+    chunks: list[bytes] = []
+    size = 0
+    head = b""
+    tail = bytearray()
+    early: OversizeFrame | None = None
+    # Cancelled rather than left: the cancel runs through httpx's nested
+    # generators and ends each of them now, not at GC.
+    with trio.CancelScope() as reading:
+        async for chunk in response.aiter_bytes():
+            if early is not None:
+                continue  # cancelled: the next read ends the generators
+            size += len(chunk)
+            if not head:
+                chunks.append(chunk)
+                if size <= max_size:
+                    continue
+                joined = b"".join(chunks)
+                chunks.clear()
+                head = joined[:HEAD_SCAN_SIZE] or b" "
+                tail += joined[-TAIL_SCAN_SIZE:]
+                if scan_frame(head, b"", size + 1) is not None:
+                    early = OversizeFrame(head, size, max_size)  # the call fails now
+                    reading.cancel()
+                continue
+            tail += chunk[-TAIL_SCAN_SIZE:]
+            del tail[: max(0, len(tail) - TAIL_SCAN_SIZE)]
+            if size > max(DRAIN_FACTOR * max_size, 1 << 20):
+                early = OversizeFrame(head, size, max_size)
+                reading.cancel()
+    if early is not None:
+        return early
+    if head:
+        return OversizeFrame(head, size, max_size, bytes(tail))
+    return b"".join(chunks)
 
 
 class LegacyOutcome:
@@ -155,6 +230,8 @@ class SessionKeeper:
         self.reconnect_delay = reconnect_delay
         self.max_reconnects = max_reconnects
         self.close_timeout = close_timeout
+        #: The bound on one inbound frame (the transport's ``max_message_size``).
+        self.max_message_size = DEFAULT_MAX_MESSAGE_SIZE
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self.legacy_endpoint: str | None = None
@@ -426,7 +503,7 @@ class SessionKeeper:
                         # server keeps no session, so it has no stream for us.
                         logger.debug("no GET stream: HTTP %s", status)
                         return
-                    new_id, new_retry = await read_sse(response, self._push)
+                    new_id, new_retry = await read_sse(response, self._push, self.max_message_size)
                     failures = 0 if new_id != last_id else failures + 1
                     last_id = new_id or last_id
                     retry = new_retry if new_retry is not None else retry
@@ -463,7 +540,7 @@ class SessionKeeper:
                     body = await head_of_body(response)
                     outcome.refuse(f"answered {describe_answer(response, body)}")
                     return
-                parser = SSEParser()
+                parser = SSEParser(max_event_size=self.max_message_size)
                 # Cancelled rather than left: the cancel runs through httpx's
                 # nested generators and ends each of them now, not at GC.
                 with trio.CancelScope() as reading:
@@ -479,6 +556,8 @@ class SessionKeeper:
                                     reading.cancel()
                                     break
                                 outcome.accept(endpoint)
+                            elif event.event == "message" and event.oversize is not None:
+                                self._push(event.oversize)
                             elif event.event == "message" and event.data:
                                 self._push(event.data.encode())
         except httpx.HTTPError as exc:

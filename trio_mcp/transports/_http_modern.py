@@ -25,7 +25,8 @@ size, JSON, envelope: see ``_http_endpoint``):
   else gets an SSE stream (200, ``X-Accel-Buffering: no``, HM-11) of the
   request's notifications, then its response, which ends it (HM-08, HM-10),
   with comment keep-alives every *keepalive* seconds (a ``subscriptions/listen``
-  stream stays open until either side ends it). An error found after the head
+  stream stays open until either side ends it, and is SSE even in JSON response
+  mode, which could never send its one body). An error found after the head
   went out travels on the stream (status 200).
 * **Closing the response is cancellation** (HM-13, CN-13, CN-16): when the
   client disconnects, the session is told its peer is gone, so the request's
@@ -202,8 +203,14 @@ class ModernPost:
             return
         transport = HttpServerTransport(None, principal=principal, access_token=access_token)
         sniffed = posted.sniffed
+        # subscriptions/listen is answered by a stream that stays open: one JSON
+        # body would never come (the POST hung, found by bench/fuzz.py), so it
+        # gets SSE even in JSON response mode.
+        listen = isinstance(posted.parsed, dict) and (
+            posted.parsed.get("method") == "subscriptions/listen"
+        )
         stream = transport.open_stream(
-            sniffed.request_ids, sniffed.progress_tokens, json=self.json_response
+            sniffed.request_ids, sniffed.progress_tokens, json=self.json_response and not listen
         )
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._run_session, transport, opening_version)

@@ -3,8 +3,10 @@
 The wire format is the ``text/event-stream`` grammar of the WHATWG HTML
 standard (section 9.2). The parser is fed arbitrary chunks of bytes (a chunk may
 end in the middle of a line, of a CRLF pair, or of a UTF-8 sequence) and returns
-complete events; it keeps at most ``max_event_size`` bytes buffered, so a peer
-that never ends an event cannot make it grow without bound.
+complete events; it keeps at most ``max_event_size`` bytes buffered (plus 8 KiB),
+so a peer that never ends an event cannot make it grow without bound: an event
+over it is dispatched as the head and tail of its data (``SSEEvent.oversize``),
+refused by size with the id read from them.
 
 What the MCP transports need from it: the ``id`` of every event (resumability,
 ``Last-Event-ID``), the ``retry`` field (reconnection delay), and events with
@@ -20,14 +22,27 @@ from __future__ import annotations
 import attrs
 
 from ..protocol._codec import DEFAULT_MAX_MESSAGE_SIZE
+from ..protocol._head import HEAD_SCAN_SIZE, TAIL_SCAN_SIZE, OversizeFrame
 
 #: Largest event the parser buffers (data of all its lines), in bytes: one
 #: message at the default frame bound (16 MiB), plus room for the event's fields.
 DEFAULT_MAX_EVENT_SIZE = DEFAULT_MAX_MESSAGE_SIZE + 64 * 1024
 
 
-class SSEError(Exception):
-    """The stream broke a limit (an over-long line or event)."""
+@attrs.define(slots=True)
+class _Oversize:
+    """The data of an event over the bound, as far as it is kept: its ends."""
+
+    head: bytearray = attrs.Factory(bytearray)
+    tail: bytearray = attrs.Factory(bytearray)
+    size: int = 0
+
+    def add(self, piece: bytes) -> None:
+        self.size += len(piece)
+        if len(self.head) < HEAD_SCAN_SIZE:
+            self.head += piece[: HEAD_SCAN_SIZE - len(self.head)]
+        self.tail += piece[-TAIL_SCAN_SIZE:]
+        del self.tail[: max(0, len(self.tail) - TAIL_SCAN_SIZE)]
 
 
 @attrs.frozen(slots=True)
@@ -45,6 +60,9 @@ class SSEEvent:
     id: str | None = None
     retry: int | None = None
     id_set: bool = False
+    #: The data was over the parser's bound: only its head and tail, as the
+    #: marker the codec refuses by size (``data`` is then empty).
+    oversize: OversizeFrame | None = None
 
 
 def format_event(
@@ -104,8 +122,17 @@ class SSEParser:
 
     Line ends may be CRLF, LF or CR (also split across chunks); a leading UTF-8
     BOM is skipped; comment lines and unknown fields are ignored; invalid UTF-8
-    is replaced (U+FFFD), as the standard says. Raises :class:`SSEError` when a
-    single event exceeds ``max_event_size`` bytes.
+    is replaced (U+FFFD), as the standard says.
+
+    An event whose data is over ``max_event_size`` bytes is never buffered whole:
+    once over, only the first :data:`~trio_mcp.protocol._head.HEAD_SCAN_SIZE`
+    and the last :data:`~trio_mcp.protocol._head.TAIL_SCAN_SIZE` bytes of its
+    data are kept, the rest of the event is skipped as it arrives, and the event
+    is dispatched with empty ``data`` and ``oversize`` set: an
+    :class:`~trio_mcp.protocol._head.OversizeFrame` the codec refuses by size,
+    naming the id it reads from that head and tail. Any other line longer than
+    the bound (a comment, an ``id``) is skipped. Memory stays at the bound plus
+    8 KiB however long the event or line.
     """
 
     def __init__(self, *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> None:
@@ -118,6 +145,12 @@ class SSEParser:
         self._event = ""
         self._id_set = False
         self._retry: int | None = None
+        # The current event's data once over the bound: head, tail, size.
+        self._over: _Oversize | None = None
+        # Inside a line over the bound (its start was consumed); a data line's
+        # rest goes to self._over.
+        self._skip_line = False
+        self._skip_data = False
         #: The last event id seen on the stream (persists across events).
         self.last_event_id: str | None = None
         #: The last valid ``retry`` value seen on the stream, in milliseconds.
@@ -157,13 +190,54 @@ class SSEParser:
                     self._skip_lf = True
             line = bytes(buf[start:end])
             start = nxt
+            if self._skip_line:
+                # The end of a line over the bound.
+                self._skip_line = False
+                if self._skip_data:
+                    self._add_over(line)
+                continue
             event = self._line(line)
             if event is not None:
                 events.append(event)
         del buf[:start]
-        if len(buf) + self._data_size > self.max_event_size:
-            raise SSEError(f"SSE event larger than {self.max_event_size} bytes")
+        if self._skip_line:
+            if self._skip_data:
+                self._add_over(bytes(buf))
+            buf.clear()
+        elif len(buf) + self._data_size > self.max_event_size:
+            self._start_long_line()
         return events
+
+    def _start_long_line(self) -> None:
+        """The unfinished line in the buffer is over the bound: skip it, keeping
+        the head and tail of its value if it is a data line."""
+        buf = self._buffer
+        name, sep, value = bytes(buf).partition(b":")
+        self._skip_line = True
+        self._skip_data = name == b"data" and bool(sep)
+        if self._skip_data:
+            if value[:1] == b" ":
+                value = value[1:]
+            self._begin_over()
+            self._add_over(value, new_line=True)
+        buf.clear()
+
+    def _begin_over(self) -> None:
+        """The current event's data goes over the bound: keep only its ends."""
+        if self._over is not None:
+            return
+        self._over = _Oversize()
+        self._data_size = 0  # what is buffered from now on is one line at most
+        if self._data:
+            self._over.add("\n".join(self._data).encode())
+        self._data.clear()
+
+    def _add_over(self, piece: bytes, *, new_line: bool = False) -> None:
+        over = self._over
+        assert over is not None
+        if new_line and over.size:
+            over.add(b"\n")  # data lines are joined by a line feed
+        over.add(piece)
 
     def _line(self, line: bytes) -> SSEEvent | None:
         if not line:
@@ -174,13 +248,17 @@ class SSEParser:
         if sep and value[:1] == b" ":
             value = value[1:]
         field = name.decode("utf-8", "replace")
-        text = value.decode("utf-8", "replace")
         if field == "data":
-            self._data.append(text)
-            self._data_size += len(value) + 1
+            if self._over is not None:
+                self._add_over(value, new_line=True)
+                return None
+            self._data_size += len(value) + (1 if self._data else 0)
+            self._data.append(value.decode("utf-8", "replace"))
             if self._data_size > self.max_event_size:
-                raise SSEError(f"SSE event larger than {self.max_event_size} bytes")
-        elif field == "event":
+                self._begin_over()
+            return None
+        text = value.decode("utf-8", "replace")
+        if field == "event":
             self._event = text
         elif field == "id":
             if "\0" not in text:
@@ -194,10 +272,15 @@ class SSEParser:
     def _dispatch(self) -> SSEEvent | None:
         data, self._data = self._data, []
         self._data_size = 0
+        over, self._over = self._over, None
         event_name, self._event = self._event, ""
         id_set, self._id_set = self._id_set, False
         retry, self._retry = self._retry, None
-        if not data and not id_set and retry is None:
+        oversize = None
+        if over is not None:
+            limit = self.max_event_size
+            oversize = OversizeFrame(bytes(over.head), over.size, limit, bytes(over.tail))
+        elif not data and not id_set and retry is None:
             # Nothing but blank lines (or only an event name): nothing to report.
             return None
         return SSEEvent(
@@ -206,4 +289,5 @@ class SSEParser:
             id=self.last_event_id,
             retry=retry,
             id_set=id_set,
+            oversize=oversize,
         )

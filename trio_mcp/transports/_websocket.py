@@ -11,8 +11,10 @@ The contract (also in ``spec_notes/transports-websocket.md``):
   closes the connection with 1003, invalid UTF-8 with 1007, a message over
   ``max_message_size`` (16 MiB + 1 KiB of room over the codec's bound by
   default; a message is buffered whole up to it, so it is the memory one frame
-  may take) with 1009: trio-websocket refuses it before the session sees it, so
-  no id can be read from it;
+  may take): on the server, such a message from the client is kept only by its
+  first and last 4 KiB and refused by the session with the id read from them
+  (-32600), and the connection goes on; on the client, trio-websocket closes
+  the connection with 1009 (the session ends and its calls fail at once);
 * lifecycle and cancellation: as on stdio: the handshake-era lifecycle, and a
   request is cancelled with ``notifications/cancelled``; closing the socket ends
   the session (in-flight requests fail with "connection closed").
@@ -39,6 +41,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from contextlib import asynccontextmanager
+from typing import cast
 
 import trio
 from trio_websocket import (
@@ -49,8 +52,9 @@ from trio_websocket import (
 )
 from wsproto import ConnectionType, WSConnection
 from wsproto.connection import ConnectionState
-from wsproto.events import CloseConnection
+from wsproto.events import BytesMessage, CloseConnection, TextMessage
 
+from ..protocol._head import HEAD_SCAN_SIZE, TAIL_SCAN_SIZE, OversizeFrame
 from ._bounds import CLOSE_TIMEOUT, HANDSHAKE_TIMEOUT, WEBSOCKET_MAX_MESSAGE_SIZE
 from ._http_common import OriginPolicy, is_loopback_host
 
@@ -95,6 +99,8 @@ class WebSocketTransport(trio.abc.Channel[bytes]):
             if reason is None or reason.code in (1000, 1001):
                 raise trio.EndOfChannel from exc
             raise trio.BrokenResourceError(f"WebSocket closed: {reason}") from exc
+        if type(message) is OversizeFrame:
+            return message  # a text message over the bound, refused by the session
         if isinstance(message, bytes):
             # One JSON-RPC message per *text* frame: a binary frame breaks the
             # contract (1003 = unsupported data).
@@ -128,14 +134,45 @@ class WebSocketTransport(trio.abc.Channel[bytes]):
 
 
 class _ServerConnection(WebSocketConnection):
-    """trio-websocket's server connection, telling the peer why a frame was refused.
+    """trio-websocket's server connection, telling the peer why a frame was refused,
+    and refusing an oversize message without closing the connection.
 
     wsproto turns a frame it refuses (invalid UTF-8 in a text frame: 1007, a
     protocol violation: 1002) into a close event as if the peer had sent one;
     trio-websocket 0.12 then drops the TCP connection without a close frame, so
     the peer saw only an abnormal closure (1006). Here the close frame with
     wsproto's code goes out first (reliability W-05).
+
+    A text message over ``max_message_size`` (counted as trio-websocket counts,
+    in characters) is not buffered whole, nor does it close the connection with
+    1009 as trio-websocket would: only the first and last 4 KiB of it are kept
+    while the rest of its fragments arrive, and it is handed on as an
+    :class:`~trio_mcp.protocol._head.OversizeFrame`, which the session refuses by
+    size with the id read from those ends (issue 17 §1); the connection goes on.
     """
+
+    _oversize: tuple[bytearray, bytearray, list[int]] | None = None
+
+    async def _handle_message_event(self, event: BytesMessage | TextMessage) -> None:
+        over = self._oversize
+        if isinstance(event, TextMessage) and (
+            over is not None or self._message_size + len(event.data) > self._max_message_size
+        ):
+            if over is None:
+                over = self._oversize = (bytearray(), bytearray(), [0])
+                pending = "".join(cast("list[str]", self._message_parts))
+                self._message_parts = []
+                self._message_size = 0
+                _keep_ends(over, pending.encode("utf-8", "surrogatepass"))
+            _keep_ends(over, event.data.encode("utf-8", "surrogatepass"))
+            if event.message_finished:
+                self._oversize = None
+                head, tail, size = over
+                marker = OversizeFrame(bytes(head), size[0], self._max_message_size, bytes(tail))
+                with contextlib.suppress(trio.ClosedResourceError, trio.BrokenResourceError):
+                    await self._send_channel.send(marker)
+            return
+        await super()._handle_message_event(event)
 
     async def _handle_close_connection_event(self, event: CloseConnection) -> None:
         # A close frame from the peer moved wsproto out of OPEN before this
@@ -144,6 +181,16 @@ class _ServerConnection(WebSocketConnection):
             with contextlib.suppress(ConnectionClosed):
                 await self._send(CloseConnection(code=event.code, reason=event.reason))
         await super()._handle_close_connection_event(event)
+
+
+def _keep_ends(over: tuple[bytearray, bytearray, list[int]], piece: bytes) -> None:
+    """Count *piece* of an oversize message and keep the message's first and last 4 KiB."""
+    head, tail, size = over
+    size[0] += len(piece)
+    if len(head) < HEAD_SCAN_SIZE:
+        head += piece[: HEAD_SCAN_SIZE - len(head)]
+    tail += piece[-TAIL_SCAN_SIZE:]
+    del tail[: max(0, len(tail) - TAIL_SCAN_SIZE)]
 
 
 #: Runs one session over an accepted WebSocket, until the session ends.
