@@ -670,6 +670,7 @@ def stalls(args: argparse.Namespace) -> int:
 
     async def run(mode: str) -> None:
         before = task_count()
+        fds_before = fd_count(os.getpid())
         latency = -1.0
         reason = ""
         pid = 0
@@ -701,6 +702,7 @@ def stalls(args: argparse.Namespace) -> int:
         gone_s = time.perf_counter() - t0
         left = alive(pid) if pid else True
         after = task_count()
+        fds_after = fd_count(os.getpid())
         expect = args.timeout + 1.0 if mode != "half-close" else 1.0
         report.row(f"{mode}: call", f"failed in {latency * 1000:.0f} ms ({reason})")
         report.row(
@@ -711,7 +713,11 @@ def stalls(args: argparse.Namespace) -> int:
             0 <= latency <= expect, f"{mode}: call did not fail within {expect} s ({reason})"
         )
         report.check(not left, f"{mode}: the peer process was left")
+        report.row(f"{mode}: client fds", f"{fds_before} -> {fds_after}")
         report.check(after <= before, f"{mode}: tasks left {before} -> {after}")
+        report.check(
+            fds_after <= fds_before, f"{mode}: pipes left open {fds_before} -> {fds_after}"
+        )
 
     for mode in ("no-read", "half-frame", "half-close"):
         trio.run(run, mode)
