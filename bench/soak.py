@@ -331,9 +331,23 @@ def http_load(args: argparse.Namespace, era: str, count: int, name: str) -> int:
     # exactly --calls each.
     until = time.monotonic() + args.duration if args.duration else None
 
+    opening = trio.CapacityLimiter(args.open_burst)
+    opened = [0]
+    all_open = trio.Event()
+
     async def one(i: int, http: httpx.AsyncClient) -> None:
         nonlocal answered, sent
-        async with open_http_client(url, era=era, http_client=http, remember_era=False) as client:
+        # Opened --open-burst at a time (the listen backlog is 100: a burst of
+        # 1,000 connects at one instant is refused by the kernel, not by us),
+        # then every call made with all the sessions open at once.
+        async with opening:
+            cm = open_http_client(url, era=era, http_client=http, remember_era=False)
+            client = await cm.__aenter__()
+        try:
+            opened[0] += 1
+            if opened[0] == count:
+                all_open.set()
+            await all_open.wait()
             j = 0
             while (j < args.calls) if until is None else (time.monotonic() < until):
                 text = f"{i}.{j}"
@@ -343,6 +357,8 @@ def http_load(args: argparse.Namespace, era: str, count: int, name: str) -> int:
                     wrong.append(text)
                 answered += 1
                 j += 1
+        finally:
+            await cm.__aexit__(None, None, None)
 
     async def main() -> dict[str, Any]:
         samples: dict[str, list[tuple[float, int]]] = {}
@@ -745,11 +761,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sessions", type=int, default=1000)
     p.add_argument("--calls", type=int, default=10)
     p.add_argument("--duration", type=float, default=0.0, help="call for this long instead")
+    p.add_argument("--open-burst", type=int, default=50, help="sessions opening at one time")
     common(p)
     p = sub.add_parser("modern-clients")
     p.add_argument("--clients", type=int, default=1000)
     p.add_argument("--calls", type=int, default=10)
     p.add_argument("--duration", type=float, default=0.0, help="call for this long instead")
+    p.add_argument("--open-burst", type=int, default=50, help="sessions opening at one time")
     common(p)
     p = sub.add_parser("stdio-calls")
     p.add_argument("--calls", type=int, default=1_000_000)
