@@ -13,8 +13,11 @@ The contract (also in ``spec_notes/transports-websocket.md``):
   default; a message is buffered whole up to it, so it is the memory one frame
   may take): on the server, such a message from the client is kept only by its
   first and last 4 KiB and refused by the session with the id read from them
-  (-32600), and the connection goes on; on the client, trio-websocket closes
-  the connection with 1009 (the session ends and its calls fail at once);
+  (-32600), and the connection goes on; on the client, such a message from the
+  server is kept the same way and fails the call whose id it carries
+  (``ResponseTooLarge``, as soon as the head names the id), and the connection
+  goes on; the client drains it up to 4x the bound (1 MiB at least), past which
+  it closes with 1009 (the session ends and its calls fail at once);
 * lifecycle and cancellation: as on stdio: the handshake-era lifecycle, and a
   request is cancelled with ``notifications/cancelled``; closing the socket ends
   the session (in-flight requests fail with "connection closed").
@@ -184,13 +187,12 @@ class _OversizeConnection(WebSocketConnection):
                 self._oversize = None
                 if not over.handed:
                     marker = over.frame(self._max_message_size)
-            elif (
-                self._early
-                and not over.handed
-                and scan_frame(bytes(over.head), b"", over.size + 1) is not None
-            ):
-                # Only the head: "at least" this size, the rest is dropped unread.
-                marker = OversizeFrame(bytes(over.head), over.size, self._max_message_size)
+            elif self._early and not over.handed and len(over.head) > over.scanned:
+                # Scanned again only while the head grows (it is at most 4 KiB).
+                over.scanned = len(over.head)
+                if scan_frame(bytes(over.head), b"", over.size + 1) is not None:
+                    # Only the head: "at least" this size, the rest is dropped unread.
+                    marker = OversizeFrame(bytes(over.head), over.size, self._max_message_size)
             if marker is not None:
                 over.handed = True
                 with contextlib.suppress(trio.ClosedResourceError, trio.BrokenResourceError):
@@ -214,13 +216,14 @@ class _OversizeConnection(WebSocketConnection):
 class _Oversize:
     """The kept ends of one oversize message, and its size so far (UTF-8 bytes)."""
 
-    __slots__ = ("handed", "head", "size", "tail")
+    __slots__ = ("handed", "head", "scanned", "size", "tail")
 
     def __init__(self) -> None:
         self.head = bytearray()
         self.tail = bytearray()
         self.size = 0
         self.handed = False  # its marker went to the session already
+        self.scanned = 0  # bytes of the head scan_frame has seen
 
     def keep(self, piece: bytes) -> None:
         """Count *piece* and keep the message's first and last 4 KiB."""
