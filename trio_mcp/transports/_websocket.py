@@ -174,10 +174,13 @@ class _OversizeConnection(WebSocketConnection):
         ):
             if over is None:
                 over = self._oversize = _Oversize()
-                pending = "".join(cast("list[str]", self._message_parts))
+                # Part by part, not joined: no second copy of what was buffered.
+                parts = cast("list[str]", self._message_parts)
                 self._message_parts = []
                 self._message_size = 0
-                over.keep(pending.encode("utf-8", "surrogatepass"))
+                for part in parts:
+                    over.keep(part.encode("utf-8", "surrogatepass"))
+                del parts
             over.keep(event.data.encode("utf-8", "surrogatepass"))
             if self._drain_limit is not None and over.size > self._drain_limit:
                 await self._too_big(over.size)
