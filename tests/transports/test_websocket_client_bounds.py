@@ -204,3 +204,39 @@ async def test_a_message_past_the_drain_limit_closes_1009_and_pending_calls_fail
                 assert client.session.closed
             await seen_close.wait()
     assert closed == [1009]
+
+
+# ------------------------------------------------ the client's own connect
+
+
+async def test_a_refused_handshake_raises_connection_rejected_unwrapped() -> None:
+    """The connect built here (for _ClientConnection) fails as trio-websocket's
+    did: a refusal is ConnectionRejected (not in a group), its socket closed."""
+    async with trio.open_nursery() as nursery:
+        url = await nursery.start(
+            lambda task_status: serve_mcp_websocket(_big_server(), task_status=task_status)
+        )
+        with trio.fail_after(10), pytest.raises(trio_websocket.ConnectionRejected) as refused:
+            async with open_websocket_client(url, headers={"Origin": "http://evil.example"}):
+                pass
+        assert refused.value.status_code == 403
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_server_that_ends_the_handshake_fails_the_connect_at_once() -> None:
+    """A peer that closes TCP instead of answering the upgrade: HandshakeError
+    at once (trio-websocket waited out its 60 s connect timeout)."""
+
+    async def hang_up(stream: trio.SocketStream) -> None:
+        await stream.receive_some()
+        await stream.aclose()
+
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(
+            functools.partial(trio.serve_tcp, hang_up, 0, host="127.0.0.1")
+        )
+        port = listeners[0].socket.getsockname()[1]
+        with trio.fail_after(10), pytest.raises(trio_websocket.HandshakeError):
+            async with open_websocket_client(f"ws://127.0.0.1:{port}"):
+                pass
+        nursery.cancel_scope.cancel()
