@@ -251,3 +251,41 @@ async def test_without_reinitialize_the_client_ends_with_session_expired() -> No
         with pytest.raises(SessionClosed, match=r"(?i)expired|closed"):
             await client.call_tool("add", {"a": 1, "b": 1})
         assert app.session_count == 0
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_many_long_calls_in_flight_do_not_starve_a_short_one(era: str) -> None:
+    # Each call in flight holds a connection for as long as its answer takes
+    # (HTTP/1.1: one response at a time on a connection). The client's pool
+    # once held 16, so a 17th call, even a ping, waited for one of the long
+    # calls to end (found by the kill-server soak, 32 calls in flight).
+    server = make_server()
+    in_flight = 40
+    running_now = 0
+    all_running = trio.Event()
+    release = trio.Event()
+
+    @server.tool()
+    async def hold() -> str:
+        nonlocal running_now
+        running_now += 1
+        if running_now == in_flight:
+            all_running.set()
+        await release.wait()
+        return "held"
+
+    async with running(server) as (base, _), open_http_client(base + "/mcp", era=era) as client:
+        answers: list[str] = []
+
+        async def long_call() -> None:
+            answers.append(first_text(await client.call_tool("hold", {})))
+
+        with trio.fail_after(20):
+            async with trio.open_nursery() as nursery:
+                for _ in range(in_flight):
+                    nursery.start_soon(long_call)
+                await all_running.wait()  # every one reached the server
+                echoed = await client.call_tool("echo", {"text": "short"})
+                assert first_text(echoed) == "short"
+                release.set()
+        assert answers == ["held"] * in_flight

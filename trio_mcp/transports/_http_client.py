@@ -72,6 +72,10 @@ from ._http_common import id_key
 
 logger = logging.getLogger("trio_mcp.http.client")
 
+#: Connections a client's own pool opens to its server: the calls it can have
+#: in flight at once (each holds one until answered); more wait for one.
+MAX_CONNECTIONS = 100
+
 _CLOSED_ERRORS = (httpx.HTTPError, trio.BrokenResourceError, trio.ClosedResourceError)
 
 
@@ -465,7 +469,10 @@ async def open_http_transport(
         headers: sent with every request (e.g. ``Authorization``).
         http_client: an ``httpx.AsyncClient`` to use (not closed here); by
             default one is made (no redirects followed except same-origin 307/308,
-            no read timeout on streams) and closed on exit.
+            no read timeout on streams, up to :data:`MAX_CONNECTIONS` (100)
+            connections, so up to 100 calls in flight at once: each holds a
+            connection until it is answered, and one past them waits for a
+            connection) and closed on exit.
         auth: an ``httpx.Auth`` for every request the transport makes (POST,
             GET and DELETE), e.g. :class:`trio_mcp.auth.OAuthProvider`; with
             an own *http_client*, give the auth to that client instead. An
@@ -500,16 +507,20 @@ async def open_http_transport(
     own = http_client is None
     if auth is not None and http_client is not None:
         raise TypeError("give auth to your own http_client, not to open_http_transport")
-    # Requests get a pool of their own, kept small: httpcore's pool does work
-    # proportional to connections x waiting requests on every request, so 32
-    # calls in flight over 16 kept-alive connections cost far less CPU than
-    # over 32 or 100 (and more keep-alive than connections means no churn).
-    # A request waits for a free connection as long as it takes (pool=None).
+    # Requests get a pool of their own. A call in flight holds its connection
+    # until it is answered (HTTP/1.1: one response at a time), so the pool
+    # bounds the calls in flight: at 16, a 17th call, even a ping, waited for
+    # a long one to end. MAX_CONNECTIONS (httpx's own default) are allowed,
+    # all kept alive (as many kept alive as open means no churn); a request
+    # past them waits for a free connection (pool=None), and an application
+    # that needs more calls in flight passes its own http_client.
     http = http_client or httpx.AsyncClient(
         timeout=httpx.Timeout(30.0, read=None, pool=None),
         auth=auth,
         follow_redirects=False,
-        limits=httpx.Limits(max_connections=16, max_keepalive_connections=16),
+        limits=httpx.Limits(
+            max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS
+        ),
     )
     control = (
         None
