@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import json
 import logging
 import os
@@ -881,11 +882,170 @@ async def run_frames(
 # ------------------------------------------------------------ the client side
 
 
-async def run_client_frames(batches: list[list[bytes]], rng_seed: int) -> str | None:
-    """A hostile server (raw frames) against a trio_mcp.Client over memory."""
-    import trio_mcp
+class ClientPipe:
+    """The hostile server's end of one transport: frames to the client, frames from it."""
+
+    def __init__(self) -> None:
+        self.incoming_send, self.incoming = trio.open_memory_channel[bytes](1024)
+        self.stderr: list[str] = []
+
+    def prepare(self, frame: bytes) -> bytes:
+        """The frame as this transport carries it (what the ledger notes)."""
+        return frame
+
+    async def send(self, frame: bytes) -> None:
+        raise NotImplementedError
+
+
+@asynccontextmanager
+async def memory_client_pipe() -> AsyncIterator[tuple[ClientPipe, Any]]:
     from trio_mcp import open_client
     from trio_mcp.testing import memory_transport_pair
+
+    near, far = memory_transport_pair(buffer=1024)
+
+    class Memory(ClientPipe):
+        async def send(self, frame: bytes) -> None:
+            await far.send(frame)
+
+    pipe = Memory()
+    async with trio.open_nursery() as nursery:
+
+        async def read() -> None:
+            async with pipe.incoming_send:
+                async for data in far:
+                    await pipe.incoming_send.send(data)
+
+        nursery.start_soon(read)
+        yield pipe, open_client(near, era="legacy", discover=False)
+        nursery.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def stdio_client_pipe() -> AsyncIterator[tuple[ClientPipe, Any]]:
+    """The client spawns this script with ``--relay PORT``: a real subprocess
+    bridging its stdin/stdout to a loopback TCP connection back to us."""
+    from trio_mcp import open_stdio_client
+
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listeners[0].socket.getsockname()[1]
+    connected = trio.Event()
+    stream: trio.SocketStream | None = None
+
+    class Stdio(ClientPipe):
+        def prepare(self, frame: bytes) -> bytes:
+            # Raw bytes: an embedded newline would split the frame in two.
+            return frame.replace(b"\n", b" ")
+
+        async def send(self, frame: bytes) -> None:
+            await connected.wait()
+            assert stream is not None
+            await stream.send_all(frame + b"\n")
+
+    pipe = Stdio()
+    async with trio.open_nursery() as nursery:
+
+        async def read() -> None:
+            nonlocal stream
+            stream = await listeners[0].accept()
+            connected.set()
+            buf = b""
+            async with pipe.incoming_send, stream:
+                async for chunk in stream:
+                    buf += chunk
+                    *lines, buf = buf.split(b"\n")
+                    for line in lines:
+                        if line.strip():
+                            await pipe.incoming_send.send(line)
+            # EOF: the client closed stdin; closing our end lets the relay exit.
+
+        nursery.start_soon(read)
+        client = open_stdio_client(
+            sys.executable,
+            [SCRIPT, "--relay", str(port)],
+            env={"PYTHONPATH": str(ROOT)},
+            stderr=pipe.stderr.append,
+            era="legacy",
+            discover=False,
+        )
+        try:
+            yield pipe, client
+        finally:
+            nursery.cancel_scope.cancel()
+            for listener in listeners:
+                await listener.aclose()
+
+
+@asynccontextmanager
+async def websocket_client_pipe() -> AsyncIterator[tuple[ClientPipe, Any]]:
+    """A raw trio-websocket server on 127.0.0.1 port 0 (the ``mcp`` subprotocol)."""
+    from trio_websocket import ConnectionClosed, WebSocketConnection, serve_websocket
+
+    from trio_mcp import open_websocket_client
+
+    connected = trio.Event()
+    ws: WebSocketConnection | None = None
+
+    class WebSocket(ClientPipe):
+        def prepare(self, frame: bytes) -> bytes:
+            return frame.decode("utf-8", "replace").encode()  # text frames only
+
+        async def send(self, frame: bytes) -> None:
+            await connected.wait()
+            assert ws is not None
+            # The client may have closed the socket (a refused frame): the probe tells.
+            with contextlib.suppress(ConnectionClosed):
+                await ws.send_message(frame.decode())
+
+    pipe = WebSocket()
+
+    async def handler(request: Any) -> None:
+        nonlocal ws
+        ws = await request.accept(subprotocol="mcp")
+        connected.set()
+        async with pipe.incoming_send:
+            try:
+                while True:
+                    message = await ws.get_message()
+                    await pipe.incoming_send.send(
+                        message.encode() if isinstance(message, str) else message
+                    )
+            except ConnectionClosed:
+                pass
+
+    async with trio.open_nursery() as nursery:
+        server = await nursery.start(
+            lambda task_status: serve_websocket(
+                handler, "127.0.0.1", 0, None, max_message_size=1 << 24, task_status=task_status
+            )
+        )
+        url = f"ws://127.0.0.1:{server.port}/"
+        yield pipe, open_websocket_client(url, era="legacy", discover=False)
+        nursery.cancel_scope.cancel()
+
+
+CLIENT_PIPES: dict[str, Callable[[], Any]] = {
+    "memory": memory_client_pipe,
+    "stdio": stdio_client_pipe,
+    "websocket": websocket_client_pipe,
+}
+#: Transports ``--side client`` covers (the HTTP ones are not written yet).
+CLIENT_TRANSPORTS = list(CLIENT_PIPES)
+
+
+async def run_client_frames(
+    batches: list[list[bytes]], rng_seed: int, transport: str = "memory"
+) -> str | None:
+    """A hostile server (raw frames) against a trio_mcp.Client over *transport*.
+
+    The hostile logic is the same for every transport; CLIENT_PIPES gives it
+    the server's end of a real one (stdio: a subprocess relay; WebSocket: a
+    raw trio-websocket server). Invariants: every call ends (bounded by
+    CALL_TIMEOUT, only MCPError raised), the client answers a probe ping after
+    every batch, at most one answer per id, no ERROR logged (nor a traceback
+    on the relay's stderr), RSS within the bound, no task left behind.
+    """
+    import trio_mcp
 
     rng = random.Random(rng_seed)
     log = ErrorLog()
@@ -895,12 +1055,12 @@ async def run_client_frames(batches: list[list[bytes]], rng_seed: int) -> str | 
     arrived = trio.Event()
     problems: list[str] = []
     baseline = trio.lowlevel.current_statistics().tasks_living
-    near, far = memory_transport_pair(buffer=1024)
     replies: list[bytes] = []
+    name = f"client-{transport}"
 
-    async def server() -> None:
+    async def server(pipe: ClientPipe) -> None:
         nonlocal arrived
-        async for data in far:
+        async for data in pipe.incoming:
             message = orjson.loads(data)
             if not isinstance(message, dict):
                 continue
@@ -910,7 +1070,7 @@ async def run_client_frames(batches: list[list[bytes]], rng_seed: int) -> str | 
                     "capabilities": {"tools": {}, "resources": {}, "prompts": {}},
                     "serverInfo": {"name": "hostile", "version": "1"},
                 }
-                await far.send(
+                await pipe.send(
                     orjson.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
                 )
             elif "method" in message and "id" in message:
@@ -925,8 +1085,9 @@ async def run_client_frames(batches: list[list[bytes]], rng_seed: int) -> str | 
                             frame = _dumps(obj)
                     except orjson.JSONDecodeError:
                         pass
+                frame = pipe.prepare(frame)
                 ledger.note_sent(frame)
-                await far.send(frame)
+                await pipe.send(frame)
             elif "method" not in message:
                 answers.append(message)
                 ledger.note_answer(message)
@@ -950,38 +1111,69 @@ async def run_client_frames(batches: list[list[bytes]], rng_seed: int) -> str | 
             nursery.start_soon(one, lambda: client.call_tool("echo", {"text": "x"}))
 
     probe_count = 0
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(server)
-        async with open_client(near, era="legacy", discover=False) as client:
-            for batch in batches:
-                replies[:] = list(reversed(batch[: len(batch) // 2]))
-                for frame in batch[len(batch) // 2 :]:
-                    ledger.note_sent(frame)
-                    await far.send(frame)
-                await calls(client)
-                probe_count += 1
-                probe = f"probe-{probe_count}"
-                ledger.note_sent(orjson.dumps({"id": probe, "method": "ping"}))
-                await far.send(orjson.dumps({"jsonrpc": "2.0", "id": probe, "method": "ping"}))
-                with trio.move_on_after(PROBE_TIMEOUT) as waited:
-                    while not any(a.get("id") == probe for a in answers):
-                        arrived = trio.Event()
-                        await arrived.wait()
-                if waited.cancelled_caught:
-                    closed = client.session.closed
-                    problems.append(f"client did not answer a probe (session closed: {closed})")
-                problems += ledger.problems + log.records
-                if problems:
-                    break
-        nursery.cancel_scope.cancel()
-    logging.getLogger("trio_mcp").removeHandler(log)
+    first_rss: float | None = None
+    try:
+        async with CLIENT_PIPES[transport]() as (pipe, opening), trio.open_nursery() as nursery:
+            nursery.start_soon(server, pipe)
+            async with opening as client:
+                for batch in batches:
+                    replies[:] = list(reversed(batch[: len(batch) // 2]))
+                    for frame in batch[len(batch) // 2 :]:
+                        frame = pipe.prepare(frame)
+                        ledger.note_sent(frame)
+                        await pipe.send(frame)
+                    await calls(client)
+                    probe_count += 1
+                    probe = f"probe-{probe_count}"
+                    ledger.note_sent(orjson.dumps({"id": probe, "method": "ping"}))
+                    await pipe.send(orjson.dumps({"jsonrpc": "2.0", "id": probe, "method": "ping"}))
+                    with trio.move_on_after(PROBE_TIMEOUT) as waited:
+                        while not any(a.get("id") == probe for a in answers):
+                            arrived = trio.Event()
+                            await arrived.wait()
+                    if waited.cancelled_caught:
+                        closed = client.session.closed
+                        problems.append(f"client did not answer a probe (session closed: {closed})")
+                    rss = rss_mib()
+                    first_rss = rss if first_rss is None else first_rss
+                    if rss - first_rss > RSS_BOUND_MIB:
+                        problems.append(f"RSS grew {rss - first_rss:.0f} MiB")
+                    problems += ledger.problems + log.records
+                    problems += [
+                        line for line in pipe.stderr if "Traceback" in line or "ERROR" in line
+                    ]
+                    if problems:
+                        break
+            nursery.cancel_scope.cancel()
+    finally:
+        logging.getLogger("trio_mcp").removeHandler(log)
     if problems:
-        return f"client-memory: {problems[0]}"
+        return f"{name}: {problems[0]}"
     for _ in range(50):
         await trio.sleep(0.01)
         if trio.lowlevel.current_statistics().tasks_living <= baseline:
             return None
-    return "client-memory: task(s) left behind after the session ended"
+    return f"{name}: task(s) left behind after the session ended"
+
+
+def relay_main(port: int) -> None:
+    """``--relay PORT``: bridge stdin/stdout to a loopback TCP connection (the
+    stdio client target's subprocess; plain threads, no MCP code of its own)."""
+    import socket
+    import threading
+
+    sock = socket.create_connection(("127.0.0.1", port))
+
+    def upstream() -> None:
+        while data := os.read(0, 65536):
+            sock.sendall(data)
+        sock.shutdown(socket.SHUT_WR)  # the client closed stdin
+
+    threading.Thread(target=upstream, daemon=True).start()
+    out = sys.stdout.buffer
+    while data := sock.recv(65536):
+        out.write(data)
+        out.flush()
 
 
 # ------------------------------------------------------------ the campaign
@@ -996,7 +1188,7 @@ def _batches(seed: int, frames: int) -> list[list[bytes]]:
 
 async def _run(transport: str, side: str, batches: list[list[bytes]], seed: int) -> str | None:
     if side == "client":
-        return await run_client_frames(batches, seed)
+        return await run_client_frames(batches, seed, transport)
     return await run_frames(transport, batches)
 
 
@@ -1049,7 +1241,8 @@ async def campaign(args: argparse.Namespace) -> int:
     if args.side in ("server", "both"):
         runs += [("server", t) for t in (args.transport or TRANSPORTS)]
     if args.side in ("client", "both"):
-        runs.append(("client", "memory"))
+        wanted = args.transport or CLIENT_TRANSPORTS
+        runs += [("client", t) for t in wanted if t in CLIENT_PIPES]
     results: dict[str, Any] = {}
     failures = 0
     for index, (side, transport) in enumerate(runs):
@@ -1113,9 +1306,13 @@ def main() -> int:
     parser.add_argument("--replay", type=Path)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--serve-stdio", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--relay", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_stdio:
         serve_stdio_main()
+        return 0
+    if args.relay is not None:
+        relay_main(args.relay)
         return 0
     if args.replay is not None:
         return trio.run(replay, args.replay)

@@ -26,6 +26,8 @@ TRANSPORTS = {
     "server legacy-sse",
     "server websocket",
     "client memory",
+    "client stdio",
+    "client websocket",
 }
 
 
