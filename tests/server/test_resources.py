@@ -6,7 +6,7 @@ import base64
 
 import pytest
 import trio
-from helpers import settle
+from helpers import LATEST, settle
 from server_helpers import error_code, everything, everything_module, open_raw
 
 from trio_mcp import RPCError, Server
@@ -180,3 +180,44 @@ async def test_resource_function_failure_is_internal_error_and_session_goes_on()
         assert reply["error"] == {"code": -32603, "message": "Internal error"}
         assert error_code(await peer.request("resources/read", {"uri": 7})) == -32602
         assert error_code(await peer.request("resources/read", {"uri": "x://nope"})) == -32002
+
+
+def _delivery_tasks() -> int:
+    """How many notice-delivery tasks (``_serve.deliver``) are alive now."""
+
+    def walk(task: trio.lowlevel.Task) -> int:
+        own = task.name.endswith("_serve.deliver")
+        return own + sum(walk(c) for n in task.child_nurseries for c in n.child_tasks)
+
+    root = trio.lowlevel.current_root_task()
+    assert root is not None
+    return walk(root)
+
+
+@pytest.mark.spec("RS-05")
+async def test_the_delivery_task_starts_with_the_first_notice() -> None:
+    # An idle session keeps no task for notices (issue #16: a quarter of an
+    # idle session's tasks); the first notice starts it, and a notice queued
+    # during the handshake still waits for notifications/initialized.
+    server = everything()
+    async with open_raw(server) as (idle, _), open_raw(server, version=None) as (early, _):
+        await settle()
+        assert _delivery_tasks() == 0
+        server.add_resource("extra://one", _text)
+        await idle.wait_method("notifications/resources/list_changed")
+        await settle()
+        assert _delivery_tasks() == 2  # both sessions have a notice now
+        assert [f for f in early.frames if "method" in f] == []  # not initialized yet
+        await early.handshake_as_client(LATEST)
+        await early.wait_method("notifications/resources/list_changed")
+        server.add_resource("extra://two", _text)  # the running task delivers it
+        await settle()
+        changes = [
+            f for f in idle.frames if f.get("method") == "notifications/resources/list_changed"
+        ]
+        assert len(changes) == 2
+        assert _delivery_tasks() == 2
+    # Both sessions are closed: a notice now finds no session to start a task in.
+    server.add_resource("extra://three", _text)
+    await settle()
+    assert _delivery_tasks() == 0

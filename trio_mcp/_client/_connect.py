@@ -239,12 +239,19 @@ async def open_http_client(
 
 @asynccontextmanager
 async def open_websocket_client(
-    url: str, *, headers: dict[str, str] | None = None, **client_options: Any
+    url: str,
+    *,
+    headers: dict[str, str] | None = None,
+    max_message_size: int | None = None,
+    **client_options: Any,
 ) -> AsyncIterator[Client]:
     """Connect to an MCP WebSocket server, run the handshake, yield a :class:`~trio_mcp.Client`.
 
     The socket is :func:`~trio_mcp.transports.open_websocket_transport`'s
     (the ``mcp`` subprotocol); *client_options* go to :func:`~trio_mcp.open_client`.
+    *max_message_size*: the transport's bound (default 16 MiB + 1 KiB); a
+    response over it fails its call with :class:`~trio_mcp.ResponseTooLarge`
+    and the session goes on (issue 17 §1).
 
     Cancellation: as :func:`~trio_mcp.open_client`; the socket is closed on exit.
 
@@ -252,8 +259,9 @@ async def open_websocket_client(
     """
     from ..transports._websocket import open_websocket_transport
 
+    bound = {} if max_message_size is None else {"max_message_size": max_message_size}
     async with (
-        open_websocket_transport(url, headers=headers) as transport,
+        open_websocket_transport(url, headers=headers, **bound) as transport,
         open_client(transport, **client_options) as client,
     ):
         yield client

@@ -677,7 +677,7 @@ class Server:
         """React to a notification from the client (``initialized`` registers the session)."""
         if event.method == "notifications/initialized":
             # Notices queued during the handshake can go out now.
-            self.peer_of(session).wake.set()
+            self.peer_of(session).ready()
         logger.debug("notification %s", event.method)
 
     async def send_log(

@@ -5,8 +5,9 @@ belongs to one session lives in a :class:`Peer`: its log level, its resource
 subscriptions, and the ``list_changed`` / ``resources/updated`` notices queued
 for it. Registry changes only *queue* notices (synchronously, coalescing
 repeats); :func:`serve_session` runs a small delivery task next to each
-session, so a slow client never blocks the code that changed the registry, and
-notices queued during the handshake wait for ``notifications/initialized``.
+session from its first notice on (an idle session keeps no task for it), so a
+slow client never blocks the code that changed the registry, and notices queued
+during the handshake wait for ``notifications/initialized``.
 
 Spec: TL-02, RS-05, RS-06, PR-03.
 """
@@ -14,7 +15,9 @@ Spec: TL-02, RS-05, RS-06, PR-03.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 import trio
@@ -32,7 +35,7 @@ logger = logging.getLogger("trio_mcp.server")
 class Peer:
     """What the server keeps per session: log level, subscriptions, queued notices."""
 
-    __slots__ = ("log_level", "pending", "subscriptions", "wake")
+    __slots__ = ("_spawn", "log_level", "pending", "subscriptions", "wake")
 
     def __init__(self) -> None:
         self.log_level: mcp_types.LoggingLevel | None = None
@@ -40,11 +43,33 @@ class Peer:
         #: (method, uri or None) to deliver; a set, so repeats coalesce.
         self.pending: dict[tuple[str, str | None], None] = {}
         self.wake = trio.Event()
+        # Starts the delivery task; set while the session is served and no
+        # task runs yet. Most sessions never get a notice, and a task each
+        # would be a quarter of an idle session's memory (issue #16).
+        self._spawn: Callable[[], None] | None = None
 
     def push(self, method: str, uri: str | None = None) -> None:
         """Queue a notice (coalescing repeats) and wake the delivery task."""
         self.pending[(method, uri)] = None
+        self.ready()
+
+    def ready(self) -> None:
+        """Wake the delivery task, starting it if a notice waits and none runs yet."""
         self.wake.set()
+        if self.pending and self._spawn is not None:
+            spawn, self._spawn = self._spawn, None
+            spawn()
+
+    @contextlib.contextmanager
+    def delivering(self, nursery: trio.Nursery, session: Session) -> Iterator[None]:
+        """While inside, a notice starts :func:`deliver` for *session* in *nursery*
+        (at once if notices are already queued); afterwards none can."""
+        self._spawn = functools.partial(nursery.start_soon, deliver, session, self)
+        try:
+            self.ready()
+            yield
+        finally:
+            self._spawn = None
 
 
 class SessionServer(Dispatcher, Protocol):
@@ -113,8 +138,8 @@ async def serve_session(
     """Serve one session of *server* over *transport* until it closes.
 
     ``task_status.started`` receives the :class:`Session` (for ``nursery.start``).
-    Next to the session runs the task that delivers this session's
-    list-changed and resource-updated notifications. A server with a task
+    Next to the session runs, from the first one queued, the task that
+    delivers this session's list-changed and resource-updated notifications. A server with a task
     runner (``server.tasks``) has it running for the session: this call opens
     it unless an outer entry point did (then that one owns it), so a session
     served on its own shuts its tasks down when it ends (TK, shutdown).
@@ -133,6 +158,6 @@ async def serve_session(
         peer = server.peer_of(session)
         task_status.started(session)
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(deliver, session, peer)
-            await session.wait_closed()
+            with peer.delivering(nursery, session):
+                await session.wait_closed()
             nursery.cancel_scope.cancel()

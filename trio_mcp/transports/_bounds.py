@@ -14,6 +14,10 @@ HEADER_TIMEOUT = 10.0
 
 #: trio-websocket's limit is per message; leave room over the codec's own limit.
 WEBSOCKET_MAX_MESSAGE_SIZE = DEFAULT_MAX_MESSAGE_SIZE + 1024
+#: The WebSocket client drains a message over its bound (kept by its ends only)
+#: up to this many times the bound, 1 MiB at least, then closes with 1009 (as
+#: the HTTP client's ``DRAIN_FACTOR`` for a body).
+WEBSOCKET_DRAIN_FACTOR = 4
 #: Seconds a connection may take to send a complete opening handshake (W-08),
 #: as the HTTP server's header timeout.
 HANDSHAKE_TIMEOUT = HEADER_TIMEOUT

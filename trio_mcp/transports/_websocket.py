@@ -13,8 +13,11 @@ The contract (also in ``spec_notes/transports-websocket.md``):
   default; a message is buffered whole up to it, so it is the memory one frame
   may take): on the server, such a message from the client is kept only by its
   first and last 4 KiB and refused by the session with the id read from them
-  (-32600), and the connection goes on; on the client, trio-websocket closes
-  the connection with 1009 (the session ends and its calls fail at once);
+  (-32600), and the connection goes on; on the client, such a message from the
+  server is kept the same way and fails the call whose id it carries
+  (``ResponseTooLarge``, as soon as the head names the id), and the connection
+  goes on; the client drains it up to 4x the bound (1 MiB at least), past which
+  it closes with 1009 (the session ends and its calls fail at once);
 * lifecycle and cancellation: as on stdio: the handshake-era lifecycle, and a
   request is cancelled with ``notifications/cancelled``; closing the socket ends
   the session (in-flight requests fail with "connection closed").
@@ -39,23 +42,32 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from contextlib import asynccontextmanager
-from typing import cast
+from typing import Any, NoReturn, cast
 
 import trio
 from trio_websocket import (
+    CloseReason,
     ConnectionClosed,
+    ConnectionTimeout,
+    HandshakeError,
     WebSocketConnection,
     WebSocketRequest,
-    open_websocket_url,
 )
+from trio_websocket._impl import CONN_TIMEOUT, _url_to_host
 from wsproto import ConnectionType, WSConnection
 from wsproto.connection import ConnectionState
 from wsproto.events import BytesMessage, CloseConnection, TextMessage
 
-from ..protocol._head import HEAD_SCAN_SIZE, TAIL_SCAN_SIZE, OversizeFrame
-from ._bounds import CLOSE_TIMEOUT, HANDSHAKE_TIMEOUT, WEBSOCKET_MAX_MESSAGE_SIZE
+from ..protocol._head import HEAD_SCAN_SIZE, TAIL_SCAN_SIZE, OversizeFrame, scan_frame
+from ._bounds import (
+    CLOSE_TIMEOUT,
+    HANDSHAKE_TIMEOUT,
+    WEBSOCKET_DRAIN_FACTOR,
+    WEBSOCKET_MAX_MESSAGE_SIZE,
+)
 from ._http_common import OriginPolicy, is_loopback_host
 
 logger = logging.getLogger("trio_mcp.websocket")
@@ -133,15 +145,9 @@ class WebSocketTransport(trio.abc.Channel[bytes]):
                 await stream.aclose()
 
 
-class _ServerConnection(WebSocketConnection):
-    """trio-websocket's server connection, telling the peer why a frame was refused,
-    and refusing an oversize message without closing the connection.
-
-    wsproto turns a frame it refuses (invalid UTF-8 in a text frame: 1007, a
-    protocol violation: 1002) into a close event as if the peer had sent one;
-    trio-websocket 0.12 then drops the TCP connection without a close frame, so
-    the peer saw only an abnormal closure (1006). Here the close frame with
-    wsproto's code goes out first (reliability W-05).
+class _OversizeConnection(WebSocketConnection):
+    """trio-websocket's connection, refusing an oversize text message without
+    buffering it and without closing the connection.
 
     A text message over ``max_message_size`` (counted as trio-websocket counts,
     in characters) is not buffered whole, nor does it close the connection with
@@ -149,9 +155,17 @@ class _ServerConnection(WebSocketConnection):
     while the rest of its fragments arrive, and it is handed on as an
     :class:`~trio_mcp.protocol._head.OversizeFrame`, which the session refuses by
     size with the id read from those ends (issue 17 §1); the connection goes on.
+
+    ``_early``: hand the marker on as soon as the head names the id (the call it
+    answers fails at once, the client's way, as ``read_json`` does over HTTP),
+    then drop the rest of the message. ``_drain_limit``: a message still going
+    past this many bytes closes the connection with 1009 (None: no limit).
+    Memory either way: 8 KiB per connection, whatever the message's size.
     """
 
-    _oversize: tuple[bytearray, bytearray, list[int]] | None = None
+    _oversize: _Oversize | None = None
+    _early: bool = False
+    _drain_limit: int | None = None
 
     async def _handle_message_event(self, event: BytesMessage | TextMessage) -> None:
         over = self._oversize
@@ -159,20 +173,86 @@ class _ServerConnection(WebSocketConnection):
             over is not None or self._message_size + len(event.data) > self._max_message_size
         ):
             if over is None:
-                over = self._oversize = (bytearray(), bytearray(), [0])
-                pending = "".join(cast("list[str]", self._message_parts))
+                over = self._oversize = _Oversize()
+                # Part by part, not joined: no second copy of what was buffered.
+                parts = cast("list[str]", self._message_parts)
                 self._message_parts = []
                 self._message_size = 0
-                _keep_ends(over, pending.encode("utf-8", "surrogatepass"))
-            _keep_ends(over, event.data.encode("utf-8", "surrogatepass"))
+                for part in parts:
+                    over.keep(part.encode("utf-8", "surrogatepass"))
+                del parts
+            over.keep(event.data.encode("utf-8", "surrogatepass"))
+            if self._drain_limit is not None and over.size > self._drain_limit:
+                await self._too_big(over.size)
+                return
+            marker: OversizeFrame | None = None
             if event.message_finished:
                 self._oversize = None
-                head, tail, size = over
-                marker = OversizeFrame(bytes(head), size[0], self._max_message_size, bytes(tail))
+                if not over.handed:
+                    marker = over.frame(self._max_message_size)
+            elif self._early and not over.handed and len(over.head) > over.scanned:
+                # Scanned again only while the head grows (it is at most 4 KiB).
+                over.scanned = len(over.head)
+                if scan_frame(bytes(over.head), b"", over.size + 1) is not None:
+                    # Only the head: "at least" this size, the rest is dropped unread.
+                    marker = OversizeFrame(bytes(over.head), over.size, self._max_message_size)
+            if marker is not None:
+                over.handed = True
                 with contextlib.suppress(trio.ClosedResourceError, trio.BrokenResourceError):
                     await self._send_channel.send(marker)
             return
         await super()._handle_message_event(event)
+
+    async def _too_big(self, size: int) -> None:
+        """Close with 1009 as trio-websocket does for a message over its bound:
+        close frame, no more messages (``get_message`` raises ``ConnectionClosed``
+        with this reason), the reader stops."""
+        self._oversize = None
+        reason = f"Message of over {size} bytes exceeds the limit of {self._drain_limit} bytes"
+        self._close_reason = CloseReason(1009, reason)
+        with contextlib.suppress(ConnectionClosed):
+            await self._send(CloseConnection(code=1009, reason=reason))
+        await self._recv_channel.aclose()
+        self._reader_running = False
+
+
+class _Oversize:
+    """The kept ends of one oversize message, and its size so far (UTF-8 bytes)."""
+
+    __slots__ = ("handed", "head", "scanned", "size", "tail")
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.size = 0
+        self.handed = False  # its marker went to the session already
+        self.scanned = 0  # bytes of the head scan_frame has seen
+
+    def keep(self, piece: bytes) -> None:
+        """Count *piece* and keep the message's first and last 4 KiB."""
+        self.size += len(piece)
+        if self.handed:
+            return  # the rest of a message refused by its head
+        if len(self.head) < HEAD_SCAN_SIZE:
+            self.head += piece[: HEAD_SCAN_SIZE - len(self.head)]
+        self.tail += piece[-TAIL_SCAN_SIZE:]
+        del self.tail[: max(0, len(self.tail) - TAIL_SCAN_SIZE)]
+
+    def frame(self, limit: int) -> OversizeFrame:
+        return OversizeFrame(bytes(self.head), self.size, limit, bytes(self.tail))
+
+
+class _ServerConnection(_OversizeConnection):
+    """trio-websocket's server connection, telling the peer why a frame was refused,
+    and refusing an oversize message without closing the connection
+    (:class:`_OversizeConnection`, the marker when the message ends).
+
+    wsproto turns a frame it refuses (invalid UTF-8 in a text frame: 1007, a
+    protocol violation: 1002) into a close event as if the peer had sent one;
+    trio-websocket 0.12 then drops the TCP connection without a close frame, so
+    the peer saw only an abnormal closure (1006). Here the close frame with
+    wsproto's code goes out first (reliability W-05).
+    """
 
     async def _handle_close_connection_event(self, event: CloseConnection) -> None:
         # A close frame from the peer moved wsproto out of OPEN before this
@@ -183,14 +263,23 @@ class _ServerConnection(WebSocketConnection):
         await super()._handle_close_connection_event(event)
 
 
-def _keep_ends(over: tuple[bytearray, bytearray, list[int]], piece: bytes) -> None:
-    """Count *piece* of an oversize message and keep the message's first and last 4 KiB."""
-    head, tail, size = over
-    size[0] += len(piece)
-    if len(head) < HEAD_SCAN_SIZE:
-        head += piece[: HEAD_SCAN_SIZE - len(head)]
-    tail += piece[-TAIL_SCAN_SIZE:]
-    del tail[: max(0, len(tail) - TAIL_SCAN_SIZE)]
+class _ClientConnection(_OversizeConnection):
+    """trio-websocket's client connection, failing the call an oversize response
+    answers at once and going on (issue 17 §1), as the stdio and HTTP clients do.
+
+    trio-websocket's client closes with 1009 at its ``max_message_size``; here
+    that size is the session's bound, over which a message is kept only by its
+    ends (:class:`_OversizeConnection`, ``_early``). A message still going past
+    :data:`~trio_mcp.transports._bounds.WEBSOCKET_DRAIN_FACTOR` times the bound
+    (1 MiB at least) is not drained further: 1009 closes the connection, and the
+    session's calls fail with that reason.
+    """
+
+    _early = True
+
+    def __init__(self, *args: Any, drain_limit: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._drain_limit = drain_limit
 
 
 #: Runs one session over an accepted WebSocket, until the session ends.
@@ -328,20 +417,108 @@ async def open_websocket_transport(
 ) -> AsyncIterator[WebSocketTransport]:
     """Open a WebSocket to *url* with the ``mcp`` subprotocol; yield the transport.
 
+    A message from the server over *max_message_size* is refused by the session
+    with the id its ends name (the call it answers fails at once with
+    :class:`~trio_mcp.ResponseTooLarge`) and the connection goes on; one going
+    past :data:`~trio_mcp.transports._bounds.WEBSOCKET_DRAIN_FACTOR` times that
+    (1 MiB at least) closes it with 1009 (:class:`_ClientConnection`).
+
     Cancellation:
         Cancelled while connecting, nothing is left open. Leaving the block,
         also by cancellation, closes the transport (shielded, bounded by its
         ``close_timeout``).
     """
     extra = [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
-    async with open_websocket_url(
-        url, subprotocols=[SUBPROTOCOL], extra_headers=extra, max_message_size=max_message_size
-    ) as ws:
-        if ws.subprotocol != SUBPROTOCOL:
-            await ws.aclose(1002, "the server did not accept the 'mcp' subprotocol")
-            raise ConnectionError("the server did not accept the 'mcp' WebSocket subprotocol")
+    drain_limit = max(WEBSOCKET_DRAIN_FACTOR * max_message_size, 1 << 20)
+    async with _client_connection(url, extra, max_message_size, drain_limit) as ws:
         transport = WebSocketTransport(ws)
         try:
+            if ws.subprotocol != SUBPROTOCOL:
+                await transport._close(1002, "the server did not accept the 'mcp' subprotocol")
+                raise ConnectionError("the server did not accept the 'mcp' WebSocket subprotocol")
             yield transport
         finally:
             await transport.aclose()
+
+
+@asynccontextmanager
+async def _client_connection(
+    url: str, extra: list[tuple[bytes, bytes]], max_message_size: int, drain_limit: int
+) -> AsyncIterator[_ClientConnection]:
+    """trio-websocket's ``open_websocket_url``, with :class:`_ClientConnection`.
+
+    trio-websocket builds its client connection itself, with no way to pass
+    another class, so the connect is done here: the TCP (or TLS) stream, the
+    reader task, the opening handshake, bounded by ``CONN_TIMEOUT`` (60 s) as
+    there (:class:`~trio_websocket.ConnectionTimeout`; a network error is
+    :class:`~trio_websocket.HandshakeError`, a refusal
+    :class:`~trio_websocket.ConnectionRejected`). Unlike there, the stream is
+    closed when the handshake fails, and a server that ends the connection
+    during it fails the connect at once (not at the timeout). Errors come out
+    unwrapped, as from trio-websocket.
+
+    Cancellation: cancelled while connecting, the stream is closed; the reader
+    task ends with the block. The caller closes the connection itself.
+    """
+    host, port, resource, tls = _url_to_host(url, None)
+    host_header = host if port in (80, 443) else f"{host}:{port}"
+
+    try:
+        async with trio.open_nursery() as nursery:
+            stream: trio.abc.Stream | None = None
+            try:
+                with trio.fail_after(CONN_TIMEOUT):
+                    if tls is False:
+                        stream = await trio.open_tcp_stream(host, port)
+                    else:
+                        context = ssl.create_default_context() if tls is True else tls
+                        stream = await trio.open_ssl_over_tcp_stream(
+                            host, port, ssl_context=context, https_compatible=True
+                        )
+                    connection = _ClientConnection(
+                        stream,
+                        WSConnection(ConnectionType.CLIENT),
+                        host=host_header,
+                        path=resource,
+                        client_subprotocols=[SUBPROTOCOL],
+                        client_extra_headers=extra,
+                        max_message_size=max_message_size,
+                        drain_limit=drain_limit,
+                    )
+
+                    async def read(connection: _ClientConnection = connection) -> None:
+                        await connection._reader_task()
+                        # Ended without an answer (the peer closed): stop waiting.
+                        connection._open_handshake.set()
+
+                    nursery.start_soon(read)
+                    await connection._open_handshake.wait()
+                    if connection.closed is not None:
+                        raise HandshakeError(
+                            "the server closed the connection during the handshake"
+                        )
+            except BaseException as exc:
+                if stream is not None:
+                    with trio.CancelScope(shield=True):
+                        await stream.aclose()
+                if isinstance(exc, trio.TooSlowError):
+                    raise ConnectionTimeout from None
+                if isinstance(exc, OSError):
+                    raise HandshakeError from exc
+                raise
+            yield connection
+            nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        if len(group.exceptions) != 1:
+            raise
+        _reraise(group.exceptions[0])
+
+
+def _reraise(exc: BaseException) -> NoReturn:
+    """Raise *exc* out of its group, keeping its own context (as trio-websocket does)."""
+    context = exc.__context__
+    try:
+        raise exc
+    finally:
+        exc.__context__ = context
+        del exc, context
