@@ -805,15 +805,18 @@ class Connection:
             meta = {}
         version = meta.get(_VERSION_KEY)
         capabilities = meta.get(_CAPABILITIES_KEY)
-        missing = [
-            key
-            for key, present in (
-                (_VERSION_KEY, isinstance(version, str)),
-                (_CAPABILITIES_KEY, isinstance(capabilities, dict)),
-            )
-            if not present
-        ]
-        if missing:
+        # Both fields are checked on every request; the list naming the
+        # missing ones is only built on the refusal path (the hot path pays
+        # two isinstance checks, not a list and a comprehension: issue #16).
+        if not isinstance(version, str) or not isinstance(capabilities, dict):
+            missing = [
+                key
+                for key, present in (
+                    (_VERSION_KEY, isinstance(version, str)),
+                    (_CAPABILITIES_KEY, isinstance(capabilities, dict)),
+                )
+                if not present
+            ]
             return self._refuse(
                 request,
                 ErrorCode.INVALID_PARAMS,
