@@ -139,10 +139,11 @@ async def serve_session(
 
     ``task_status.started`` receives the :class:`Session` (for ``nursery.start``).
     Next to the session runs, from the first one queued, the task that
-    delivers this session's list-changed and resource-updated notifications. A server with a task
-    runner (``server.tasks``) has it running for the session: this call opens
-    it unless an outer entry point did (then that one owns it), so a session
-    served on its own shuts its tasks down when it ends (TK, shutdown).
+    delivers this session's list-changed and resource-updated notifications.
+    A server with a task runner (``server.tasks``) has it running for the
+    session: this call opens it unless an outer entry point did (then that one
+    owns it), so a session served on its own shuts its tasks down when it ends
+    (TK, shutdown).
 
     Cancellation:
         Cancelling this call shuts the session down in the documented order
