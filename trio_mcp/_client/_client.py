@@ -472,16 +472,32 @@ class Client:
             params, as_task=as_task, ttl=ttl, tool=self._cache.items["tools"].get(name)
         )
         if self._input_rounds or augmented is not None:
+            sent = params if augmented is None else augmented
             call = partial(
                 self._call_rounds,
                 "tools/call",
-                params if augmented is None else augmented,
+                sent,
                 on_progress=on_progress,
                 progress_idle_timeout=progress_idle_timeout,
                 max_duration=max_duration,
             )
             try:
-                request_id, answer = await call()
+                # The first round inline (what _call_rounds does): most calls
+                # have only this one, and a frame less is resumed on every
+                # wake-up (issue #16); only an input-required answer goes on.
+                session = self.session
+                message = session.prepare_request(
+                    "tools/call", sent, want_progress=on_progress is not None
+                )
+                answer = await session.call_prepared(
+                    message,
+                    on_progress=on_progress,
+                    progress_idle_timeout=progress_idle_timeout,
+                    max_duration=max_duration,
+                )
+                request_id = message.id
+                if isinstance(answer, mcp_types.InputRequiredResult):
+                    request_id, answer = await call(first=(request_id, answer))
             except RPCError as error:
                 retry = self._tasks.required_retry(params, error) if augmented is None else None
                 if retry is not None:
@@ -567,9 +583,12 @@ class Client:
         on_progress: Callable[[Progress], None] | None = None,
         progress_idle_timeout: float | None = DEFAULT,
         max_duration: float | None = DEFAULT,
+        first: tuple[mcp_types.RequestId, Any] | None = None,
     ) -> tuple[Any, Any]:
         """*method* with the input-required loop of 2026-07-28 (PT-12..PT-15):
         the id of the last round and its result (a handshake-era call has one).
+        *first*: the id and result of a first round the caller already made
+        with these *params* (the loop goes on from it).
 
         Raises:
             InvalidPeerResult: the server asked for more than
@@ -582,18 +601,23 @@ class Client:
         follows = None
         current = params
         for _ in range(self.max_input_rounds + 1):
-            message = session.prepare_request(
-                method, current, want_progress=on_progress is not None, follows=follows
-            )
-            result = await session.call_prepared(
-                message,
-                on_progress=on_progress,
-                progress_idle_timeout=progress_idle_timeout,
-                max_duration=max_duration,
-            )
+            if first is not None:
+                request_id, result = first
+                first = None
+            else:
+                message = session.prepare_request(
+                    method, current, want_progress=on_progress is not None, follows=follows
+                )
+                request_id = message.id
+                result = await session.call_prepared(
+                    message,
+                    on_progress=on_progress,
+                    progress_idle_timeout=progress_idle_timeout,
+                    max_duration=max_duration,
+                )
             if not isinstance(result, mcp_types.InputRequiredResult):
-                return message.id, result
-            follows = message.id
+                return request_id, result
+            follows = request_id
             current = dict(params)
             if result.input_requests:
                 current["inputResponses"] = await self._answer_inputs(result.input_requests)

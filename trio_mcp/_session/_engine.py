@@ -72,7 +72,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from typing import Any, NoReturn, TypeVar, cast, final
 from typing import Protocol as TypingProtocol
@@ -504,26 +504,34 @@ class Session:
             SessionClosed: the session is closing or closed.
             LocalProtocolError: as :meth:`request`.
         """
-        self._check_open()
+        # The test of _check_open, inline: this is on every 2026-07-28 call.
+        if not self._accepting or self._closed.is_set():
+            raise self._closed_error()
         return self.protocol.send_request(
             method, params, want_progress=want_progress, follows=follows
         )
 
-    async def call_prepared(
+    def call_prepared(
         self,
         message: Request,
         *,
         on_progress: Callable[[Progress], None] | None = None,
         progress_idle_timeout: float | None = DEFAULT,
         max_duration: float | None = DEFAULT,
-    ) -> Any:
-        """Send a request made by :meth:`prepare_request` and wait for its result.
+    ) -> Coroutine[Any, Any, Any]:
+        """Send a request made by :meth:`prepare_request` and wait for its
+        result: ``await session.call_prepared(message)``.
+
+        A plain method that returns the call's coroutine, so the caller awaits
+        the call itself: no frame of its own to pass through on every wake-up
+        of every 2026-07-28 call (issue #16). The time limits are read when it
+        is called; nothing is sent until the coroutine is awaited.
 
         Raises / Cancellation: as :meth:`request` (with the same defaults,
         including none for a long-lived request).
         """
         idle, total = self._limits(message.method, progress_idle_timeout, max_duration)
-        return await self._outbound.call(message, on_progress, idle, total)
+        return self._outbound.call(message, on_progress, idle, total)
 
     async def notify(self, method: str, params: Any = None) -> None:
         """Send a notification.
