@@ -111,6 +111,15 @@ def _structure_json_object(value: object, _: object) -> JSONObject:
     raise _fail("a JSON object", value)
 
 
+def _structure_optional_json_object(value: object, _: object) -> JSONObject | None:
+    # ``JSONObject | None`` (every ``_meta`` field) in one call, not cattrs'
+    # optional hook dispatching to the object hook: a 2026-07-28 message
+    # always carries a ``_meta`` (issue #16). Same test, same message.
+    if value is None or isinstance(value, dict):
+        return value
+    raise _fail("a JSON object", value)
+
+
 def _structure_request_id(value: object, _: object) -> RequestId:
     if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
         return value
@@ -227,6 +236,10 @@ def make_converter(*, strict: bool = False) -> cattrs.Converter:
     conv.register_unstructure_hook_func(lambda t: t is Any, _identity)
     conv.register_structure_hook_func(lambda t: t == JSONObject, _structure_json_object)
     conv.register_unstructure_hook_func(lambda t: t == JSONObject, _identity)
+    optional_object: Any = JSONObject | None
+    conv.register_structure_hook_func(
+        lambda t: t == optional_object, _structure_optional_json_object
+    )
     for id_type in (RequestId, RequestId | None):
         conv.register_unstructure_hook(id_type, _identity)
     conv.register_structure_hook(RequestId, _structure_request_id)
