@@ -410,9 +410,16 @@ class Connection:
         raw = self._unstructure(params)
         request_meta = self._request_meta
         if want_progress or request_meta is not None:
-            raw = dict(raw or {})
-            meta = dict(request_meta or ())
-            meta.update(raw.get("_meta") or ())
+            # A fresh dict at each level we write to (the caller's params and
+            # our constant _meta are never changed, nor shared as the dict a
+            # later request writes), built by unpacking: one lookup, no
+            # update call (issue #16).
+            raw = {**raw} if raw else {}
+            own = raw.get("_meta")
+            if own:
+                meta = {**request_meta, **own} if request_meta is not None else {**own}
+            else:
+                meta = {**request_meta} if request_meta is not None else {}
             if want_progress:
                 meta["progressToken"] = request_id
             raw["_meta"] = meta
@@ -1224,8 +1231,14 @@ class Connection:
 
         Spec: ME-11, CA-01, PT-04, PT-06, A-21.
         """
-        raw = dict(raw)
-        result_type = raw.setdefault("resultType", "complete")
+        # Copied (the handler may hold what it returned); keys tested with
+        # ``in`` and dicts built by unpacking rather than setdefault calls, on
+        # every 2026-07-28 result (issue #16).
+        raw = {**raw}
+        if "resultType" in raw:
+            result_type = raw["resultType"]
+        else:
+            result_type = raw["resultType"] = "complete"
         spec = METHODS[entry.method]
         if result_type == "input_required":
             if not spec.input_required or not (
@@ -1243,8 +1256,13 @@ class Connection:
             raw.setdefault("ttlMs", ttl)
             raw.setdefault("cacheScope", scope)
         if self.result_server_info:
-            meta = dict(raw.get("_meta") or ())
-            meta.setdefault(_SERVER_INFO_KEY, self.local_info)
+            own = raw.get("_meta")
+            if own:
+                meta = {**own}
+                if _SERVER_INFO_KEY not in meta:
+                    meta[_SERVER_INFO_KEY] = self.local_info
+            else:
+                meta = {_SERVER_INFO_KEY: self.local_info}
             raw["_meta"] = meta
         return raw
 
