@@ -191,6 +191,23 @@ def test_json_object_fields_reject_non_objects(cls: Any, data: Any) -> None:
         t.structure(cls, data)
 
 
+@pytest.mark.parametrize("cls", [t.CallToolRequestParams, t.CallToolResult, t.TextContent])
+@pytest.mark.parametrize("bad", [3, True, "x", ["k", 1], [["k", 1]]], ids=repr)
+def test_an_optional_meta_is_a_json_object_or_absent(cls: Any, bad: object) -> None:
+    # One hook serves every ``JSONObject | None`` field (issue #16): it passes
+    # an object through as it came, and refuses anything else with the path.
+    base: dict[str, Any] = {"name": "x", "content": [], "type": "text", "text": "a"}
+    meta = {"k": {"nested": [1]}}
+    assert t.structure(cls, {**base, "_meta": meta}).meta is meta
+    assert t.structure(cls, {**base, "_meta": None}).meta is None
+    assert t.structure(cls, base).meta is None
+    with pytest.raises(cattrs.BaseValidationError) as caught:
+        t.structure(cls, {**base, "_meta": bad})
+    assert cattrs.transform_error(caught.value) == [
+        "invalid value for type, expected dict[str, typing.Any] | None @ $.meta"
+    ]
+
+
 @pytest.mark.parametrize(
     ("cls", "data"),
     [
