@@ -23,6 +23,7 @@ from trio_mcp.protocol import (
     Direction,
     ErrorCode,
     InvalidMessage,
+    RequestMeta,
     RequestReceived,
     Response,
     ResponseReceived,
@@ -223,3 +224,23 @@ def test_a_bad_envelope_after_good_ones_is_refused_as_on_a_fresh_connection(
     statistics = server.statistics()
     assert statistics.invalid_messages == 3
     assert statistics.in_flight_inbound == 4
+
+
+@pytest.mark.spec("ST-01", "ME-09")
+def test_each_request_s_meta_is_its_own_and_one_record() -> None:
+    server = modern_server()
+    other = {V: MODERN, CAPS: {"roots": {}}, "io.modelcontextprotocol/logLevel": "debug"}
+    for request_id, envelope in ((1, GOOD), (2, other), (3, GOOD)):
+        (event,) = server.receive_data(raw_call(request_id, envelope))
+        assert isinstance(event, RequestReceived)
+    first, second, third = (server.request_meta(request_id) for request_id in (1, 2, 3))
+    assert first == RequestMeta(MODERN, {}, {"name": "raw", "version": "1"}, None)
+    assert second == RequestMeta(MODERN, {"roots": {}}, None, "debug")
+    assert third == first
+    # Read again: the same frozen record, not a new one each time.
+    assert server.request_meta(1) is first
+    assert server.request_meta(2) is second
+    # Ended: no longer there to read.
+    assert server.start_inbound(1)
+    assert server.respond(1, RESULT) is not None
+    assert server.request_meta(1) is None

@@ -878,7 +878,7 @@ class Connection:
             self._negotiated(version)
         book = self._book
         entry = RequestEntry(request.id, method, Direction.INBOUND, book.clock(), token)
-        entry.request_meta = RequestMeta(version, capabilities, info, level)
+        entry.envelope = (version, capabilities, info, level)
         book.add_inbound(entry, reused=reused)
         return RequestReceived(request, spec, params_or_error, reused)
 
@@ -1202,7 +1202,7 @@ class Connection:
             # QUEUED forever while a response went out. The caller's bug, so raise.
             raise LocalProtocolError(f"respond() for {request_id!r} before start_inbound()")
         raw = self._unstructure(result) or {}
-        if entry.request_meta is not None:
+        if entry.envelope is not None:
             decorated = self._modern_result(entry, raw)
             if isinstance(decorated, ErrorObject):
                 return self.respond_error(request_id, decorated)
@@ -1326,7 +1326,7 @@ class Connection:
         message = f"Request cancelled by the {who}"
         if entry.cancel_reason:
             message += f": {entry.cancel_reason}"
-        if entry.request_meta is not None and METHODS[entry.method].long_lived:
+        if entry.envelope is not None and METHODS[entry.method].long_lived:
             entry.reply_written = True
             return Notification(
                 "notifications/cancelled", {"requestId": request_id, "reason": message}
@@ -1623,7 +1623,13 @@ class Connection:
         """What an in-flight 2026-07-28 inbound request declared in its ``_meta``
         (None for a handshake-era request, or one that has ended)."""
         entry = self._book.inbound_entry(request_id)
-        return None if entry is None else entry.request_meta
+        if entry is None or entry.envelope is None:
+            return None
+        meta = entry.request_meta
+        if meta is None:
+            # Made once, on the first read: the same record every time after.
+            meta = entry.request_meta = RequestMeta(*entry.envelope)
+        return meta
 
     def note_follows(self, request_id: RequestId, previous: RequestId) -> None:
         """Record that an in-flight inbound request retries round *previous* of a

@@ -178,6 +178,7 @@ class RequestEntry:
         "cancel_reason",
         "direction",
         "encoded",
+        "envelope",
         "error",
         "finished_at",
         "follows",
@@ -235,7 +236,13 @@ class RequestEntry:
         self.reply_written = False
         # Free slot for the layer above (the session keeps its scope/waiter here).
         self.user_data: Any = None
-        # Inbound, 2026-07-28: what this request's own _meta declared (ST-01).
+        # Inbound, 2026-07-28: what this request's own _meta declared (ST-01),
+        # as checked: version, capabilities, clientInfo, logLevel. Not None
+        # marks a request of the modern era.
+        self.envelope: tuple[str, dict[str, Any], dict[str, Any] | None, str | None] | None = None
+        # Its RequestMeta, made from the envelope when first asked for: most
+        # handlers never read it, and a frozen record costs a setattr call per
+        # field (issue #16).
         self.request_meta: RequestMeta | None = None
         self.input_required = False
         # Outbound only: it asked for a task (2025-11-25 ``params.task``, or the
