@@ -473,14 +473,6 @@ class Client:
         )
         if self._input_rounds or augmented is not None:
             sent = params if augmented is None else augmented
-            call = partial(
-                self._call_rounds,
-                "tools/call",
-                sent,
-                on_progress=on_progress,
-                progress_idle_timeout=progress_idle_timeout,
-                max_duration=max_duration,
-            )
             try:
                 # The first round inline (what _call_rounds does): most calls
                 # have only this one, and a frame less is resumed on every
@@ -497,28 +489,36 @@ class Client:
                 )
                 request_id = message.id
                 if isinstance(answer, mcp_types.InputRequiredResult):
-                    request_id, answer = await call(first=(request_id, answer))
+                    request_id, answer = await self._call_rounds(
+                        "tools/call",
+                        sent,
+                        on_progress=on_progress,
+                        progress_idle_timeout=progress_idle_timeout,
+                        max_duration=max_duration,
+                        first=(request_id, answer),
+                    )
             except RPCError as error:
+                # The one retry, when there is one, with the same options (the
+                # partial is made here, off the common path).
+                call = partial(
+                    self._call_rounds,
+                    "tools/call",
+                    on_progress=on_progress,
+                    progress_idle_timeout=progress_idle_timeout,
+                    max_duration=max_duration,
+                )
                 retry = self._tasks.required_retry(params, error) if augmented is None else None
                 if retry is not None:
                     # 2026-07-28: the tool runs only as a task and said so
                     # (-32021 naming the extension): call once more declaring
                     # it, and poll the task to its end below.
-                    call = partial(
-                        self._call_rounds,
-                        "tools/call",
-                        retry,
-                        on_progress=on_progress,
-                        progress_idle_timeout=progress_idle_timeout,
-                        max_duration=max_duration,
-                    )
-                    request_id, answer = await call()
+                    request_id, answer = await call(retry)
                 elif self._tool_headers is not None and is_param_header_mismatch(error):
                     # HM-29: the tool's x-mcp-header annotations may have changed
                     # since it was listed: list again, then one more try.
                     logger.info("tool %r: header mismatch (%s); listing tools again", name, error)
                     await self._cache.refresh("tools")
-                    request_id, answer = await call()
+                    request_id, answer = await call(sent)
                 else:
                     raise
             if isinstance(answer, mcp_types.CallToolResult):
