@@ -410,10 +410,11 @@ class Connection:
         raw = self._unstructure(params)
         request_meta = self._request_meta
         if want_progress or request_meta is not None:
-            # A fresh dict at each level we write to (the caller's params and
-            # our constant _meta are never changed, nor shared as the dict a
-            # later request writes), built by unpacking: one lookup, no
-            # update call (issue #16).
+            # Fresh dicts for the params and their _meta, built by unpacking
+            # (one lookup, no update call: issue #16): the caller's dicts and
+            # our constant _meta are never written to, and no two requests
+            # share a _meta dict. The values inside are shared as before: the
+            # capabilities are the connection's own, live (ME-06).
             raw = {**raw} if raw else {}
             own = raw.get("_meta")
             if own:
