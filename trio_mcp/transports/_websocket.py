@@ -222,11 +222,10 @@ class _OversizeConnection(WebSocketConnection):
         they would be buffered as a new message after the close).
         """
         self._oversize = None
-        # A close reason is at most 123 bytes: this one is under 110.
         reason = (
             f"Message of over {size} bytes exceeds the drain limit of {self._drain_limit} bytes"
             f" ({WEBSOCKET_DRAIN_FACTOR}x the bound of {self._max_message_size})"
-        )
+        )[:123]  # a close reason's limit; ~110 ASCII bytes with 12-digit sizes
         self._close_reason = CloseReason(1009, reason)
         with contextlib.suppress(ConnectionClosed):
             await self._send(CloseConnection(code=1009, reason=reason))
@@ -406,15 +405,15 @@ async def serve_websocket_transports(
     non-loopback address without an explicit ``allowed_hosts``. Whatever a
     handler raises ends its own connection only (logged).
 
-    *max_message_size* (UTF-8 bytes) is the memory one connection's incoming
-    message may take: a message up to it is buffered whole (16 MiB + 1 KiB by
-    default). A message over it is kept by its first and last 4 KiB only and
-    refused with the id they name (-32600), the connection going on; one still
-    going past :data:`~trio_mcp.transports._bounds.WEBSOCKET_DRAIN_FACTOR`
-    times the bound (1 MiB at least; 64 MiB + 4 KiB by default) is read no
-    further: the connection is closed with 1009 and its session ends, its
-    running requests cancelled, as on any disconnect. The other connections
-    are not affected.
+    *max_message_size* (characters, as trio-websocket counts) is the memory
+    one connection's incoming message may take: a message up to it is
+    buffered whole (16 MiB + 1 KiB by default). A message over it is kept by
+    its first and last 4 KiB only and refused with the id they name (-32600),
+    the connection going on; one still going past
+    :data:`~trio_mcp.transports._bounds.WEBSOCKET_DRAIN_FACTOR` times the
+    bound (1 MiB at least; 64 MiB + 4 KiB by default) is read no further: the
+    connection is closed with 1009 and its session ends as on any disconnect
+    (its running requests are cancelled). The other connections go on.
 
     Cancellation: runs until cancelled; the handlers are then cancelled.
     """
