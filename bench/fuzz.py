@@ -1382,6 +1382,11 @@ async def run_client_frames(
                     if problems:
                         break
             nursery.cancel_scope.cancel()
+    except trio_mcp.MCPError as exc:
+        problems.append(f"the client ended with {type(exc).__name__}: {exc!r:.300}")
+    except Exception as exc:
+        # Out of the client itself (its transport, its close): only MCPError may.
+        problems.append(f"the client raised {type(exc).__name__}: {exc!r:.300}")
     finally:
         logging.getLogger("trio_mcp").removeHandler(log)
     if problems:

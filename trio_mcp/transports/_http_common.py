@@ -180,8 +180,22 @@ def error_body(code: int, message: str, request_id: RequestId | None = None) -> 
 # ------------------------------------------------------------------ sniffing
 
 
+#: The key of every value that is no valid request id (see :func:`id_key`).
+NOT_AN_ID_KEY: tuple[bool, Any] = (False, "not a request id")
+
+
 def id_key(request_id: Any) -> tuple[bool, Any]:
-    """A dict key for a request id that keeps ``1`` and ``"1"`` apart."""
+    """A dict key for a request id that keeps ``1`` and ``"1"`` apart.
+
+    Only a valid id (a string, or an integer that is not a bool) is its own
+    key. Anything else a peer may have put in an ``id`` (a list, an object,
+    ``true``, ``1.0``, null) is :data:`NOT_AN_ID_KEY`, which no valid id has:
+    a list is unhashable (the lookup would raise), and ``True == 1.0 == 1`` in
+    Python, so such an answer would pass for the answer to call ``1``,
+    which the session (refusing the invalid id, J-07) never sees answered.
+    """
+    if not is_valid_request_id(request_id):
+        return NOT_AN_ID_KEY
     return (isinstance(request_id, str), request_id)
 
 
