@@ -72,6 +72,8 @@ PROBE_TIMEOUT = 20.0
 BATCH = 100
 #: Seconds a client call may wait for a hostile server's answer (often none comes).
 CALL_TIMEOUT = 0.5
+#: Seconds after which a client call whose response has ended (HTTP) hangs.
+HANG_TIMEOUT = 5.0
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"
 MODERN_META = {
@@ -896,6 +898,11 @@ class ClientPipe:
     #: The client's era. In 2026-07-28 a server sends no requests of its own
     #: (the client ignores a ping), so the probe is a call of the client's.
     era = "legacy"
+    #: Whether each request's answer ends its response (HTTP): the call must
+    #: then end on its own (answered, or failed: HT-09, HM-14), so one still
+    #: waiting after HANG_TIMEOUT hangs. Elsewhere a call may wait for ever for
+    #: an answer that never comes, so calls are cut at CALL_TIMEOUT.
+    answers_end_calls = False
 
     def __init__(self) -> None:
         self.incoming_send, self.incoming = trio.open_memory_channel[bytes](1024)
@@ -1096,6 +1103,7 @@ async def http_client_pipe(*, modern: bool, sse: bool) -> AsyncIterator[tuple[Cl
 
     class Http(ClientPipe):
         era = "modern" if modern else "legacy"
+        answers_end_calls = True
 
         def prepare(self, frame: bytes) -> bytes:
             # SSE events (the GET stream, or SSE answers); modern JSON: array items.
@@ -1297,11 +1305,15 @@ async def run_client_frames(
                 ledger.note_answer(message)
                 arrived.set()
 
-    async def calls(client: trio_mcp.Client) -> None:
+    async def calls(client: trio_mcp.Client, pipe: ClientPipe) -> None:
         async def one(work: Callable[[], Any]) -> None:
             try:
-                with trio.move_on_after(CALL_TIMEOUT):
+                with trio.move_on_after(
+                    HANG_TIMEOUT if pipe.answers_end_calls else CALL_TIMEOUT
+                ) as bound:
                     await work()
+                if bound.cancelled_caught and pipe.answers_end_calls:
+                    problems.append(f"a call hung: not ended {HANG_TIMEOUT} s after its answer")
             except trio_mcp.MCPError:
                 pass
             except Exception as exc:
@@ -1347,7 +1359,7 @@ async def run_client_frames(
                         frame = pipe.prepare(frame)
                         ledger.note_sent(frame)
                         await pipe.send(frame)
-                    await calls(client)
+                    await calls(client, pipe)
                     probe_count += 1
                     probe = f"probe-{probe_count}"
                     if pipe.era != "modern":
