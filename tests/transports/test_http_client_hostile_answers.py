@@ -8,17 +8,23 @@ Found by the client-side HTTP fuzzing (``bench/fuzz.py --side client``):
   session refuses such an answer, so the call waited for ever;
 * an answer with the call's id but without ``"jsonrpc": "2.0"``: the transport
   took it for the answer, the session refused it without failing the call,
-  so the call waited for ever although its response had ended.
+  so the call waited for ever although its response had ended;
+* a JSON answer nested deeper than 255 levels (orjson reads 1024 but writes
+  255) raised ``TypeError`` out of the transport when it wrote the answer back
+  (2026-07-28 always did; the handshake era for a batch member).
 
 Now an invalid id matches no call (the call fails when its stream ends,
 HM-14) and a response with the wrong ``jsonrpc`` fails the call it names, at
-once (J-07); the client goes on.
+once (J-07); a deep answer is passed on as it came, and a batch member too
+deep to write back is dropped (its call fails when the stream ends); the
+client goes on.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 import trio
 from modern_http_script import Post, discover_result, scripted
@@ -26,7 +32,7 @@ from modern_http_script import Post, discover_result, scripted
 from trio_mcp import InvalidPeerResult, open_http_client
 from trio_mcp._client._connect import forget_eras
 from trio_mcp._errors import RPCError
-from trio_mcp.transports._http_common import id_key
+from trio_mcp.transports._http_common import batch_frames, id_key
 
 NOT_HUNG = 10.0
 
@@ -36,9 +42,10 @@ def _fresh_eras() -> None:
     forget_eras()
 
 
-def bad_answers(bad: dict[str, Any], *, sse: bool) -> Any:
+def bad_answers(bad: dict[str, Any], *, sse: bool, batch: bool = False) -> Any:
     """Every POST answered properly, but the second (the first ping) as *bad* says
-    (its keys replace the proper answer's; ``None`` values drop a key).
+    (its keys replace the proper answer's; ``None`` values drop a key), in a
+    batch of one with *batch* (JSON only).
 
     In 2026-07-28 ``ping`` is a ``server/discover`` too, so every POST here is one.
     """
@@ -47,9 +54,11 @@ def bad_answers(bad: dict[str, Any], *, sse: bool) -> Any:
     async def handler(post: Post) -> None:
         nonlocal posts
         posts += 1
-        message = {"jsonrpc": "2.0", "id": post.body["id"], "result": discover_result()}
+        message: Any = {"jsonrpc": "2.0", "id": post.body["id"], "result": discover_result()}
         if posts == 2:
             message = {k: v for k, v in {**message, **bad}.items() if v is not None}
+            if batch:
+                message = [message]
         if sse:
             await post.event(message)
             await post.end()
@@ -94,3 +103,49 @@ def test_no_invalid_id_has_the_key_of_a_valid_one(bad_id: Any) -> None:
     assert id_key(bad_id) not in keys
     assert id_key(1) == id_key(1)
     assert id_key(1) != id_key("1")
+
+
+#: 300 levels of nesting: orjson reads up to 1024 but writes only 255.
+DEEP = b"[" * 300 + b"]" * 300
+
+
+def deep_answers(*, batch: bool) -> Any:
+    """Every POST answered properly, the second with a result nested 300 levels deep."""
+    posts = 0
+
+    async def handler(post: Post) -> None:
+        nonlocal posts
+        posts += 1
+        result = {**discover_result(), "deep": "DEEP"}
+        body = orjson.dumps({"jsonrpc": "2.0", "id": post.body["id"], "result": result})
+        if posts == 2:
+            body = body.replace(b'"DEEP"', DEEP)  # written by hand: orjson cannot
+            body = b"[" + body + b"]" if batch else body
+        await post.raw(body)
+
+    return handler
+
+
+async def test_an_answer_nested_deeper_than_orjson_writes_is_passed_on() -> None:
+    async with scripted(deep_answers(batch=False)) as (url, _):
+        with trio.fail_after(NOT_HUNG):
+            async with open_http_client(url, era="modern", discover=False) as client:
+                await client.ping()
+                await client.ping()
+
+
+@pytest.mark.spec("HM-14")
+async def test_a_batch_member_too_deep_to_write_back_is_dropped_and_its_call_fails() -> None:
+    async with scripted(deep_answers(batch=True)) as (url, _):
+        with trio.fail_after(NOT_HUNG):
+            async with open_http_client(url, era="modern", discover=False) as client:
+                with pytest.raises(RPCError, match="ended before the answer"):
+                    await client.ping()
+                await client.ping()
+
+
+def test_batch_frames_passes_a_body_on_and_writes_back_the_members_it_can() -> None:
+    body = b'{"deep": ' + DEEP + b"}"
+    assert batch_frames(body, orjson.loads(body)) == [body]
+    batch = orjson.loads(b'[{"a": 1}, ' + DEEP + b", 2]")
+    assert batch_frames(b"", batch) == [b'{"a":1}', b"2"]
