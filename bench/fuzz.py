@@ -907,6 +907,8 @@ class ClientPipe:
     def __init__(self) -> None:
         self.incoming_send, self.incoming = trio.open_memory_channel[bytes](1024)
         self.stderr: list[str] = []
+        #: Broken invariants only the transport can see.
+        self.problems: list[str] = []
 
     def prepare(self, frame: bytes) -> bytes:
         """The frame as this transport carries it (what the ledger notes)."""
@@ -1186,6 +1188,14 @@ async def http_client_pipe(*, modern: bool, sse: bool) -> AsyncIterator[tuple[Cl
             message = orjson.loads(body)
         except orjson.JSONDecodeError:
             message = None
+        if (
+            modern
+            and isinstance(message, dict)
+            and message.get("method") == "notifications/cancelled"
+        ):
+            # 2026-07-28 cancels by closing the stream (CN-13): one POSTed means
+            # the transport let go of a call the session still waited for.
+            pipe.problems.append(f"notifications/cancelled POSTed in 2026-07-28: {body[:200]!r}")
         if not (isinstance(message, dict) and "method" in message and "id" in message):
             await pipe.incoming_send.send(body)
             await respond(send, 202, b"", None)
@@ -1387,7 +1397,7 @@ async def run_client_frames(
                     first_rss = rss if first_rss is None else first_rss
                     if rss - first_rss > RSS_BOUND_MIB:
                         problems.append(f"RSS grew {rss - first_rss:.0f} MiB")
-                    problems += ledger.problems + log.records
+                    problems += ledger.problems + log.records + pipe.problems
                     problems += [
                         line for line in pipe.stderr if "Traceback" in line or "ERROR" in line
                     ]
