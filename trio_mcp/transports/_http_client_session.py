@@ -414,9 +414,11 @@ class SessionKeeper:
         # A fresh start: neither Mcp-Session-Id nor MCP-Protocol-Version.
         headers = {**self._base_headers, "accept": ACCEPT_BOTH, "content-type": "application/json"}
         answers: list[Any] = []
+        frames: list[bytes] = []  # as they came: orjson may not write a parsed one back
 
         def collect(data: bytes) -> None:
             answers.append(orjson.loads(data))
+            frames.append(data)
 
         async with self._control.stream(
             "POST", self.url, content=orjson.dumps(message), headers=headers
@@ -433,9 +435,9 @@ class SessionKeeper:
         answer = next(
             (a for a in answers if isinstance(a, dict) and a.get("id") == request_id), None
         )
-        for other in answers:
+        for other, frame in zip(answers, frames, strict=True):
             if other is not answer:  # e.g. a ping from the new session
-                self._push(orjson.dumps(other))
+                self._push(frame)
         result = answer.get("result") if answer is not None else None
         if not isinstance(result, dict) or result.get("protocolVersion") != self.protocol_version:
             logger.warning("the new session did not agree to %s: %r", self.protocol_version, answer)
