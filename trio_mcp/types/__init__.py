@@ -60,6 +60,7 @@ from ._converter import (
     unstructure,
     wire_name,
 )
+from ._task_params import TASKS_EXTENSION, TaskAugmentedRequestParams, TaskMetadata
 from .cancellation import (
     CancelledNotificationParams,
 )
@@ -106,24 +107,6 @@ from .logging import (
 from .progress import (
     ProgressNotificationParams,
 )
-from .tasks import (
-    TASKS_EXTENSION,
-    CancelTaskRequestParams,
-    CancelTaskResult,
-    CreateTaskResult,
-    GetTaskPayloadRequestParams,
-    GetTaskPayloadResult,
-    GetTaskRequestParams,
-    GetTaskResult,
-    ListTasksResult,
-    RelatedTaskMetadata,
-    Task,
-    TaskAugmentedRequestParams,
-    TaskMetadata,
-    TaskStatus,
-    TaskStatusNotificationParams,
-    UpdateTaskRequestParams,
-)
 from .tools import (
     CallToolRequestParams,
     CallToolResult,
@@ -148,9 +131,22 @@ from .versioning import (
 
 # The modules a bare server does not use (sampling, elicitation, the
 # 2026-07-28 input requests and subscriptions, prompts, resources, roots,
-# completion, the tasks extension) load on first use of one of their names
+# completion, tasks and the tasks extension) load on first use of one of their names
 # (PEP 562): tens of milliseconds of every stdio start-up (issue #16).
 _LAZY: dict[str, str] = {
+    "CancelTaskRequestParams": ".tasks",
+    "CancelTaskResult": ".tasks",
+    "CreateTaskResult": ".tasks",
+    "GetTaskPayloadRequestParams": ".tasks",
+    "GetTaskPayloadResult": ".tasks",
+    "GetTaskRequestParams": ".tasks",
+    "GetTaskResult": ".tasks",
+    "ListTasksResult": ".tasks",
+    "RelatedTaskMetadata": ".tasks",
+    "Task": ".tasks",
+    "TaskStatus": ".tasks",
+    "TaskStatusNotificationParams": ".tasks",
+    "UpdateTaskRequestParams": ".tasks",
     "CompleteRequestParams": ".completion",
     "CompleteResult": ".completion",
     "Completion": ".completion",
@@ -294,6 +290,21 @@ if TYPE_CHECKING:
         SubscriptionsAcknowledgedNotificationParams,
         SubscriptionsListenRequestParams,
         SubscriptionsListenResult,
+    )
+    from .tasks import (
+        CancelTaskRequestParams,
+        CancelTaskResult,
+        CreateTaskResult,
+        GetTaskPayloadRequestParams,
+        GetTaskPayloadResult,
+        GetTaskRequestParams,
+        GetTaskResult,
+        ListTasksResult,
+        RelatedTaskMetadata,
+        Task,
+        TaskStatus,
+        TaskStatusNotificationParams,
+        UpdateTaskRequestParams,
     )
     from .tasks_extension import RESULT_TYPE_TASK, DetailedTask, TaskNotificationParams
 

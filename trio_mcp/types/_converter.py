@@ -41,10 +41,10 @@ from ._base import (
     JSONValue,
     RequestId,
 )
-from .tasks import GetTaskPayloadResult
 
 if TYPE_CHECKING:
     from .sampling import SamplingContent
+    from .tasks import GetTaskPayloadResult
 
 __all__ = [
     "wire_name",
@@ -140,9 +140,9 @@ def _identity(value: T) -> T:
 def _is_alias_of(module: str, name: str) -> Callable[[Any], bool]:
     """A predicate: *t* is ``module.name``, without importing *module*.
 
-    For the unions of modules a bare server never imports (sampling): a type
-    built from that module's classes cannot be asked for before the module is
-    loaded, so while it is absent the answer is no. Importing it here would be
+    For the types of modules a bare server never imports (sampling, tasks): a
+    type built from that module's classes cannot be asked for before the module
+    is loaded, so while it is absent the answer is no. Importing it here would be
     tens of milliseconds of every start-up (issue #16).
     """
     qualified = f"{__package__}.{module}"
@@ -281,7 +281,9 @@ def make_converter(*, strict: bool = False) -> cattrs.Converter:
     conv.register_structure_hook_func(is_sampling_content, structure_sampling_content)
     conv.register_unstructure_hook_func(is_sampling_content, unstructure_sampling_content)
 
-    def structure_payload(value: object, _: object) -> GetTaskPayloadResult:
+    def structure_payload(value: object, _: object) -> "GetTaskPayloadResult":
+        from .tasks import GetTaskPayloadResult  # loaded: the predicate said so
+
         if isinstance(value, Mapping):
             return GetTaskPayloadResult(payload=dict(value))
         raise _fail("a JSON object", value)
@@ -306,7 +308,7 @@ def make_converter(*, strict: bool = False) -> cattrs.Converter:
     conv.register_structure_hook_func(is_responses, structure_input_responses)
     conv.register_unstructure_hook_func(is_responses, unstructure_input_responses)
 
-    is_payload: Callable[[Any], bool] = lambda t: t is GetTaskPayloadResult  # noqa: E731
+    is_payload = _is_alias_of("tasks", "GetTaskPayloadResult")
     conv.register_structure_hook_func(is_payload, structure_payload)
     conv.register_unstructure_hook_func(is_payload, lambda r: r.payload)
     return conv

@@ -16,7 +16,7 @@ from typing import Literal, TypeAlias
 import attrs
 
 from ._base import ElicitValue, JSONObject, NotificationParams, Result
-from .tasks import TaskAugmentedRequestParams
+from ._task_params import TaskAugmentedRequestParams
 
 __all__ = [
     "ElicitRequestFormParams",
