@@ -21,17 +21,14 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from types import UnionType
-from typing import Any, Literal, Union, get_origin
+from typing import Any, Literal
 
-import attrs
 import pytest
 
 from trio_mcp import open_stdio_client
 from trio_mcp._server._context import Context
 from trio_mcp._server._schema import FunctionSignature, validator_class
 from trio_mcp._session._engine import RequestContext
-from trio_mcp.protocol import METHODS
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("httpx", "hypercorn", "trio_websocket", "jsonschema")
@@ -205,16 +202,6 @@ def test_registering_a_prompt_resource_or_completion_loads_their_modules() -> No
         assert {{"tools", "prompts", "resources", "completions"}} <= caps.keys(), caps
         print("ok")
     """)
-
-
-def test_every_type_the_method_table_names_exists() -> None:
-    """The table names its types; a misspelt one would fail only when first used."""
-    for spec in METHODS.values():
-        for named in (spec.params_type, spec.result_type, spec.modern_result_type):
-            if named is None:
-                continue
-            assert not isinstance(named, str), (spec.name, named)
-            assert attrs.has(named) or get_origin(named) in (Union, UnionType), (spec.name, named)
 
 
 def _simple(name: str, seats: int, kind: Literal["a", 1] = "a", ratio: float | None = None) -> None:
