@@ -63,6 +63,7 @@ import httpx
 import orjson
 import trio
 
+from .._tls import default_tls_context
 from .._util import unwrapping
 from ..protocol._codec import DEFAULT_MAX_MESSAGE_SIZE
 from ._http_client_exchange import Exchange
@@ -516,6 +517,7 @@ async def open_http_transport(
     # that needs more calls in flight passes its own http_client.
     http = http_client or httpx.AsyncClient(
         timeout=httpx.Timeout(30.0, read=None, pool=None),
+        verify=default_tls_context(),
         auth=auth,
         follow_redirects=False,
         limits=httpx.Limits(
@@ -526,7 +528,10 @@ async def open_http_transport(
         None
         if http_client is not None
         else httpx.AsyncClient(
-            timeout=httpx.Timeout(30.0, read=None), auth=auth, follow_redirects=False
+            timeout=httpx.Timeout(30.0, read=None),
+            verify=default_tls_context(),
+            auth=auth,
+            follow_redirects=False,
         )
     )
     try:
