@@ -33,12 +33,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import random
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -186,6 +189,10 @@ def build_server(stats: Callable[[], dict[str, int]]) -> Any:
 def serve_http_main(idle_timeout: float, header_timeout: float) -> None:
     import trio
 
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+    )
+
     from trio_mcp import http_app, serve_http
 
     holder: dict[str, Any] = {}
@@ -253,18 +260,43 @@ def start_http_server(
     idle_timeout: float, header_timeout: float = 10.0
 ) -> tuple[subprocess.Popen[str], str]:
     args = ["--idle-timeout", str(idle_timeout), "--header-timeout", str(header_timeout)]
-    proc = subprocess.Popen(
-        [sys.executable, __file__, "serve-http", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, **CHILD_ENV},
-    )
+    # The server logs WARNING and above to a file of its own: a load run
+    # checks it has no ERROR, and shows the kinds of warning it has.
+    with tempfile.NamedTemporaryFile(prefix="soak-server-", suffix=".log", delete=False) as log:
+        proc = subprocess.Popen(
+            [sys.executable, __file__, "serve-http", *args],
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            env={**os.environ, **CHILD_ENV},
+        )
+    SERVER_LOGS[proc.pid] = log.name
     assert proc.stdout is not None
     url = proc.stdout.readline().strip()
     if not url:
         raise SystemExit("the server did not start")
     return proc, url
+
+
+#: The log file of each server start_http_server started, by pid.
+SERVER_LOGS: dict[int, str] = {}
+
+
+def server_log_rows(report: Report, proc: subprocess.Popen[Any]) -> None:
+    """Count the stopped server's log lines by level; any ERROR fails the run."""
+    path = SERVER_LOGS.pop(proc.pid)
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.read().splitlines()
+    os.unlink(path)
+    records = [line for line in lines if line.split(" ", 1)[0] in ("WARNING", "ERROR", "CRITICAL")]
+    kinds = Counter(" ".join(line.split()[:6]) for line in records)
+    report.row("server log records", len(records))
+    for kind, times in kinds.most_common(5):
+        report.row("  most logged", f"{times} x {kind[:100]}")
+    errors = [line for line in records if not line.startswith("WARNING")]
+    report.check(not errors, f"{len(errors)} ERROR records in the server's log: {errors[:1]}")
+    tracebacks = sum(line.startswith("Traceback") for line in lines)
+    report.check(not tracebacks, f"{tracebacks} tracebacks in the server's log")
 
 
 def stop(proc: subprocess.Popen[Any]) -> None:
@@ -317,16 +349,16 @@ async def stats_of(url: str) -> dict[str, int]:
 
 
 def http_load(args: argparse.Namespace, era: str, count: int, name: str) -> int:
-    import httpx
     import trio
 
-    from trio_mcp import open_http_client
+    from trio_mcp import MCPError, open_http_client
 
     report = Report(name, args.seed)
     proc, url = start_http_server(1800.0)
     answered = 0
     sent = 0
     wrong: list[str] = []
+    failed: Counter[str] = Counter()
     # --duration: every session calls until then (the long RSS slope); else
     # exactly --calls each.
     until = time.monotonic() + args.duration if args.duration else None
@@ -335,13 +367,17 @@ def http_load(args: argparse.Namespace, era: str, count: int, name: str) -> int:
     opened = [0]
     all_open = trio.Event()
 
-    async def one(i: int, http: httpx.AsyncClient) -> None:
+    async def one(i: int) -> None:
         nonlocal answered, sent
         # Opened --open-burst at a time (the listen backlog is 100: a burst of
         # 1,000 connects at one instant is refused by the kernel, not by us),
         # then every call made with all the sessions open at once.
         async with opening:
-            cm = open_http_client(url, era=era, http_client=http, remember_era=False)
+            # Each client its own pool, as separate hosts would have: one
+            # httpx pool shared by 1,000 clients is itself the bottleneck
+            # (httpcore scans every connection for every request: 80 % of
+            # the soak process's CPU at 600 clients).
+            cm = open_http_client(url, era=era, remember_era=False)
             client = await cm.__aenter__()
         try:
             opened[0] += 1
@@ -352,33 +388,38 @@ def http_load(args: argparse.Namespace, era: str, count: int, name: str) -> int:
             while (j < args.calls) if until is None else (time.monotonic() < until):
                 text = f"{i}.{j}"
                 sent += 1
-                result = await client.call_tool("echo", {"text": text})
-                if text_of(result) != text:
-                    wrong.append(text)
-                answered += 1
+                try:
+                    result = await client.call_tool("echo", {"text": text})
+                except MCPError as exc:
+                    # Counted and reported, not raised: one failed call must not
+                    # end the other sessions' run (the check below fails it).
+                    failed[f"{type(exc).__name__}: {exc}"] += 1
+                else:
+                    if text_of(result) != text:
+                        wrong.append(text)
+                    answered += 1
                 j += 1
         finally:
             await cm.__aexit__(None, None, None)
 
     async def main() -> dict[str, Any]:
         samples: dict[str, list[tuple[float, int]]] = {}
-        limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
         t0 = time.perf_counter()
-        async with httpx.AsyncClient(limits=limits, timeout=60) as http:
-            with trio.fail_after(args.time_bound):
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(sample_rss, {"server": proc.pid}, samples, 0.1)
-                    async with trio.open_nursery() as inner:
-                        for i in range(count):
-                            inner.start_soon(one, i, http)
-                    nursery.cancel_scope.cancel()
-            after = await stats_of(url)
+        with trio.fail_after(args.time_bound):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(sample_rss, {"server": proc.pid}, samples, 0.1)
+                async with trio.open_nursery() as inner:
+                    for i in range(count):
+                        inner.start_soon(one, i)
+                nursery.cancel_scope.cancel()
+        after = await stats_of(url)
         return {"samples": samples, "seconds": time.perf_counter() - t0, "after": after}
 
     try:
         out = trio.run(main)
     finally:
         stop(proc)
+    server_log_rows(report, proc)
     report.row("era", era)
     report.row("concurrent sessions" if era == "legacy" else "concurrent clients", count)
     report.row("calls answered", f"{answered} / {sent}")
@@ -388,6 +429,8 @@ def http_load(args: argparse.Namespace, era: str, count: int, name: str) -> int:
     expected = sent if until is not None else count * args.calls
     report.check(answered == sent == expected, "not every call answered")
     report.check(not wrong, f"{len(wrong)} wrong answers")
+    for reason, times in failed.most_common():
+        report.check(False, f"{times} calls failed: {reason}")
     report.check(out["after"]["sessions"] == 0, "sessions left after every client closed")
     rss_rows(report, out["samples"], args.rss_bound)
     return report.finish(args.json)
@@ -569,6 +612,8 @@ def kill_clients(args: argparse.Namespace) -> int:
     finally:
         if proc:
             stop(proc)
+    if proc:
+        server_log_rows(report, proc)
     report.row("seed", args.seed)
     report.row("clients SIGKILLed mid-call", f"{len(delays)} / {args.count}")
     report.row("kill delay after first answer", f"0..{args.max_delay} s")
@@ -645,6 +690,7 @@ def kill_server(args: argparse.Namespace) -> int:
         finally:
             if proc:
                 proc.wait()
+                os.unlink(SERVER_LOGS.pop(proc.pid))  # SIGKILLed: its log ends mid-run
         top = max(latencies, default=float("inf"))
         worst = max(worst, top)
         report.row(

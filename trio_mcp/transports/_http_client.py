@@ -63,6 +63,7 @@ import httpx
 import orjson
 import trio
 
+from .._tls import default_tls_context
 from .._util import unwrapping
 from ..protocol._codec import DEFAULT_MAX_MESSAGE_SIZE
 from ._http_client_exchange import Exchange
@@ -121,6 +122,8 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         self._calls: dict[tuple[bool, Any], Exchange] = {}
         #: 2026-07-28 requests in flight, each its own POST (HM-04).
         self._modern: dict[tuple[bool, Any], ModernExchange] = {}
+        #: A 2026-07-28 request went out: a cancel naming no call in flight is dropped.
+        self._sent_modern = False
         #: The ``x-mcp-header`` annotations of a tool by name, for the
         #: ``Mcp-Param-*`` headers of a 2026-07-28 ``tools/call`` (HM-25); the
         #: client sets it from its tools cache (see ``trio_mcp._transport``).
@@ -298,6 +301,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             max_message_size=self._keeper.max_message_size,
         )
         self._modern[id_key(exchange.request_id)] = exchange
+        self._sent_modern = True
         self._spawn(exchange.run)
         await trio.lowlevel.cancel_shielded_checkpoint()  # send is a checkpoint
 
@@ -326,6 +330,14 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             return True
         exchange = self._calls.get(id_key(request_id))
         if exchange is None:
+            # A 2026-07-28 call's exchange ends with its answer, and a cancel
+            # queued just before the answer came (a timeout racing it) gets
+            # here after it: there is nothing left to cancel, and the modern
+            # endpoint takes no notifications/cancelled (CN-13): it answers 400,
+            # which would fail the whole transport.
+            if self._sent_modern and self._keeper.session_id is None:
+                logger.debug("dropped the cancel of an ended call %r", request_id)
+                return True
             return False
         exchange.cancel_sent = True
         if self._keeper.session_id is None:
@@ -516,6 +528,7 @@ async def open_http_transport(
     # that needs more calls in flight passes its own http_client.
     http = http_client or httpx.AsyncClient(
         timeout=httpx.Timeout(30.0, read=None, pool=None),
+        verify=default_tls_context(),
         auth=auth,
         follow_redirects=False,
         limits=httpx.Limits(
@@ -526,7 +539,10 @@ async def open_http_transport(
         None
         if http_client is not None
         else httpx.AsyncClient(
-            timeout=httpx.Timeout(30.0, read=None), auth=auth, follow_redirects=False
+            timeout=httpx.Timeout(30.0, read=None),
+            verify=default_tls_context(),
+            auth=auth,
+            follow_redirects=False,
         )
     )
     try:

@@ -49,7 +49,7 @@ import trio
 from .._auth._resource import Refusal
 from ..protocol import ALL_VERSIONS, DEFAULT_MAX_MESSAGE_SIZE, HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from ._asgi import JSON, JsonPostReader, Receive, Scope, Send, refuse, refuse_with, respond
-from ._bounds import HEADER_TIMEOUT
+from ._bounds import HEADER_TIMEOUT, LISTEN_BACKLOG
 from ._event_store import EventStore
 from ._http_common import OriginPolicy, is_loopback_host, new_session_id
 from ._http_endpoint import Endpoint
@@ -530,6 +530,8 @@ def hypercorn_config(
             client only reads would be cut after this long, so set it only
             well above the longest request and GET stream you expect.
 
+    The listen queue is ``LISTEN_BACKLOG`` (1024; hypercorn's 100 dropped the
+    connects of a burst of clients, each then retried a second or more later).
     No connection cap: hypercorn (0.18) has no setting for one (``backlog`` is
     only the listen queue). Idle and half-sent connections are bounded in time
     by *header_timeout*; sessions by ``max_sessions``; request bodies by
@@ -545,6 +547,7 @@ def hypercorn_config(
     config.errorlog = logging.getLogger("trio_mcp.http.hypercorn")
     config.graceful_timeout = 1.0
     config.keep_alive_timeout = header_timeout
+    config.backlog = LISTEN_BACKLOG
     # hypercorn types it int but uses it as trio.fail_after's seconds.
     config.read_timeout = cast(Any, read_timeout)
     return config
