@@ -101,7 +101,7 @@ from ._messages import (
     Response,
     is_valid_request_id,
 )
-from ._methods import METHODS, Kind, MethodSpec
+from ._methods import METHODS, MODERN_RESULT_TYPED, Kind, MethodSpec
 from ._observer import RequestObserver
 from ._requests import (
     CancelOrigin,
@@ -968,10 +968,11 @@ class Connection:
                     f"Invalid params for {spec.name}: params are required",
                 )
             return None
-        if spec.params_type is None:
+        params_type = spec.params_type  # resolved once (a property)
+        if params_type is None:
             return None
         try:
-            return self.converter.structure(params, spec.params_type)
+            return self.converter.structure(params, params_type)
         except Exception as exc:  # cattrs raises groups; they never leave this layer
             return ErrorObject(
                 int(ErrorCode.INVALID_PARAMS),
@@ -1149,7 +1150,7 @@ class Connection:
             # allows it; task only to a request that declared the tasks
             # extension (SEP-2663); anything else is not ours to guess.
             kind = response.result.get("resultType", "complete")
-            if spec.modern_result_type is not None:
+            if entry.method in MODERN_RESULT_TYPED:
                 result_type = spec.modern_result_type
             if kind == "input_required" and spec.input_required:
                 result_type = mcp_types.InputRequiredResult
