@@ -54,7 +54,9 @@ HM-04, HM-13, HM-32, CN-13.
 
 from __future__ import annotations
 
+import functools
 import logging
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from typing import Any
@@ -77,6 +79,20 @@ logger = logging.getLogger("trio_mcp.http.client")
 MAX_CONNECTIONS = 100
 
 _CLOSED_ERRORS = (httpx.HTTPError, trio.BrokenResourceError, trio.ClosedResourceError)
+
+
+@functools.cache
+def default_ssl_context() -> ssl.SSLContext:
+    """httpx's default TLS context (certifi's roots, ``SSL_CERT_FILE`` and
+    ``SSL_CERT_DIR`` as read on first use), made once per process.
+
+    Every client the transport makes shares it: httpx builds one per
+    ``AsyncClient``, loading the CA bundle each time (about 19 ms of CPU), and
+    a transport makes two, so a process opening 1,000 sessions spent some 40 s
+    of CPU on contexts, starving the sessions already open. An
+    ``SSLContext`` is not changed by the connections that use it.
+    """
+    return httpx.create_ssl_context()
 
 
 class HttpClientTransport(trio.abc.Channel[bytes]):
@@ -516,6 +532,7 @@ async def open_http_transport(
     # that needs more calls in flight passes its own http_client.
     http = http_client or httpx.AsyncClient(
         timeout=httpx.Timeout(30.0, read=None, pool=None),
+        verify=default_ssl_context(),
         auth=auth,
         follow_redirects=False,
         limits=httpx.Limits(
@@ -526,7 +543,10 @@ async def open_http_transport(
         None
         if http_client is not None
         else httpx.AsyncClient(
-            timeout=httpx.Timeout(30.0, read=None), auth=auth, follow_redirects=False
+            timeout=httpx.Timeout(30.0, read=None),
+            verify=default_ssl_context(),
+            auth=auth,
+            follow_redirects=False,
         )
     )
     try:
