@@ -25,6 +25,11 @@ POST's response stream is the request, so cancelling the call also closes it.
 Closing sends ``notifications/cancelled`` for requests still unanswered (unless
 the session already did) and then DELETE (HT-34), bounded by ``close_timeout``
 and shielded, so both also happen when the close is caused by an outer cancel.
+A DELETE left unanswered at that bound is a WARNING naming the session by its
+fingerprint (never its id, HT-29): the server keeps that session until its idle
+timeout. The clients the transport makes share one TLS context
+(:func:`default_ssl_context`), so opening many sessions in one process costs
+no CA-bundle load each.
 
 When the server refuses the ``initialize`` POST with 400, 404 or 405, the
 transport falls back to the 2024-11-05 HTTP+SSE transport (SS-08).
@@ -55,6 +60,7 @@ HM-04, HM-13, HM-32, CN-13.
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -79,6 +85,13 @@ logger = logging.getLogger("trio_mcp.http.client")
 MAX_CONNECTIONS = 100
 
 _CLOSED_ERRORS = (httpx.HTTPError, trio.BrokenResourceError, trio.ClosedResourceError)
+
+
+def session_fingerprint(session_id: str) -> str:
+    """A name for session *session_id* fit for logs: the first 12 hex digits of
+    its SHA-256. The id is a credential (HT-29); this names the same session
+    in every record without disclosing it (compute it from the id to match)."""
+    return hashlib.sha256(session_id.encode()).hexdigest()[:12]
 
 
 @functools.cache
@@ -368,16 +381,37 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             raise trio.ClosedResourceError("transport closed") from None
 
     async def aclose(self) -> None:
-        """Tell the server: cancels for unanswered requests, then DELETE (bounded)."""
+        """Tell the server: cancels for unanswered requests, then DELETE (HT-34).
+
+        Shielded and bounded by ``close_timeout`` together. When the bound runs
+        out before the DELETE is answered (the server or the network is slow,
+        or this process too busy to write it), a WARNING on the
+        ``trio_mcp.http.client`` logger says so, naming the bound and the
+        session by :func:`session_fingerprint` (the id itself is a credential
+        and is never logged, HT-29): the server keeps that session until its
+        own idle timeout. A DELETE that fails (connection refused, an error
+        status) is only logged at DEBUG.
+
+        Cancellation: an outer cancel does not cut the cancels and the DELETE
+        short (shielded); they end at ``close_timeout`` at the latest.
+        """
         if self._closed:
             await trio.lowlevel.checkpoint()
             return
         self._closed = True
         keeper = self._keeper
         keeper.close()
-        with trio.CancelScope(shield=True), trio.move_on_after(self.close_timeout):
+        session_id = keeper.session_id
+        deleting = (
+            session_id is not None
+            and not keeper.expired
+            and self.terminate_on_close
+            and keeper.legacy_endpoint is None
+        )
+        deleted = False
+        with trio.CancelScope(shield=True), trio.move_on_after(self.close_timeout) as bound:
             await trio.lowlevel.checkpoint()  # a checkpoint even with nothing to tell
-            if keeper.session_id is not None and not keeper.expired:
+            if session_id is not None and not keeper.expired:
                 for call in list(self._calls.values()):
                     if (
                         call.answered
@@ -394,8 +428,17 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
                         }
                     )
                     await self._quiet(keeper.post_message(note, keeper.url))
-                if self.terminate_on_close and keeper.legacy_endpoint is None:
+                if deleting:
                     await self._quiet(keeper.delete())
+                    deleted = True
+        if deleting and not deleted and bound.cancelled_caught:
+            assert session_id is not None
+            logger.warning(
+                "closing: the DELETE of session %s was not answered within close_timeout"
+                " (%ss); the server keeps the session until its idle timeout",
+                session_fingerprint(session_id),
+                self.close_timeout,
+            )
         for scope in list(self._scopes):
             scope.cancel(reason="HTTP transport closed")
         self._in_send.close()
@@ -488,7 +531,7 @@ async def open_http_transport(
             no read timeout on streams, up to :data:`MAX_CONNECTIONS` (100)
             connections, so up to 100 calls in flight at once: each holds a
             connection until it is answered, and one past them waits for a
-            connection) and closed on exit.
+            connection; TLS with :func:`default_ssl_context`) and closed on exit.
         auth: an ``httpx.Auth`` for every request the transport makes (POST,
             GET and DELETE), e.g. :class:`trio_mcp.auth.OAuthProvider`; with
             an own *http_client*, give the auth to that client instead. An
@@ -499,7 +542,9 @@ async def open_http_transport(
         terminate_on_close: send DELETE on exit (HT-34).
         reconnect_delay: seconds before reconnecting a stream when the server
             gave no ``retry``.
-        close_timeout: bound on the cancels and DELETE sent on exit.
+        close_timeout: bound on the cancels and DELETE sent on exit; a DELETE
+            not answered within it is logged as a WARNING (see
+            :meth:`HttpClientTransport.aclose`).
         reinitialize: when the server answers 404 for the session (it ended or
             expired), start a new session instead of ending the client (HT-33):
             calls in flight on the old session fail with "Session expired (HTTP
