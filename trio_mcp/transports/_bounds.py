@@ -12,6 +12,13 @@ from ..protocol import DEFAULT_MAX_MESSAGE_SIZE
 #: Default seconds an HTTP connection may go without a complete request head (D-01, D-03).
 HEADER_TIMEOUT = 10.0
 
+#: The HTTP server's listen queue (hypercorn's default is 100; the kernel caps
+#: it at ``net.core.somaxconn``): connections accepted by the kernel before the
+#: server takes them. At 100, a burst of a few hundred clients connecting at one
+#: instant overflowed it, and the kernel dropped their handshakes (a connect
+#: retried seconds later) or reset the connection (1,000 sessions, D-10).
+LISTEN_BACKLOG = 1024
+
 #: trio-websocket's limit is per message; leave room over the codec's own limit.
 WEBSOCKET_MAX_MESSAGE_SIZE = DEFAULT_MAX_MESSAGE_SIZE + 1024
 #: The WebSocket client drains a message over its bound (kept by its ends only)

@@ -49,7 +49,7 @@ import trio
 from .._auth._resource import Refusal
 from ..protocol import ALL_VERSIONS, DEFAULT_MAX_MESSAGE_SIZE, HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from ._asgi import JSON, JsonPostReader, Receive, Scope, Send, refuse, refuse_with, respond
-from ._bounds import HEADER_TIMEOUT
+from ._bounds import HEADER_TIMEOUT, LISTEN_BACKLOG
 from ._event_store import EventStore
 from ._http_common import OriginPolicy, is_loopback_host, new_session_id
 from ._http_endpoint import Endpoint
@@ -531,9 +531,11 @@ def hypercorn_config(
             well above the longest request and GET stream you expect.
 
     No connection cap: hypercorn (0.18) has no setting for one (``backlog`` is
-    only the listen queue). Idle and half-sent connections are bounded in time
-    by *header_timeout*; sessions by ``max_sessions``; request bodies by
-    ``body_timeout`` and ``max_body_size``.
+    only the listen queue, :data:`~trio_mcp.transports._bounds.LISTEN_BACKLOG`,
+    1024, not hypercorn's 100: a burst of connects must not be dropped). Idle
+    and half-sent connections are bounded in time by *header_timeout*;
+    sessions by ``max_sessions``; request bodies by ``body_timeout`` and
+    ``max_body_size``.
 
     Spec: HT-03.
     """
@@ -545,6 +547,7 @@ def hypercorn_config(
     config.errorlog = logging.getLogger("trio_mcp.http.hypercorn")
     config.graceful_timeout = 1.0
     config.keep_alive_timeout = header_timeout
+    config.backlog = LISTEN_BACKLOG
     # hypercorn types it int but uses it as trio.fail_after's seconds.
     config.read_timeout = cast(Any, read_timeout)
     return config
