@@ -1,11 +1,14 @@
-"""The HTTP client's close: a DELETE the server does not answer within
-``close_timeout`` is given up with a WARNING that names the session by its
-fingerprint and the bound, never by its id (HT-34, HT-29).
+"""The HTTP client's close (HT-34, reliability D-10).
 
-The server is our ASGI application in this process behind httpx's
-``ASGITransport`` (JSON responses, no GET stream: nothing is streamed), with a
-DELETE handler that never answers. No sockets, so the autojump clock is exact:
-the close takes ``close_timeout`` of virtual time, to the tick.
+A DELETE the server does not answer within ``close_timeout`` is given up with
+a WARNING that names the session by its fingerprint and the bound, never by its
+id (HT-29). There the server is our ASGI application in this process behind
+httpx's ``ASGITransport`` (JSON responses, no GET stream: nothing is streamed),
+with a DELETE handler that never answers. No sockets, so the autojump clock is
+exact: the close takes ``close_timeout`` of virtual time, to the tick.
+
+The DELETE goes on the connection of the last call (loopback, port 0), one the
+server has already accepted.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import httpx
 import pytest
 import trio
 import trio.testing
-from http_helpers import http_transport_of, make_server
+from http_helpers import http_transport_of, make_server, running
 
 from trio_mcp import http_app, open_http_client
 from trio_mcp.transports._asgi import Receive, Scope, Send
@@ -100,3 +103,39 @@ def test_the_fingerprint_names_a_session_without_disclosing_it() -> None:
     assert fingerprint != session_fingerprint("another-session-id-of-the-same-kind")
     assert len(fingerprint) == 12
     assert int(fingerprint, 16) >= 0  # hex digits only
+
+
+class RecordingEndpoint:
+    """Delegates to the MCP endpoint, noting each request's method and client port
+    (the port names the TCP connection it came on)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.seen: list[tuple[str, int]] = []
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.seen.append((scope["method"], scope["client"][1]))
+        await self.inner.handle(scope, receive, send)
+
+
+@pytest.mark.spec("HT-34")
+async def test_the_closing_delete_goes_on_the_last_calls_connection() -> None:
+    """Over loopback (hypercorn, port 0), with the pools the transport makes: the
+    DELETE reuses the connection the last call came on, which the server has
+    already accepted, instead of opening one that waits in its accept queue
+    (at 1,000 sessions that wait outlasted ``close_timeout``, reliability D-10)."""
+    app = http_app(make_server(), json_response=True)
+    endpoint = RecordingEndpoint(app._mcp)
+    app._mcp = endpoint  # type: ignore[assignment]
+    async with running(app) as (base, _):
+        async with open_http_client(base + "/mcp", era="legacy") as client:
+            result = await client.call_tool("echo", {"text": "hi"})
+            assert result.content[0].text == "hi"  # type: ignore[union-attr]
+            # JSON responses: once answered, the call's exchange only releases
+            # its connection (no I/O left), so it is back in the pool here.
+            await trio.testing.wait_all_tasks_blocked()
+            assert http_transport_of(client).session_id is not None
+        assert app.session_count == 0
+    methods = [method for method, _ in endpoint.seen]
+    assert methods[-2:] == ["POST", "DELETE"]
+    assert endpoint.seen[-1][1] == endpoint.seen[-2][1]
