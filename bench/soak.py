@@ -333,6 +333,7 @@ def http_load(args: argparse.Namespace, era: str, count: int, name: str) -> int:
     until = time.monotonic() + args.duration if args.duration else None
 
     opening = trio.CapacityLimiter(args.open_burst)
+    phases: dict[str, float] = {}
     opened = [0]
     all_open = trio.Event()
 
@@ -347,6 +348,7 @@ def http_load(args: argparse.Namespace, era: str, count: int, name: str) -> int:
         try:
             opened[0] += 1
             if opened[0] == count:
+                phases["all open"] = time.perf_counter()
                 all_open.set()
             await all_open.wait()
             j = 0
@@ -359,6 +361,7 @@ def http_load(args: argparse.Namespace, era: str, count: int, name: str) -> int:
                 answered += 1
                 j += 1
         finally:
+            phases.setdefault("first close", time.perf_counter())
             await cm.__aexit__(None, None, None)
 
     async def main() -> dict[str, Any]:
@@ -371,7 +374,7 @@ def http_load(args: argparse.Namespace, era: str, count: int, name: str) -> int:
         # their close_timeout before they are even written.
         limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
         shared = httpx.AsyncClient(limits=limits, timeout=60) if args.shared_client else None
-        t0 = time.perf_counter()
+        t0 = phases["start"] = time.perf_counter()
         async with shared or contextlib.nullcontext() as http:
             with trio.fail_after(args.time_bound):
                 async with trio.open_nursery() as nursery:
@@ -391,6 +394,13 @@ def http_load(args: argparse.Namespace, era: str, count: int, name: str) -> int:
     report.row("concurrent sessions" if era == "legacy" else "concurrent clients", count)
     report.row("calls answered", f"{answered} / {sent}")
     report.row("seconds", f"{out['seconds']:.2f}")
+    report.row(
+        "all open / first close at s",
+        " / ".join(
+            f"{phases[k] - phases['start']:.2f}" if k in phases else "-"
+            for k in ("all open", "first close")
+        ),
+    )
     report.row("calls/s", f"{answered / out['seconds']:.0f}")
     report.row("server sessions left", out["after"]["sessions"])
     expected = sent if until is not None else count * args.calls
