@@ -289,3 +289,32 @@ async def test_many_long_calls_in_flight_do_not_starve_a_short_one(era: str) -> 
                 assert first_text(echoed) == "short"
                 release.set()
         assert answers == ["held"] * in_flight
+
+
+async def test_opening_clients_loads_the_ca_bundle_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # httpx builds (and loads the CA bundle into) a TLS context per AsyncClient
+    # unless it is given one: ~35 ms of blocking CPU each, two per session. The
+    # context is built once per process and shared by every client's pools.
+    import ssl
+
+    from trio_mcp._tls import default_tls_context
+
+    built: list[object] = []
+    real = ssl.create_default_context
+
+    def counting(*args: Any, **kwargs: Any) -> ssl.SSLContext:
+        built.append(args or kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ssl, "create_default_context", counting)
+    default_tls_context.cache_clear()
+    try:
+        async with running(make_server()) as (url, _):
+            for era in ("legacy", "modern", "legacy"):
+                async with open_http_client(url + "/mcp", era=era) as client:
+                    await client.ping()
+        assert len(built) == 1
+        assert default_tls_context().verify_mode == ssl.CERT_REQUIRED
+        assert default_tls_context().check_hostname
+    finally:
+        default_tls_context.cache_clear()

@@ -31,7 +31,7 @@ from http_helpers import (
 from trio_mcp import http_app, serve_http, serve_session
 from trio_mcp.transports import _http_server
 from trio_mcp.transports._asgi import Message
-from trio_mcp.transports._bounds import HEADER_TIMEOUT
+from trio_mcp.transports._bounds import HEADER_TIMEOUT, LISTEN_BACKLOG
 from trio_mcp.transports._http_common import (
     OriginPolicy,
     accepts,
@@ -343,6 +343,38 @@ def test_hypercorn_config_bounds_heads_and_idle_connections() -> None:
     assert config.keep_alive_timeout == 2.5
     assert config.read_timeout == 600.0
     assert config.bind == ["[::1]:8123"]
+
+
+async def test_the_listen_queue_holds_a_burst_of_connects_before_any_accept() -> None:
+    # hypercorn's default backlog (100) drops the SYNs of a larger burst, and
+    # the kernel retries a dropped SYN only after 1, 3, 7... s: the 1,000-client
+    # soak saw calls wait a minute. The socket is listened on as hypercorn does
+    # (``sock.listen(config.backlog)``) and never accepted from, so every
+    # connect below completes only if the queue holds it.
+    config = hypercorn_config()
+    assert config.backlog == LISTEN_BACKLOG
+    (sock,) = config.create_sockets().insecure_sockets
+    with sock:
+        sock.listen(config.backlog)
+        port = sock.getsockname()[1]
+        connections: list[trio.socket.SocketType] = []
+
+        async def connect() -> None:
+            connection = trio.socket.socket()
+            connections.append(connection)
+            await connection.connect(("127.0.0.1", port))
+
+        try:
+            # Real time, but not a race: with nothing accepted, a connect the
+            # queue cannot hold is dropped again at every retry, so it never
+            # completes; the bound only turns that hang into a failure.
+            with trio.fail_after(5):
+                async with trio.open_nursery() as nursery:
+                    for _ in range(300):
+                        nursery.start_soon(connect)
+        finally:
+            for connection in connections:
+                connection.close()
 
 
 async def test_serve_http_uses_its_timeout_options(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import orjson
 
+from .._tls import default_tls_context
 from ._token import VerifierUnavailable
 
 #: The largest answer read (a JWKS of a few dozen keys is well under this).
@@ -41,7 +42,7 @@ async def fetch_json(
         VerifierUnavailable: the exchange failed or its answer is not usable.
     """
     if http is None:
-        async with httpx.AsyncClient(timeout=DEFAULT_TIMEOUT) as own:
+        async with httpx.AsyncClient(timeout=DEFAULT_TIMEOUT, verify=default_tls_context()) as own:
             return await _exchange(own, method, url, max_bytes, request)
     return await _exchange(http, method, url, max_bytes, request)
 

@@ -41,6 +41,7 @@ import httpx
 import trio
 
 from .._errors import AuthorizationFailed
+from .._tls import default_tls_context
 from ._challenge import Challenge, bearer_challenge
 from ._code import AuthorizationCodeGrant, refresh
 from ._discovery import (
@@ -241,7 +242,10 @@ class OAuthProvider(httpx.Auth):
     def _as_client(self) -> httpx.AsyncClient:
         # Redirects are never followed: each hop would be a URL nobody checked.
         return httpx.AsyncClient(
-            timeout=self.timeout, follow_redirects=False, event_hooks=self.egress.hooks()
+            timeout=self.timeout,
+            verify=default_tls_context(),
+            follow_redirects=False,
+            event_hooks=self.egress.hooks(),
         )
 
     def _select_scope(

@@ -24,6 +24,7 @@ import httpx
 import trio
 
 from .._errors import AuthorizationFailed
+from .._tls import default_tls_context
 
 logger = logging.getLogger("trio_mcp.oauth")
 
@@ -66,7 +67,9 @@ class HeadlessRedirect:
 
     async def authorize(self, url: str) -> str:
         _install_redaction()
-        async with httpx.AsyncClient(follow_redirects=False, timeout=self._timeout) as http:
+        async with httpx.AsyncClient(
+            follow_redirects=False, timeout=self._timeout, verify=default_tls_context()
+        ) as http:
             try:
                 response = await http.get(url)
             except httpx.HTTPError as exc:

@@ -11,12 +11,11 @@ from ..protocol import DEFAULT_MAX_MESSAGE_SIZE
 
 #: Default seconds an HTTP connection may go without a complete request head (D-01, D-03).
 HEADER_TIMEOUT = 10.0
-
-#: The HTTP server's listen queue (hypercorn's default is 100; the kernel caps
-#: it at ``net.core.somaxconn``): connections accepted by the kernel before the
-#: server takes them. At 100, a burst of a few hundred clients connecting at one
-#: instant overflowed it, and the kernel dropped their handshakes (a connect
-#: retried seconds later) or reset the connection (1,000 sessions, D-10).
+#: The HTTP server's listen queue: connections the kernel completes before the
+#: server accepts them. hypercorn's own default, 100, drops the SYNs of a burst
+#: of more new connections than that (a thousand clients starting their calls at
+#: once), and a dropped SYN is retried only after 1, 3, 7, 15... s, so calls
+#: waited up to a minute. Linux caps it at ``net.core.somaxconn`` (4096 by default).
 LISTEN_BACKLOG = 1024
 
 #: trio-websocket's limit is per message; leave room over the codec's own limit.

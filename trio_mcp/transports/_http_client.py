@@ -27,9 +27,7 @@ the session already did) and then DELETE (HT-34), bounded by ``close_timeout``
 and shielded, so both also happen when the close is caused by an outer cancel.
 A DELETE left unanswered at that bound is a WARNING naming the session by its
 fingerprint (never its id, HT-29): the server keeps that session until its idle
-timeout. The clients the transport makes share one TLS context
-(:func:`default_ssl_context`), so opening many sessions in one process costs
-no CA-bundle load each.
+timeout.
 
 When the server refuses the ``initialize`` POST with 400, 404 or 405, the
 transport falls back to the 2024-11-05 HTTP+SSE transport (SS-08).
@@ -59,10 +57,8 @@ HM-04, HM-13, HM-32, CN-13.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import logging
-import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from typing import Any
@@ -71,6 +67,7 @@ import httpx
 import orjson
 import trio
 
+from .._tls import default_tls_context
 from .._util import unwrapping
 from ..protocol._codec import DEFAULT_MAX_MESSAGE_SIZE
 from ._http_client_exchange import Exchange
@@ -92,20 +89,6 @@ def session_fingerprint(session_id: str) -> str:
     its SHA-256. The id is a credential (HT-29); this names the same session
     in every record without disclosing it (compute it from the id to match)."""
     return hashlib.sha256(session_id.encode()).hexdigest()[:12]
-
-
-@functools.cache
-def default_ssl_context() -> ssl.SSLContext:
-    """httpx's default TLS context (certifi's roots, ``SSL_CERT_FILE`` and
-    ``SSL_CERT_DIR`` as read on first use), made once per process.
-
-    Every client the transport makes shares it: httpx builds one per
-    ``AsyncClient``, loading the CA bundle each time (about 19 ms of CPU), and
-    a transport makes two, so a process opening 1,000 sessions spent some 40 s
-    of CPU on contexts, starving the sessions already open. An
-    ``SSLContext`` is not changed by the connections that use it.
-    """
-    return httpx.create_ssl_context()
 
 
 class HttpClientTransport(trio.abc.Channel[bytes]):
@@ -548,7 +531,7 @@ async def open_http_transport(
             no read timeout on streams, up to :data:`MAX_CONNECTIONS` (100)
             connections, so up to 100 calls in flight at once: each holds a
             connection until it is answered, and one past them waits for a
-            connection; TLS with :func:`default_ssl_context`) and closed on exit.
+            connection) and closed on exit.
         auth: an ``httpx.Auth`` for every request the transport makes (POST,
             GET and DELETE), e.g. :class:`trio_mcp.auth.OAuthProvider`; with
             an own *http_client*, give the auth to that client instead. An
@@ -594,7 +577,7 @@ async def open_http_transport(
     # that needs more calls in flight passes its own http_client.
     http = http_client or httpx.AsyncClient(
         timeout=httpx.Timeout(30.0, read=None, pool=None),
-        verify=default_ssl_context(),
+        verify=default_tls_context(),
         auth=auth,
         follow_redirects=False,
         limits=httpx.Limits(
@@ -606,7 +589,7 @@ async def open_http_transport(
         if http_client is not None
         else httpx.AsyncClient(
             timeout=httpx.Timeout(30.0, read=None),
-            verify=default_ssl_context(),
+            verify=default_tls_context(),
             auth=auth,
             follow_redirects=False,
         )

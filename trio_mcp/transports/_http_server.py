@@ -530,12 +530,12 @@ def hypercorn_config(
             client only reads would be cut after this long, so set it only
             well above the longest request and GET stream you expect.
 
+    The listen queue is ``LISTEN_BACKLOG`` (1024; hypercorn's 100 dropped the
+    connects of a burst of clients, each then retried a second or more later).
     No connection cap: hypercorn (0.18) has no setting for one (``backlog`` is
-    only the listen queue, :data:`~trio_mcp.transports._bounds.LISTEN_BACKLOG`,
-    1024, not hypercorn's 100: a burst of connects must not be dropped). Idle
-    and half-sent connections are bounded in time by *header_timeout*;
-    sessions by ``max_sessions``; request bodies by ``body_timeout`` and
-    ``max_body_size``.
+    only the listen queue). Idle and half-sent connections are bounded in time
+    by *header_timeout*; sessions by ``max_sessions``; request bodies by
+    ``body_timeout`` and ``max_body_size``.
 
     Spec: HT-03.
     """
