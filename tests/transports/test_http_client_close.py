@@ -82,6 +82,7 @@ async def test_a_delete_not_answered_in_close_timeout_is_a_warning(
     message = warnings[0].getMessage()
     assert session_fingerprint(session_id) in message
     assert "close_timeout (1.5s)" in message
+    assert "idle timeout" in message
     assert session_id not in message  # a credential (HT-29)
 
 

@@ -26,8 +26,10 @@ Closing sends ``notifications/cancelled`` for requests still unanswered (unless
 the session already did) and then DELETE (HT-34), bounded by ``close_timeout``
 and shielded, so both also happen when the close is caused by an outer cancel.
 A DELETE left unanswered at that bound is a WARNING naming the session by its
-fingerprint (never its id, HT-29): the server keeps that session until its idle
-timeout.
+fingerprint (never its id, HT-29): unless the DELETE still reaches the server,
+the session stays there until its idle timeout. The DELETE goes on the last
+call's connection when the requests' pool has one to spare (one the server has
+already accepted), else on the control client.
 
 When the server refuses the ``initialize`` POST with 400, 404 or 405, the
 transport falls back to the 2024-11-05 HTTP+SSE transport (SS-08).
@@ -372,8 +374,11 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         ``trio_mcp.http.client`` logger says so, naming the bound and the
         session by :func:`session_fingerprint` (the id itself is a credential
         and is never logged, HT-29): the server keeps that session until its
-        own idle timeout. A DELETE that fails (connection refused, an error
-        status) is only logged at DEBUG.
+        own idle timeout, unless the DELETE, already written, still reaches it
+        (closing the connection does not withdraw it). A DELETE that fails
+        (connection refused, an error status) is only logged at DEBUG. The
+        DELETE goes on the last call's connection when it can (see
+        ``_delete_client``).
 
         Cancellation: an outer cancel does not cut the cancels and the DELETE
         short (shielded); they end at ``close_timeout`` at the latest.
@@ -418,7 +423,8 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             assert session_id is not None
             logger.warning(
                 "closing: the DELETE of session %s was not answered within close_timeout"
-                " (%ss); the server keeps the session until its idle timeout",
+                " (%ss); unless it still reaches the server, the session stays there"
+                " until its idle timeout",
                 session_fingerprint(session_id),
                 self.close_timeout,
             )
