@@ -339,9 +339,10 @@ def http_load(args: argparse.Namespace, era: str, count: int, name: str) -> int:
 
     async def one(i: int) -> None:
         nonlocal answered, sent
-        # Opened --open-burst at a time (the listen backlog is 100: a burst of
-        # 1,000 connects at one instant is refused by the kernel, not by us),
-        # then every call made with all the sessions open at once.
+        # Opened --open-burst at a time (a busy server accepts one connection
+        # per pass of its event loop: 1,000 handshakes at one instant wait
+        # seconds in its accept queue), then every call made with all the
+        # sessions open at once.
         async with opening:
             # Each client its own pool, as separate hosts would have: one
             # httpx pool shared by 1,000 clients is itself the bottleneck

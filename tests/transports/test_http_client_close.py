@@ -120,20 +120,23 @@ class RecordingEndpoint:
 
 
 @pytest.mark.spec("HT-34")
-async def test_the_closing_delete_goes_on_the_last_calls_connection() -> None:
+@pytest.mark.parametrize("json_response", [True, False], ids=["json", "sse"])
+async def test_the_closing_delete_goes_on_the_last_calls_connection(json_response: bool) -> None:
     """Over loopback (hypercorn, port 0), with the pools the transport makes: the
     DELETE reuses the connection the last call came on, which the server has
     already accepted, instead of opening one that waits in its accept queue
-    (at 1,000 sessions that wait outlasted ``close_timeout``, reliability D-10)."""
-    app = http_app(make_server(), json_response=True)
+    (at 1,000 sessions that wait outlasted ``close_timeout``, reliability D-10).
+    """
+    app = http_app(make_server(), json_response=json_response)
     endpoint = RecordingEndpoint(app._mcp)
     app._mcp = endpoint  # type: ignore[assignment]
     async with running(app) as (base, _):
         async with open_http_client(base + "/mcp", era="legacy") as client:
             result = await client.call_tool("echo", {"text": "hi"})
             assert result.content[0].text == "hi"  # type: ignore[union-attr]
-            # JSON responses: once answered, the call's exchange only releases
-            # its connection (no I/O left), so it is back in the pool here.
+            # The call's response has ended and its connection is back in the
+            # pool (the close does not wait for that: this test is about the
+            # pool the DELETE uses, not about that wait).
             await trio.testing.wait_all_tasks_blocked()
             assert http_transport_of(client).session_id is not None
         assert app.session_count == 0
