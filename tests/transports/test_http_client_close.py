@@ -22,9 +22,9 @@ import trio
 import trio.testing
 from http_helpers import http_transport_of, make_server, running
 
-from trio_mcp import http_app, open_http_client
+from trio_mcp import Server, http_app, open_http_client
 from trio_mcp.transports._asgi import Receive, Scope, Send
-from trio_mcp.transports._http_client import session_fingerprint
+from trio_mcp.transports._http_client import MAX_CONNECTIONS, session_fingerprint
 from trio_mcp.transports._http_server import StreamableHTTPApp
 
 URL = "http://127.0.0.1:8000/mcp"
@@ -143,3 +143,34 @@ async def test_the_closing_delete_goes_on_the_last_calls_connection(json_respons
     methods = [method for method, _ in endpoint.seen]
     assert methods[-2:] == ["POST", "DELETE"]
     assert endpoint.seen[-1][1] == endpoint.seen[-2][1]
+
+
+@pytest.mark.spec("HT-34")
+async def test_with_every_request_connection_busy_the_delete_goes_on_the_control_client() -> None:
+    """The DELETE must not queue for a connection of the requests' pool: with
+    ``MAX_CONNECTIONS`` calls in flight (each holds one) it goes on the control
+    client, with one fewer on the requests' pool."""
+    server = Server("slow", version="1.0")
+    stop = trio.Event()
+
+    @server.tool()
+    async def slow() -> str:
+        """Run until the test ends."""
+        await stop.wait()
+        return "done"
+
+    async with (
+        running(server) as (base, _),
+        open_http_client(base + "/mcp", era="legacy") as client,
+        trio.open_nursery() as nursery,
+    ):
+        transport = http_transport_of(client)
+        for _ in range(MAX_CONNECTIONS - 1):
+            nursery.start_soon(client.call_tool, "slow", {})
+        await trio.testing.wait_all_tasks_blocked()
+        assert transport._delete_client() is transport.http
+        nursery.start_soon(client.call_tool, "slow", {})
+        await trio.testing.wait_all_tasks_blocked()
+        assert transport._delete_client() is transport.control
+        assert transport.control is not transport.http
+        stop.set()
