@@ -16,8 +16,9 @@ this script with ``--serve-stdio``), Streamable HTTP in the handshake era
 (SSE and JSON response modes) and in 2026-07-28 (both modes), legacy HTTP+SSE
 and WebSocket, against a ``trio_mcp.Server`` whose frame bound is lowered to
 64 KiB so the oversize paths are exercised too. ``--side client`` turns it
-around: a hostile server (raw frames) against a ``trio_mcp.Client`` over the
-memory transport.
+around: a hostile server (raw frames) against a ``trio_mcp.Client`` over a
+real transport (in-memory, stdio, WebSocket, Streamable HTTP in both eras and
+both response modes).
 
 After every batch the invariants are checked: the peer still answers (a ping,
 or ``server/discover`` in 2026-07-28), at most one response per request id sent,
@@ -71,6 +72,8 @@ PROBE_TIMEOUT = 20.0
 BATCH = 100
 #: Seconds a client call may wait for a hostile server's answer (often none comes).
 CALL_TIMEOUT = 0.5
+#: Seconds after which a client call whose response has ended (HTTP) hangs.
+HANG_TIMEOUT = 5.0
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"
 MODERN_META = {
@@ -883,18 +886,44 @@ async def run_frames(
 
 
 class ClientPipe:
-    """The hostile server's end of one transport: frames to the client, frames from it."""
+    """The hostile server's end of one transport: frames to the client, frames from it.
+
+    ``send`` carries a frame of the server's own (unsolicited: hostile frames,
+    the probe); ``answer`` the frame answering one request of the client's,
+    which on most transports is just another frame (HTTP: that request's
+    response). ``prepare`` and ``prepare_answer`` give each as the transport
+    carries it (what the ledger notes).
+    """
+
+    #: The client's era. In 2026-07-28 a server sends no requests of its own
+    #: (the client ignores a ping), so the probe is a call of the client's.
+    era = "legacy"
+    #: Whether each request's answer ends its response (HTTP): the call must
+    #: then end on its own (answered, or failed: HT-09, HM-14), so one still
+    #: waiting after HANG_TIMEOUT hangs. Elsewhere a call may wait for ever for
+    #: an answer that never comes, so calls are cut at CALL_TIMEOUT.
+    answers_end_calls = False
 
     def __init__(self) -> None:
         self.incoming_send, self.incoming = trio.open_memory_channel[bytes](1024)
         self.stderr: list[str] = []
+        #: Broken invariants only the transport can see.
+        self.problems: list[str] = []
 
     def prepare(self, frame: bytes) -> bytes:
         """The frame as this transport carries it (what the ledger notes)."""
         return frame
 
+    def prepare_answer(self, frame: bytes) -> bytes:
+        """An answer to a request as this transport carries it."""
+        return self.prepare(frame)
+
     async def send(self, frame: bytes) -> None:
         raise NotImplementedError
+
+    async def answer(self, request: dict[str, Any], frame: bytes) -> None:
+        """Send *frame* as the answer to the client's *request*."""
+        await self.send(frame)
 
 
 @asynccontextmanager
@@ -1024,12 +1053,191 @@ async def websocket_client_pipe() -> AsyncIterator[tuple[ClientPipe, Any]]:
         nursery.cancel_scope.cancel()
 
 
+def _sse_text(frame: bytes) -> bytes:
+    """A frame as an SSE ``data`` field delivers it: UTF-8 (invalid bytes
+    replaced, as the client's parser decodes them) with every CR and CRLF
+    turned into LF (each line its own ``data:`` line, joined with LF again)."""
+    text = frame.decode("utf-8", "replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n").encode()
+
+
+def _parses(frame: bytes) -> bool:
+    try:
+        orjson.loads(frame)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+@asynccontextmanager
+async def http_client_pipe(*, modern: bool, sse: bool) -> AsyncIterator[tuple[ClientPipe, Any]]:
+    """A raw ASGI app on hypercorn (127.0.0.1, port 0) as a hostile Streamable HTTP server.
+
+    Every POSTed message goes to ``incoming``; a POSTed request is answered
+    with the frame ``answer`` gets for it: in JSON mode as the raw
+    ``application/json`` body (invalid JSON included), in SSE mode as one
+    ``data`` event of a ``text/event-stream`` response that then ends.
+    Notifications and responses get 202. Handshake era: ``Mcp-Session-Id`` on
+    every answer, DELETE answered 200, and the frames of ``send`` go on the
+    GET stream the client opens after the handshake (queued until it is
+    open; a frame sent while the client reconnects may be lost).
+
+    2026-07-28 has no GET stream: a server's own messages travel only inside
+    the answer to a request (HM-04). So the frames of ``send`` are queued and
+    go out in front of the next request's answer: in SSE mode as events before
+    it; in JSON mode as one JSON array of the queued frames and the answer
+    (only when the answer parses: a body is one JSON value; queued frames
+    that do not parse are dropped, they can reach the client only as
+    answers). The probe is a ping of the client's (see run_client_frames).
+    The approximation: frames reach the client later, and grouped, than a
+    server with its own stream would send them.
+    """
+    from hypercorn.trio import serve
+
+    from trio_mcp import open_http_client
+    from trio_mcp.transports._http_server import hypercorn_config
+    from trio_mcp.transports._sse import format_event
+
+    queued_send, queued = trio.open_memory_channel[bytes](float("inf"))
+    #: The answer channel of each request waiting for ``answer``, by its id.
+    waiting: dict[bytes, trio.MemorySendChannel[bytes]] = {}
+    session = [(b"mcp-session-id", b"fuzz-session")] if not modern else []
+
+    class Http(ClientPipe):
+        era = "modern" if modern else "legacy"
+        answers_end_calls = True
+
+        def prepare(self, frame: bytes) -> bytes:
+            # SSE events (the GET stream, or SSE answers); modern JSON: array items.
+            return frame if modern and not sse else _sse_text(frame)
+
+        def prepare_answer(self, frame: bytes) -> bytes:
+            return _sse_text(frame) if sse else frame
+
+        async def send(self, frame: bytes) -> None:
+            if modern and not sse and not _parses(frame):
+                return  # no JSON body can carry it next to an answer
+            await queued_send.send(frame)
+
+        async def answer(self, request: dict[str, Any], frame: bytes) -> None:
+            channel = waiting.pop(orjson.dumps(request["id"]), None)
+            if channel is None:
+                await self.send(frame)
+            else:
+                channel.send_nowait(frame)
+
+    pipe = Http()
+
+    async def respond(send: Any, status: int, body: bytes, ctype: bytes | None) -> None:
+        headers = [*session, (b"content-length", str(len(body)).encode())]
+        if ctype is not None:
+            headers.append((b"content-type", ctype))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    def drain() -> list[bytes]:
+        frames: list[bytes] = []
+        while True:
+            try:
+                frames.append(queued.receive_nowait())
+            except trio.WouldBlock:
+                return frames
+
+    async def get_stream(receive: Any, send: Any) -> None:
+        """The handshake era's GET stream: the frames of ``send``, until the client leaves."""
+        headers = [*session, (b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        async with trio.open_nursery() as nursery:
+
+            async def leaving() -> None:
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(leaving)
+            async for frame in queued:
+                event = format_event(frame)
+                await send({"type": "http.response.body", "body": event, "more_body": True})
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        method = scope["method"]
+        if method == "GET" and not modern:
+            await get_stream(receive, send)
+            return
+        if method == "DELETE" and not modern:
+            await respond(send, 200, b"", None)
+            return
+        if method != "POST":
+            await respond(send, 405, b"", None)
+            return
+        body = b""
+        while True:
+            event = await receive()
+            body += event.get("body", b"")
+            if not event.get("more_body"):
+                break
+        try:
+            message = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            message = None
+        if (
+            modern
+            and isinstance(message, dict)
+            and message.get("method") == "notifications/cancelled"
+        ):
+            # 2026-07-28 cancels by closing the stream (CN-13): one POSTed means
+            # the transport let go of a call the session still waited for.
+            pipe.problems.append(f"notifications/cancelled POSTed in 2026-07-28: {body[:200]!r}")
+        if not (isinstance(message, dict) and "method" in message and "id" in message):
+            await pipe.incoming_send.send(body)
+            await respond(send, 202, b"", None)
+            return
+        answer_send, answer = trio.open_memory_channel[bytes](1)
+        waiting[orjson.dumps(message["id"])] = answer_send
+        await pipe.incoming_send.send(body)
+        frame = await answer.receive()
+        ahead = drain() if modern else []
+        if sse:
+            payload = b"".join(format_event(f) for f in [*ahead, frame])
+            await respond(send, 200, payload, b"text/event-stream")
+        else:
+            if ahead and _parses(frame):
+                frame = b"[" + b",".join([*ahead, frame]) + b"]"
+            elif ahead:
+                for f in ahead:  # kept for the next answer that parses
+                    queued_send.send_nowait(f)
+            await respond(send, 200, frame, b"application/json")
+
+    async with trio.open_nursery() as nursery:
+        config = hypercorn_config("127.0.0.1", 0)
+
+        async def run(*, task_status: trio.TaskStatus[list[str]]) -> None:
+            await serve(app, config, task_status=task_status, mode="asgi")  # type: ignore[arg-type]
+
+        binds = await nursery.start(run)
+        client = open_http_client(binds[0] + "/mcp", era=pipe.era, discover=False)
+        yield pipe, client
+        nursery.cancel_scope.cancel()
+
+
 CLIENT_PIPES: dict[str, Callable[[], Any]] = {
     "memory": memory_client_pipe,
     "stdio": stdio_client_pipe,
     "websocket": websocket_client_pipe,
+    "http-json": lambda: http_client_pipe(modern=False, sse=False),
+    "http-sse": lambda: http_client_pipe(modern=False, sse=True),
+    "http-modern-json": lambda: http_client_pipe(modern=True, sse=False),
+    "http-modern-sse": lambda: http_client_pipe(modern=True, sse=True),
 }
-#: Transports ``--side client`` covers (the HTTP ones are not written yet).
+#: Transports ``--side client`` covers.
 CLIENT_TRANSPORTS = list(CLIENT_PIPES)
 
 
@@ -1040,7 +1248,8 @@ async def run_client_frames(
 
     The hostile logic is the same for every transport; CLIENT_PIPES gives it
     the server's end of a real one (stdio: a subprocess relay; WebSocket: a
-    raw trio-websocket server). Invariants: every call ends (bounded by
+    raw trio-websocket server; Streamable HTTP: a raw ASGI app on hypercorn,
+    see :func:`http_client_pipe`). Invariants: every call ends (bounded by
     CALL_TIMEOUT, only MCPError raised), the client answers a probe ping after
     every batch, at most one answer per id, no ERROR logged (nor a traceback
     on the relay's stderr), RSS within the bound, no task left behind.
@@ -1070,13 +1279,26 @@ async def run_client_frames(
                     "capabilities": {"tools": {}, "resources": {}, "prompts": {}},
                     "serverInfo": {"name": "hostile", "version": "1"},
                 }
-                await pipe.send(
-                    orjson.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
+                await pipe.answer(
+                    message, orjson.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
+                )
+            elif message.get("method") == "server/discover":
+                # The 2026-07-28 opening (era="modern"), answered as a server would.
+                found = {
+                    "supportedVersions": [MODERN],
+                    "capabilities": {"tools": {}, "resources": {}, "prompts": {}},
+                    "ttlMs": 0,
+                    "cacheScope": "private",
+                }
+                await pipe.answer(
+                    message, orjson.dumps({"jsonrpc": "2.0", "id": message["id"], "result": found})
                 )
             elif "method" in message and "id" in message:
                 # A request of the client's: answered by a hostile frame (often with its id).
                 frame = replies.pop() if replies else b'{"jsonrpc":"2.0","result":{}}'
-                if rng.random() < 0.7:
+                if plain:
+                    frame = orjson.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+                elif rng.random() < 0.7:
                     try:
                         obj = orjson.loads(frame)
                         if isinstance(obj, dict):
@@ -1085,19 +1307,23 @@ async def run_client_frames(
                             frame = _dumps(obj)
                     except orjson.JSONDecodeError:
                         pass
-                frame = pipe.prepare(frame)
+                frame = pipe.prepare_answer(frame)
                 ledger.note_sent(frame)
-                await pipe.send(frame)
+                await pipe.answer(message, frame)
             elif "method" not in message:
                 answers.append(message)
                 ledger.note_answer(message)
                 arrived.set()
 
-    async def calls(client: trio_mcp.Client) -> None:
+    async def calls(client: trio_mcp.Client, pipe: ClientPipe) -> None:
         async def one(work: Callable[[], Any]) -> None:
             try:
-                with trio.move_on_after(CALL_TIMEOUT):
+                with trio.move_on_after(
+                    HANG_TIMEOUT if pipe.answers_end_calls else CALL_TIMEOUT
+                ) as bound:
                     await work()
+                if bound.cancelled_caught and pipe.answers_end_calls:
+                    problems.append(f"a call hung: not ended {HANG_TIMEOUT} s after its answer")
             except trio_mcp.MCPError:
                 pass
             except Exception as exc:
@@ -1109,6 +1335,27 @@ async def run_client_frames(
             nursery.start_soon(one, lambda: client.read_resource("fuzz://note"))
             nursery.start_soon(one, lambda: client.get_prompt("greet", {"who": "x"}))
             nursery.start_soon(one, lambda: client.call_tool("echo", {"text": "x"}))
+
+    plain = False  # requests answered plainly (the 2026-07-28 probe)
+
+    async def modern_probe(client: trio_mcp.Client) -> bool:
+        """A ping of the client's succeeds on a plain answer (within PROBE_TIMEOUT).
+
+        Tried again until it does: frames still queued go out ahead of the
+        first answer and may fail it (one may be a response with its id).
+        """
+        nonlocal plain
+        plain = True
+        try:
+            with trio.move_on_after(PROBE_TIMEOUT):
+                while True:
+                    with contextlib.suppress(trio_mcp.MCPError):
+                        with trio.move_on_after(CALL_TIMEOUT):
+                            await client.ping()
+                            return True
+            return False
+        finally:
+            plain = False
 
     probe_count = 0
     first_rss: float | None = None
@@ -1122,29 +1369,46 @@ async def run_client_frames(
                         frame = pipe.prepare(frame)
                         ledger.note_sent(frame)
                         await pipe.send(frame)
-                    await calls(client)
+                    await calls(client, pipe)
                     probe_count += 1
                     probe = f"probe-{probe_count}"
-                    ledger.note_sent(orjson.dumps({"id": probe, "method": "ping"}))
-                    await pipe.send(orjson.dumps({"jsonrpc": "2.0", "id": probe, "method": "ping"}))
-                    with trio.move_on_after(PROBE_TIMEOUT) as waited:
-                        while not any(a.get("id") == probe for a in answers):
-                            arrived = trio.Event()
-                            await arrived.wait()
-                    if waited.cancelled_caught:
-                        closed = client.session.closed
-                        problems.append(f"client did not answer a probe (session closed: {closed})")
+                    if pipe.era != "modern":
+                        ledger.note_sent(orjson.dumps({"id": probe, "method": "ping"}))
+                        ping = {"jsonrpc": "2.0", "id": probe, "method": "ping"}
+                        await pipe.send(orjson.dumps(ping))
+                    if pipe.era == "modern":
+                        if not await modern_probe(client):
+                            closed = client.session.closed
+                            problems.append(
+                                f"a ping of the client's failed on a plain answer "
+                                f"(session closed: {closed})"
+                            )
+                    else:
+                        with trio.move_on_after(PROBE_TIMEOUT) as waited:
+                            while not any(a.get("id") == probe for a in answers):
+                                arrived = trio.Event()
+                                await arrived.wait()
+                        if waited.cancelled_caught:
+                            closed = client.session.closed
+                            problems.append(
+                                f"client did not answer a probe (session closed: {closed})"
+                            )
                     rss = rss_mib()
                     first_rss = rss if first_rss is None else first_rss
                     if rss - first_rss > RSS_BOUND_MIB:
                         problems.append(f"RSS grew {rss - first_rss:.0f} MiB")
-                    problems += ledger.problems + log.records
+                    problems += ledger.problems + log.records + pipe.problems
                     problems += [
                         line for line in pipe.stderr if "Traceback" in line or "ERROR" in line
                     ]
                     if problems:
                         break
             nursery.cancel_scope.cancel()
+    except trio_mcp.MCPError as exc:
+        problems.append(f"the client ended with {type(exc).__name__}: {exc!r:.300}")
+    except Exception as exc:
+        # Out of the client itself (its transport, its close): only MCPError may.
+        problems.append(f"the client raised {type(exc).__name__}: {exc!r:.300}")
     finally:
         logging.getLogger("trio_mcp").removeHandler(log)
     if problems:

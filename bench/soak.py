@@ -33,11 +33,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import random
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -187,6 +189,10 @@ def build_server(stats: Callable[[], dict[str, int]]) -> Any:
 def serve_http_main(idle_timeout: float, header_timeout: float) -> None:
     import trio
 
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+    )
+
     from trio_mcp import http_app, serve_http
 
     holder: dict[str, Any] = {}
@@ -254,18 +260,43 @@ def start_http_server(
     idle_timeout: float, header_timeout: float = 10.0
 ) -> tuple[subprocess.Popen[str], str]:
     args = ["--idle-timeout", str(idle_timeout), "--header-timeout", str(header_timeout)]
-    proc = subprocess.Popen(
-        [sys.executable, __file__, "serve-http", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, **CHILD_ENV},
-    )
+    # The server logs WARNING and above to a file of its own: a load run
+    # checks it has no ERROR, and shows the kinds of warning it has.
+    with tempfile.NamedTemporaryFile(prefix="soak-server-", suffix=".log", delete=False) as log:
+        proc = subprocess.Popen(
+            [sys.executable, __file__, "serve-http", *args],
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            env={**os.environ, **CHILD_ENV},
+        )
+    SERVER_LOGS[proc.pid] = log.name
     assert proc.stdout is not None
     url = proc.stdout.readline().strip()
     if not url:
         raise SystemExit("the server did not start")
     return proc, url
+
+
+#: The log file of each server start_http_server started, by pid.
+SERVER_LOGS: dict[int, str] = {}
+
+
+def server_log_rows(report: Report, proc: subprocess.Popen[Any]) -> None:
+    """Count the stopped server's log lines by level; any ERROR fails the run."""
+    path = SERVER_LOGS.pop(proc.pid)
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.read().splitlines()
+    os.unlink(path)
+    records = [line for line in lines if line.split(" ", 1)[0] in ("WARNING", "ERROR", "CRITICAL")]
+    kinds = Counter(" ".join(line.split()[:6]) for line in records)
+    report.row("server log records", len(records))
+    for kind, times in kinds.most_common(5):
+        report.row("  most logged", f"{times} x {kind[:100]}")
+    errors = [line for line in records if not line.startswith("WARNING")]
+    report.check(not errors, f"{len(errors)} ERROR records in the server's log: {errors[:1]}")
+    tracebacks = sum(line.startswith("Traceback") for line in lines)
+    report.check(not tracebacks, f"{tracebacks} tracebacks in the server's log")
 
 
 def stop(proc: subprocess.Popen[Any]) -> None:
@@ -392,6 +423,7 @@ def http_load(args: argparse.Namespace, era: str, count: int, name: str) -> int:
         out = trio.run(main)
     finally:
         stop(proc)
+    server_log_rows(report, proc)
     report.row("era", era)
     report.row("concurrent sessions" if era == "legacy" else "concurrent clients", count)
     report.row("calls answered", f"{answered} / {sent}")
@@ -591,6 +623,8 @@ def kill_clients(args: argparse.Namespace) -> int:
     finally:
         if proc:
             stop(proc)
+    if proc:
+        server_log_rows(report, proc)
     report.row("seed", args.seed)
     report.row("clients SIGKILLed mid-call", f"{len(delays)} / {args.count}")
     report.row("kill delay after first answer", f"0..{args.max_delay} s")
@@ -667,6 +701,7 @@ def kill_server(args: argparse.Namespace) -> int:
         finally:
             if proc:
                 proc.wait()
+                os.unlink(SERVER_LOGS.pop(proc.pid))  # SIGKILLed: its log ends mid-run
         top = max(latencies, default=float("inf"))
         worst = max(worst, top)
         report.row(

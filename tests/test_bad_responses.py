@@ -31,6 +31,9 @@ MALFORMED: list[tuple[str, dict[str, Any]]] = [
     ("error-with-string-code", {"error": {"code": "-1", "message": "no"}}),
     ("error-with-number-message", {"error": {"code": -1, "message": 5}}),
     ("result-not-an-object", {"result": [1, 2]}),
+    # Found by the client-side HTTP fuzzing: refused without failing the call,
+    # which over HTTP (its response over) then waited for ever.
+    ("jsonrpc-not-2.0", {"jsonrpc": "1.0", "result": {}}),
 ]
 
 

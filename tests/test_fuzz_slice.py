@@ -2,7 +2,8 @@
 
 Fixed seeds, 200 frames per transport and side: every transport server side
 (in-memory, stdio subprocess, Streamable HTTP in both eras and both response
-modes, legacy HTTP+SSE, WebSocket) and a hostile server against the client. The
+modes, legacy HTTP+SSE, WebSocket) and a hostile server against the client
+(in-memory, stdio, WebSocket, Streamable HTTP in both eras and modes). The
 invariants (peer still answers, at most one response per id, none to an id never
 sent, none after a cancel, RSS bound, no ERROR logged, no task left behind) are
 the campaign's own; a failure prints the broken invariant and the saved case.
@@ -28,6 +29,10 @@ TRANSPORTS = {
     "client memory",
     "client stdio",
     "client websocket",
+    "client http-json",
+    "client http-sse",
+    "client http-modern-json",
+    "client http-modern-sse",
 }
 
 

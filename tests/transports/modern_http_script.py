@@ -79,6 +79,15 @@ class Post:
         await self._send({"type": "http.response.start", "status": status, "headers": pairs})
         await self._send({"type": "http.response.body", "body": body})
 
+    async def raw(self, body: bytes, status: int = 200) -> None:
+        """Answer with *body* as it is (``application/json``), e.g. what orjson cannot write."""
+        pairs = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ]
+        await self._send({"type": "http.response.start", "status": status, "headers": pairs})
+        await self._send({"type": "http.response.body", "body": body})
+
     async def result(self, result: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         await self.json({"jsonrpc": "2.0", "id": self.body["id"], "result": result}, 200, headers)
 

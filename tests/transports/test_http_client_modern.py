@@ -13,6 +13,7 @@ import base64
 import logging
 from typing import Any
 
+import orjson
 import pytest
 import trio
 from modern_http_script import MODERN, BrokenOff, Post, complete, discover_result, scripted
@@ -343,6 +344,34 @@ async def test_cancelling_a_call_closes_its_stream_and_sends_nothing_else() -> N
                 await client.ping()
     methods = [body["method"] for _, body in app.posts()]
     assert "notifications/cancelled" not in methods
+
+
+@pytest.mark.spec("CN-13")
+async def test_a_cancel_that_arrives_after_its_answer_is_dropped_not_posted(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A timeout racing the answer queues notifications/cancelled just before
+    # the answer ends the call's exchange. POSTed, the modern endpoint refuses
+    # it (400: it takes no such notification), and the refusal failed the
+    # client's whole transport: under load, one late cancel closed a session.
+    async with scripted(basic()) as (url, app):
+        with trio.fail_after(NOT_HUNG):
+            async with open_http_client(url) as client:
+                await client.call_tool("plain", {})
+                (call,) = [r for r in client.session.requests() if r.method == "tools/call"]
+                cancel = {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": call.id, "reason": "timed out"},
+                }
+                with caplog.at_level(logging.WARNING, logger="trio_mcp"):
+                    await client.session.transport.send(orjson.dumps(cancel))
+                    await client.ping()
+                    assert (await client.call_tool("plain", {})).content
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    methods = [body["method"] for _, body in app.posts()]
+    assert "notifications/cancelled" not in methods
+    assert methods.count("tools/call") == 2
 
 
 # --- input-required rounds over HTTP ------------------------------------------------

@@ -65,11 +65,13 @@ logger = logging.getLogger("trio_mcp.server")
 MAY_ASK = frozenset({"tools/call", "resources/read", "prompts/get"})
 
 #: What each input method is answered with, and the client capability it needs.
-_INPUTS: dict[str, tuple[Any, str, str]] = {
+#: The result type is named (a name in :mod:`trio_mcp.types`): its module is
+#: imported when a handler first asks, not at every server's start-up.
+_INPUTS: dict[str, tuple[str, str, str]] = {
     # method: (result type, capability, key prefix)
-    "elicitation/create": (mcp_types.ElicitResult, "elicitation", "elicitation"),
-    "sampling/createMessage": (mcp_types.CreateMessageResult, "sampling", "sampling"),
-    "roots/list": (mcp_types.ListRootsResult, "roots", "roots"),
+    "elicitation/create": ("ElicitResult", "elicitation", "elicitation"),
+    "sampling/createMessage": ("CreateMessageResult", "sampling", "sampling"),
+    "roots/list": ("ListRootsResult", "roots", "roots"),
 }
 
 
@@ -141,7 +143,7 @@ def structure_answer(key: str, method: str, answer: Any) -> Any:
     Raises:
         RPCError: -32602 when it does not fit.
     """
-    result_type = _INPUTS[method][0]
+    result_type = getattr(mcp_types, _INPUTS[method][0])
     try:
         return mcp_types.converter.structure(answer, result_type)
     except Exception:

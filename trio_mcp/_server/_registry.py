@@ -58,20 +58,11 @@ from ..protocol import (
     TaskForm,
 )
 from ..protocol._headers import HeaderAnnotation
-from ._completion import Completer, answer_complete
 from ._context import Context
 from ._input import MAY_ASK, open_round
 from ._logging import coerce_level, log_params
 from ._pagination import paginate
-from ._prompts import PromptOptions, RegisteredPrompt, unknown_prompt
 from ._request_state import RequestStateSealer
-from ._resources import (
-    RegisteredResource,
-    RegisteredTemplate,
-    ResourceOptions,
-    TemplateOptions,
-    resource_not_found,
-)
 from ._scopes import INSUFFICIENT_SCOPE, targets, visible
 from ._serve import Peer, serve_session, subscribed
 from ._subscriptions import Listeners, listen
@@ -90,6 +81,13 @@ from ._tools import (
 
 if TYPE_CHECKING:
     from .._auth._token import AccessToken
+    from ._completion import Completer
+    from ._prompts import PromptOptions, RegisteredPrompt
+    from ._resources import RegisteredResource, RegisteredTemplate, ResourceOptions, TemplateOptions
+
+# Resources, prompts and completion (with the URI templates) are imported by
+# the first registration or request of one (their functions below): a server
+# of tools only never loads them, some milliseconds of every start-up (#16).
 
 __all__ = [
     "Context",
@@ -352,6 +350,8 @@ class Server:
 
         Spec: RS-02, RS-04, RS-14.
         """
+        from ._resources import RegisteredResource
+
         resource = RegisteredResource.from_function(uri, fn, **options)
         self._resources[uri] = resource
         self._changed(_RESOURCES_CHANGED)
@@ -391,6 +391,8 @@ class Server:
 
         Spec: RS-02, RS-08.
         """
+        from ._resources import RegisteredTemplate
+
         template = RegisteredTemplate.from_function(uri_template, fn, **options)
         self._templates[uri_template] = template
         self._changed(_RESOURCES_CHANGED)
@@ -446,6 +448,8 @@ class Server:
 
         Spec: PR-01, PR-05, PR-06.
         """
+        from ._prompts import RegisteredPrompt
+
         prompt = RegisteredPrompt.from_function(fn, name=name, **options)
         self._prompts[prompt.definition.name] = prompt
         self._changed(_PROMPTS_CHANGED)
@@ -479,6 +483,8 @@ class Server:
         key = ("ref/prompt", prompt, argument) if prompt else ("ref/resource", template, argument)
 
         def decorate(fn: F) -> F:
+            from ._completion import Completer
+
             self._completers[key] = Completer.from_function(fn)  # type: ignore[index]
             return fn
 
@@ -834,6 +840,8 @@ class Server:
             variables = template.template.match(uri)
             if variables is not None:
                 return await template.read(uri, variables, ctx, self)
+        from ._resources import resource_not_found
+
         raise resource_not_found(uri)
 
     async def _subscribe(self, ctx: RequestContext) -> mcp_types.EmptyResult:
@@ -862,12 +870,16 @@ class Server:
         params: mcp_types.GetPromptRequestParams = ctx.params
         prompt = self._prompts.get(params.name)
         if prompt is None:
+            from ._prompts import unknown_prompt
+
             raise unknown_prompt(params.name)
         return await prompt.render(params.arguments, ctx, self)
 
     # -- completion and logging
 
     async def _complete(self, ctx: RequestContext) -> mcp_types.CompleteResult:
+        from ._completion import answer_complete
+
         declared = bool(self._completers) or "completions" in self.features
         return await answer_complete(
             ctx, self, self._prompts, self._templates, self._completers, declared=declared

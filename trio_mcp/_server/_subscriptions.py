@@ -49,7 +49,6 @@ from ._serve import subscribed
 if TYPE_CHECKING:
     from .._session._engine import RequestContext
 
-_SUBSCRIPTION_ID = mcp_types.SUBSCRIPTION_ID_META_KEY
 #: Filter field -> (the notification it asks for, the capability path it needs).
 _LIST_FILTERS = {
     "tools_list_changed": ("notifications/tools/list_changed", ("tools", "listChanged")),
@@ -166,7 +165,8 @@ async def listen(
     wanted = params.notifications.task_ids
     if wanted and tasks is not None and mcp_types.TASKS_EXTENSION in offered:
         accepted = attrs.evolve(accepted, task_ids=await tasks.listened(request, wanted) or None)
-    tag: dict[str, Any] = {_SUBSCRIPTION_ID: request.request_id}
+    # Looked up here: the subscriptions types load when a client first listens.
+    tag: dict[str, Any] = {mcp_types.SUBSCRIPTION_ID_META_KEY: request.request_id}
     listener = Listener(accepted)
     listeners.add(listener)
     try:

@@ -169,7 +169,7 @@ def decode_object(obj: Any) -> Message | FrameError:
     if obj.get("jsonrpc") != "2.0":
         if "method" not in obj:
             # A response with a bad version: nothing we could reply to.
-            return FrameError(None, 'Response without "jsonrpc": "2.0"')
+            return FrameError(None, 'Response without "jsonrpc": "2.0"', readable_id)
         return _bad(ErrorCode.INVALID_REQUEST, '"jsonrpc" must be "2.0"', readable_id)
 
     if "method" in obj:

@@ -101,10 +101,14 @@ class MethodSpec:
     name: str
     kind: Kind
     sender: Sender
-    #: attrs class (or union of them) for ``params``; None: no params type.
-    params_type: Any
-    #: attrs class for the result (requests only).
-    result_type: Any
+    #: attrs class (or union of them) for ``params``; None: no params type. The
+    #: table names its types (a string: a name in :mod:`trio_mcp.types`), so
+    #: that the modules of methods a server never sees (sampling, elicitation,
+    #: prompts...) are imported when a message of one is first typed, not at
+    #: start-up (issue #16); the property returns the type itself.
+    _params_type: Any = attrs.field(alias="params_type")
+    #: attrs class for the result (requests only); a string as above.
+    _result_type: Any = attrs.field(alias="result_type")
     capability: Capability | None = None
     #: Whether ``notifications/cancelled`` may name it (CN-03: never initialize).
     cancellable: bool = True
@@ -123,7 +127,7 @@ class MethodSpec:
     extension: str | None = None
     #: 2026-07-28: the result type there, where it differs from the handshake
     #: era's (the extension's ``tasks/get`` and ``tasks/cancel``); None: the same.
-    modern_result_type: Any = None
+    _modern_result_type: Any = attrs.field(default=None, alias="modern_result_type")
     #: May be answered with a task when the request asked for one (TK-11):
     #: 2025-11-25, ``params.task`` (a ``CreateTaskResult``); 2026-07-28, the
     #: tasks extension declared in that request's ``clientCapabilities``
@@ -133,6 +137,18 @@ class MethodSpec:
     #: request timeout applies (A-11), and a server that abandons it says so
     #: with ``notifications/cancelled`` instead of an error (SB-10).
     long_lived: bool = False
+
+    @property
+    def params_type(self) -> Any:
+        return _resolve(self._params_type)
+
+    @property
+    def result_type(self) -> Any:
+        return _resolve(self._result_type)
+
+    @property
+    def modern_result_type(self) -> Any:
+        return _resolve(self._modern_result_type)
 
     def exists_in(self, revision: str | None) -> bool:
         return revision is None or revision in self.revisions
@@ -144,11 +160,19 @@ class MethodSpec:
         return cap
 
 
+def _resolve(named: Any) -> Any:
+    """The type a row names: a string is looked up in :mod:`trio_mcp.types`,
+    which imports the module defining it on first use (PEP 562)."""
+    if isinstance(named, str):
+        return getattr(t, named)
+    return named
+
+
 def _req(
     name: str,
     sender: Sender,
     params: Any,
-    result: type,
+    result: Any,
     capability: Capability | None = None,
     **kw: Any,
 ) -> MethodSpec:
@@ -156,7 +180,7 @@ def _req(
 
 
 def _note(
-    name: str, sender: Sender, params: type | None, capability: Capability | None = None, **kw: Any
+    name: str, sender: Sender, params: Any, capability: Capability | None = None, **kw: Any
 ) -> MethodSpec:
     return MethodSpec(name, Kind.NOTIFICATION, sender, params, None, capability, **kw)
 
@@ -180,25 +204,25 @@ _ROWS = [
     _req(
         "initialize",
         C,
-        t.InitializeRequestParams,
-        t.InitializeResult,
+        "InitializeRequestParams",
+        "InitializeResult",
         cancellable=False,
         params_required=True,
     ),
-    _note("notifications/initialized", C, t.NotificationParams),
+    _note("notifications/initialized", C, "NotificationParams"),
     # Utilities (basic/utilities)
-    _req("ping", B, t.RequestParams, t.EmptyResult),
+    _req("ping", B, "RequestParams", "EmptyResult"),
     _note(
         "notifications/cancelled",
         B,
-        t.CancelledNotificationParams,
+        "CancelledNotificationParams",
         params_required=True,
         revisions=_EVERY,
     ),
     _note(
         "notifications/progress",
         B,
-        t.ProgressNotificationParams,
+        "ProgressNotificationParams",
         params_required=True,
         revisions=_EVERY,
     ),
@@ -206,16 +230,16 @@ _ROWS = [
     _req(
         "server/discover",
         C,
-        t.RequestParams,
-        t.DiscoverResult,
+        "RequestParams",
+        "DiscoverResult",
         revisions=_MODERN,
         cacheable=True,
     ),
     _req(
         "subscriptions/listen",
         C,
-        t.SubscriptionsListenRequestParams,
-        t.SubscriptionsListenResult,
+        "SubscriptionsListenRequestParams",
+        "SubscriptionsListenResult",
         revisions=_MODERN,
         params_required=True,
         long_lived=True,
@@ -223,7 +247,7 @@ _ROWS = [
     _note(
         "notifications/subscriptions/acknowledged",
         S,
-        t.SubscriptionsAcknowledgedNotificationParams,
+        "SubscriptionsAcknowledgedNotificationParams",
         revisions=_MODERN,
         params_required=True,
     ),
@@ -231,8 +255,8 @@ _ROWS = [
     _req(
         "tools/list",
         C,
-        t.PaginatedRequestParams,
-        t.ListToolsResult,
+        "PaginatedRequestParams",
+        "ListToolsResult",
         _srv("tools"),
         revisions=_EVERY,
         cacheable=True,
@@ -240,8 +264,8 @@ _ROWS = [
     _req(
         "tools/call",
         C,
-        t.CallToolRequestParams,
-        t.CallToolResult,
+        "CallToolRequestParams",
+        "CallToolResult",
         _srv("tools"),
         params_required=True,
         revisions=_EVERY,
@@ -251,7 +275,7 @@ _ROWS = [
     _note(
         "notifications/tools/list_changed",
         S,
-        t.NotificationParams,
+        "NotificationParams",
         _srv("tools", "listChanged"),
         revisions=_EVERY,
     ),
@@ -259,8 +283,8 @@ _ROWS = [
     _req(
         "resources/list",
         C,
-        t.PaginatedRequestParams,
-        t.ListResourcesResult,
+        "PaginatedRequestParams",
+        "ListResourcesResult",
         _srv("resources"),
         revisions=_EVERY,
         cacheable=True,
@@ -268,8 +292,8 @@ _ROWS = [
     _req(
         "resources/templates/list",
         C,
-        t.PaginatedRequestParams,
-        t.ListResourceTemplatesResult,
+        "PaginatedRequestParams",
+        "ListResourceTemplatesResult",
         _srv("resources"),
         revisions=_EVERY,
         cacheable=True,
@@ -277,8 +301,8 @@ _ROWS = [
     _req(
         "resources/read",
         C,
-        t.ReadResourceRequestParams,
-        t.ReadResourceResult,
+        "ReadResourceRequestParams",
+        "ReadResourceResult",
         _srv("resources"),
         params_required=True,
         revisions=_EVERY,
@@ -288,30 +312,30 @@ _ROWS = [
     _req(
         "resources/subscribe",
         C,
-        t.SubscribeRequestParams,
-        t.EmptyResult,
+        "SubscribeRequestParams",
+        "EmptyResult",
         _srv("resources", "subscribe"),
         params_required=True,
     ),
     _req(
         "resources/unsubscribe",
         C,
-        t.UnsubscribeRequestParams,
-        t.EmptyResult,
+        "UnsubscribeRequestParams",
+        "EmptyResult",
         _srv("resources", "subscribe"),
         params_required=True,
     ),
     _note(
         "notifications/resources/list_changed",
         S,
-        t.NotificationParams,
+        "NotificationParams",
         _srv("resources", "listChanged"),
         revisions=_EVERY,
     ),
     _note(
         "notifications/resources/updated",
         S,
-        t.ResourceUpdatedNotificationParams,
+        "ResourceUpdatedNotificationParams",
         _srv("resources", "subscribe"),
         params_required=True,
         revisions=_EVERY,
@@ -320,8 +344,8 @@ _ROWS = [
     _req(
         "prompts/list",
         C,
-        t.PaginatedRequestParams,
-        t.ListPromptsResult,
+        "PaginatedRequestParams",
+        "ListPromptsResult",
         _srv("prompts"),
         revisions=_EVERY,
         cacheable=True,
@@ -329,8 +353,8 @@ _ROWS = [
     _req(
         "prompts/get",
         C,
-        t.GetPromptRequestParams,
-        t.GetPromptResult,
+        "GetPromptRequestParams",
+        "GetPromptResult",
         _srv("prompts"),
         params_required=True,
         revisions=_EVERY,
@@ -339,7 +363,7 @@ _ROWS = [
     _note(
         "notifications/prompts/list_changed",
         S,
-        t.NotificationParams,
+        "NotificationParams",
         _srv("prompts", "listChanged"),
         revisions=_EVERY,
     ),
@@ -347,15 +371,15 @@ _ROWS = [
     _req(
         "logging/setLevel",
         C,
-        t.SetLevelRequestParams,
-        t.EmptyResult,
+        "SetLevelRequestParams",
+        "EmptyResult",
         _srv("logging"),
         params_required=True,
     ),
     _note(
         "notifications/message",
         S,
-        t.LoggingMessageNotificationParams,
+        "LoggingMessageNotificationParams",
         _srv("logging"),
         params_required=True,
         revisions=_EVERY,
@@ -363,8 +387,8 @@ _ROWS = [
     _req(
         "completion/complete",
         C,
-        t.CompleteRequestParams,
-        t.CompleteResult,
+        "CompleteRequestParams",
+        "CompleteResult",
         _srv("completions", revisions=_SINCE_2025_03 | _MODERN),
         params_required=True,
         revisions=_EVERY,
@@ -373,21 +397,21 @@ _ROWS = [
     _req(
         "sampling/createMessage",
         S,
-        t.CreateMessageRequestParams,
-        t.CreateMessageResult,
+        "CreateMessageRequestParams",
+        "CreateMessageResult",
         _cli("sampling"),
         params_required=True,
         task_augmentable=True,
     ),
-    _req("roots/list", S, t.RequestParams, t.ListRootsResult, _cli("roots")),
+    _req("roots/list", S, "RequestParams", "ListRootsResult", _cli("roots")),
     _note(
-        "notifications/roots/list_changed", C, t.NotificationParams, _cli("roots", "listChanged")
+        "notifications/roots/list_changed", C, "NotificationParams", _cli("roots", "listChanged")
     ),
     _req(
         "elicitation/create",
         S,
-        t.ElicitRequestParams,
-        t.ElicitResult,
+        "ElicitRequestParams",
+        "ElicitResult",
         _cli("elicitation"),
         revisions=_SINCE_2025_06,
         params_required=True,
@@ -396,7 +420,7 @@ _ROWS = [
     _note(
         "notifications/elicitation/complete",
         S,
-        t.ElicitationCompleteNotificationParams,
+        "ElicitationCompleteNotificationParams",
         _cli("elicitation", "url"),
         revisions=_ONLY_2025_11,
         params_required=True,
@@ -408,19 +432,19 @@ _ROWS = [
     _req(
         "tasks/get",
         B,
-        t.GetTaskRequestParams,
-        t.GetTaskResult,
+        "GetTaskRequestParams",
+        "GetTaskResult",
         Capability(None, ("tasks",), _ONLY_2025_11),
         revisions=_ONLY_2025_11 | _MODERN,
         params_required=True,
         extension=t.TASKS_EXTENSION,
-        modern_result_type=t.DetailedTask,
+        modern_result_type="DetailedTask",
     ),
     _req(
         "tasks/result",
         B,
-        t.GetTaskPayloadRequestParams,
-        t.GetTaskPayloadResult,
+        "GetTaskPayloadRequestParams",
+        "GetTaskPayloadResult",
         _receiver("tasks"),
         revisions=_ONLY_2025_11,
         params_required=True,
@@ -428,26 +452,26 @@ _ROWS = [
     _req(
         "tasks/list",
         B,
-        t.PaginatedRequestParams,
-        t.ListTasksResult,
+        "PaginatedRequestParams",
+        "ListTasksResult",
         _receiver("tasks", "list"),
         revisions=_ONLY_2025_11,
     ),
     _req(
         "tasks/cancel",
         B,
-        t.CancelTaskRequestParams,
-        t.CancelTaskResult,
+        "CancelTaskRequestParams",
+        "CancelTaskResult",
         Capability(None, ("tasks", "cancel"), _ONLY_2025_11),
         revisions=_ONLY_2025_11 | _MODERN,
         params_required=True,
         extension=t.TASKS_EXTENSION,
-        modern_result_type=t.EmptyResult,
+        modern_result_type="EmptyResult",
     ),
     _note(
         "notifications/tasks",
         S,
-        t.TaskNotificationParams,
+        "TaskNotificationParams",
         revisions=_MODERN,
         params_required=True,
         extension=t.TASKS_EXTENSION,
@@ -455,8 +479,8 @@ _ROWS = [
     _req(
         "tasks/update",
         C,
-        t.UpdateTaskRequestParams,
-        t.EmptyResult,
+        "UpdateTaskRequestParams",
+        "EmptyResult",
         revisions=_MODERN,
         params_required=True,
         extension=t.TASKS_EXTENSION,
@@ -464,7 +488,7 @@ _ROWS = [
     _note(
         "notifications/tasks/status",
         B,
-        t.TaskStatusNotificationParams,
+        "TaskStatusNotificationParams",
         revisions=_ONLY_2025_11,
         params_required=True,
     ),

@@ -20,13 +20,21 @@ LISTEN_BACKLOG = 1024
 
 #: trio-websocket's limit is per message; leave room over the codec's own limit.
 WEBSOCKET_MAX_MESSAGE_SIZE = DEFAULT_MAX_MESSAGE_SIZE + 1024
-#: The WebSocket client drains a message over its bound (kept by its ends only)
-#: up to this many times the bound, 1 MiB at least, then closes with 1009 (as
-#: the HTTP client's ``DRAIN_FACTOR`` for a body).
+#: Both WebSocket ends drain a message over their bound (kept by its ends only)
+#: up to this many times the bound, 1 MiB at least, then close with 1009 (as
+#: the HTTP client's ``DRAIN_FACTOR`` for a body): a peer streaming an endless
+#: message costs bounded time and bandwidth, not only bounded memory.
 WEBSOCKET_DRAIN_FACTOR = 4
+#: The floor of the WebSocket drain limit, for small bounds.
+WEBSOCKET_DRAIN_FLOOR = 1 << 20
 #: Seconds a connection may take to send a complete opening handshake (W-08),
 #: as the HTTP server's header timeout.
 HANDSHAKE_TIMEOUT = HEADER_TIMEOUT
 #: Seconds to wait for the peer's close frame after ours, before dropping the
 #: TCP connection (a peer that stopped reading would hold it forever).
 CLOSE_TIMEOUT = 5.0
+
+
+def websocket_drain_limit(max_message_size: int) -> int:
+    """Bytes of one oversize WebSocket message read before closing with 1009."""
+    return max(WEBSOCKET_DRAIN_FACTOR * max_message_size, WEBSOCKET_DRAIN_FLOOR)

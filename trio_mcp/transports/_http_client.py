@@ -135,6 +135,8 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         self._calls: dict[tuple[bool, Any], Exchange] = {}
         #: 2026-07-28 requests in flight, each its own POST (HM-04).
         self._modern: dict[tuple[bool, Any], ModernExchange] = {}
+        #: A 2026-07-28 request went out: a cancel naming no call in flight is dropped.
+        self._sent_modern = False
         #: The ``x-mcp-header`` annotations of a tool by name, for the
         #: ``Mcp-Param-*`` headers of a 2026-07-28 ``tools/call`` (HM-25); the
         #: client sets it from its tools cache (see ``trio_mcp._transport``).
@@ -312,6 +314,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             max_message_size=self._keeper.max_message_size,
         )
         self._modern[id_key(exchange.request_id)] = exchange
+        self._sent_modern = True
         self._spawn(exchange.run)
         await trio.lowlevel.cancel_shielded_checkpoint()  # send is a checkpoint
 
@@ -340,6 +343,14 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             return True
         exchange = self._calls.get(id_key(request_id))
         if exchange is None:
+            # A 2026-07-28 call's exchange ends with its answer, and a cancel
+            # queued just before the answer came (a timeout racing it) gets
+            # here after it: there is nothing left to cancel, and the modern
+            # endpoint takes no notifications/cancelled (CN-13): it answers 400,
+            # which would fail the whole transport.
+            if self._sent_modern and self._keeper.session_id is None:
+                logger.debug("dropped the cancel of an ended call %r", request_id)
+                return True
             return False
         exchange.cancel_sent = True
         if self._keeper.session_id is None:

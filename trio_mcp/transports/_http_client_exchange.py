@@ -54,7 +54,7 @@ from ._http_client_session import (
     read_sse,
     rpc_error,
 )
-from ._http_common import id_key
+from ._http_common import batch_frames, id_key
 
 logger = logging.getLogger("trio_mcp.http.client")
 
@@ -347,8 +347,5 @@ class Exchange:
         except orjson.JSONDecodeError:
             self._push(body)  # the session answers the parse error
             return
-        if isinstance(parsed, list):
-            for item in parsed:
-                self._push(orjson.dumps(item))
-        else:
-            self._push(body)
+        for frame in batch_frames(body, parsed):
+            self._push(frame)

@@ -59,7 +59,7 @@ from ._http_client_session import (
     read_sse,
     rpc_error,
 )
-from ._http_common import id_key
+from ._http_common import batch_frames, id_key
 
 logger = logging.getLogger("trio_mcp.http.client")
 
@@ -233,5 +233,5 @@ class ModernExchange:
         except orjson.JSONDecodeError:
             self.fail(f"{self.method}: the server's JSON answer does not parse")
             return
-        for item in parsed if isinstance(parsed, list) else [parsed]:
-            self._take(orjson.dumps(item))
+        for frame in batch_frames(body, parsed):
+            self._take(frame)

@@ -298,8 +298,9 @@ class SessionKeeper:
                 return
             raise trio.BrokenResourceError("session expired (HTTP 404)")
         if not 200 <= response.status_code < 300:
-            logger.warning("server refused a message: HTTP %s", response.status_code)
-            raise trio.BrokenResourceError(f"server refused a message: HTTP {response.status_code}")
+            refusal = f"server refused a message: HTTP {response.status_code}{_reason(response)}"
+            logger.warning("%s", refusal)
+            raise trio.BrokenResourceError(refusal)
         # A JSON answer to a notification is unusual; pass it on.
         if response.headers.get("content-type", "").startswith("application/json") and (
             response.content
@@ -413,9 +414,11 @@ class SessionKeeper:
         # A fresh start: neither Mcp-Session-Id nor MCP-Protocol-Version.
         headers = {**self._base_headers, "accept": ACCEPT_BOTH, "content-type": "application/json"}
         answers: list[Any] = []
+        frames: list[bytes] = []  # as they came: orjson may not write a parsed one back
 
         def collect(data: bytes) -> None:
             answers.append(orjson.loads(data))
+            frames.append(data)
 
         async with self._control.stream(
             "POST", self.url, content=orjson.dumps(message), headers=headers
@@ -432,9 +435,9 @@ class SessionKeeper:
         answer = next(
             (a for a in answers if isinstance(a, dict) and a.get("id") == request_id), None
         )
-        for other in answers:
+        for other, frame in zip(answers, frames, strict=True):
             if other is not answer:  # e.g. a ping from the new session
-                self._push(orjson.dumps(other))
+                self._push(frame)
         result = answer.get("result") if answer is not None else None
         if not isinstance(result, dict) or result.get("protocolVersion") != self.protocol_version:
             logger.warning("the new session did not agree to %s: %r", self.protocol_version, answer)
@@ -618,3 +621,15 @@ def rpc_error(body: bytes) -> dict[str, Any] | None:
         return None
     error = parsed.get("error") if isinstance(parsed, dict) else None
     return error if isinstance(error, dict) else None
+
+
+def _reason(response: httpx.Response) -> str:
+    """The server's own words for a refusal, for the error: the JSON-RPC error
+    message of its body (HT-08), else the start of the body; '' when empty."""
+    body = response.content[:2048]
+    try:
+        message = orjson.loads(body)["error"]["message"]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        message = body.decode("utf-8", "replace")
+    text = " ".join(str(message).split())[:200]
+    return f" ({text})" if text else ""

@@ -9,6 +9,7 @@ Spec: HT-02, HT-03, HT-08, HT-28, HT-37, SS-01, SEC-01.
 from __future__ import annotations
 
 import ipaddress
+import logging
 import secrets
 from collections.abc import Collection, Iterable
 from typing import Any
@@ -27,6 +28,8 @@ LAST_EVENT_ID_HEADER = "last-event-id"
 PRIMING_VERSIONS = frozenset(v for v, revision in REVISIONS.items() if revision.sse_priming)
 
 Headers = list[tuple[bytes, bytes]]
+
+logger = logging.getLogger("trio_mcp.http")
 
 
 def new_session_id() -> str:
@@ -177,11 +180,45 @@ def error_body(code: int, message: str, request_id: RequestId | None = None) -> 
     )
 
 
+def batch_frames(body: bytes, parsed: Any) -> list[bytes]:
+    """The frames of a JSON body the server sent: itself, or each member of a batch.
+
+    A batch's members are written back with orjson, which writes at most 255
+    levels of nesting (it reads 1024): a member nested deeper is dropped (so
+    a call it answered fails when its response ends: HT-09, HM-14), rather
+    than raising ``TypeError`` out of the transport. A body that is no batch
+    is passed on as it came.
+    """
+    if not isinstance(parsed, list):
+        return [body]
+    frames = []
+    for item in parsed:
+        try:
+            frames.append(orjson.dumps(item))
+        except orjson.JSONEncodeError:  # nested too deeply to write back
+            logger.debug("dropped a batch member nested too deeply to pass on")
+    return frames
+
+
 # ------------------------------------------------------------------ sniffing
 
 
+#: The key of every value that is no valid request id (see :func:`id_key`).
+NOT_AN_ID_KEY: tuple[bool, Any] = (False, "not a request id")
+
+
 def id_key(request_id: Any) -> tuple[bool, Any]:
-    """A dict key for a request id that keeps ``1`` and ``"1"`` apart."""
+    """A dict key for a request id that keeps ``1`` and ``"1"`` apart.
+
+    Only a valid id (a string, or an integer that is not a bool) is its own
+    key. Anything else a peer may have put in an ``id`` (a list, an object,
+    ``true``, ``1.0``, null) is :data:`NOT_AN_ID_KEY`, which no valid id has:
+    a list is unhashable (the lookup would raise), and ``True == 1.0 == 1`` in
+    Python, so such an answer would pass for the answer to call ``1``,
+    which the session (refusing the invalid id, J-07) never sees answered.
+    """
+    if not is_valid_request_id(request_id):
+        return NOT_AN_ID_KEY
     return (isinstance(request_id, str), request_id)
 
 

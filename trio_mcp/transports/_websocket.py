@@ -16,8 +16,12 @@ The contract (also in ``spec_notes/transports-websocket.md``):
   (-32600), and the connection goes on; on the client, such a message from the
   server is kept the same way and fails the call whose id it carries
   (``ResponseTooLarge``, as soon as the head names the id), and the connection
-  goes on; the client drains it up to 4x the bound (1 MiB at least), past which
-  it closes with 1009 (the session ends and its calls fail at once);
+  goes on. Either end drains such a message up to 4x the bound (1 MiB at least;
+  64 MiB + 4 KiB by default), past which it closes with 1009 and a reason naming
+  the sizes, without reading the rest: the session ends as on any disconnect
+  (the server's running requests are cancelled, the client's calls fail at
+  once). So a message over the bound costs 8 KiB of memory whatever its size,
+  and at most the drain limit in bytes read (issue 17 §1);
 * lifecycle and cancellation: as on stdio: the handshake-era lifecycle, and a
   request is cancelled with ``notifications/cancelled``; closing the socket ends
   the session (in-flight requests fail with "connection closed").
@@ -67,6 +71,7 @@ from ._bounds import (
     HANDSHAKE_TIMEOUT,
     WEBSOCKET_DRAIN_FACTOR,
     WEBSOCKET_MAX_MESSAGE_SIZE,
+    websocket_drain_limit,
 )
 from ._http_common import OriginPolicy, is_loopback_host
 
@@ -158,14 +163,18 @@ class _OversizeConnection(WebSocketConnection):
 
     ``_early``: hand the marker on as soon as the head names the id (the call it
     answers fails at once, the client's way, as ``read_json`` does over HTTP),
-    then drop the rest of the message. ``_drain_limit``: a message still going
-    past this many bytes closes the connection with 1009 (None: no limit).
+    then drop the rest of the message. *drain_limit*: a message still going
+    past this many bytes (UTF-8) closes the connection with 1009, unread past
+    that (a peer could otherwise stream one endless message at us).
     Memory either way: 8 KiB per connection, whatever the message's size.
     """
 
     _oversize: _Oversize | None = None
     _early: bool = False
-    _drain_limit: int | None = None
+
+    def __init__(self, *args: Any, drain_limit: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._drain_limit = drain_limit
 
     async def _handle_message_event(self, event: BytesMessage | TextMessage) -> None:
         over = self._oversize
@@ -182,7 +191,7 @@ class _OversizeConnection(WebSocketConnection):
                     over.keep(part.encode("utf-8", "surrogatepass"))
                 del parts
             over.keep(event.data.encode("utf-8", "surrogatepass"))
-            if self._drain_limit is not None and over.size > self._drain_limit:
+            if over.size > self._drain_limit:
                 await self._too_big(over.size)
                 return
             marker: OversizeFrame | None = None
@@ -206,14 +215,23 @@ class _OversizeConnection(WebSocketConnection):
     async def _too_big(self, size: int) -> None:
         """Close with 1009 as trio-websocket does for a message over its bound:
         close frame, no more messages (``get_message`` raises ``ConnectionClosed``
-        with this reason), the reader stops."""
+        with this reason), the reader stops.
+
+        Raises ``ConnectionClosed``, which ends the reader's loop at once: the
+        events wsproto already parsed from the last read are not handled (else
+        they would be buffered as a new message after the close).
+        """
         self._oversize = None
-        reason = f"Message of over {size} bytes exceeds the limit of {self._drain_limit} bytes"
+        reason = (
+            f"Message of over {size} bytes exceeds the drain limit of {self._drain_limit} bytes"
+            f" ({WEBSOCKET_DRAIN_FACTOR}x the bound of {self._max_message_size})"
+        )[:123]  # a close reason's limit; ~110 ASCII bytes with 12-digit sizes
         self._close_reason = CloseReason(1009, reason)
         with contextlib.suppress(ConnectionClosed):
             await self._send(CloseConnection(code=1009, reason=reason))
         await self._recv_channel.aclose()
         self._reader_running = False
+        raise ConnectionClosed(self._close_reason)
 
 
 class _Oversize:
@@ -245,7 +263,8 @@ class _Oversize:
 class _ServerConnection(_OversizeConnection):
     """trio-websocket's server connection, telling the peer why a frame was refused,
     and refusing an oversize message without closing the connection
-    (:class:`_OversizeConnection`, the marker when the message ends).
+    (:class:`_OversizeConnection`, the marker when the message ends), up to the
+    drain limit, past which it closes with 1009 as the client does.
 
     wsproto turns a frame it refuses (invalid UTF-8 in a text frame: 1007, a
     protocol violation: 1002) into a close event as if the peer had sent one;
@@ -276,10 +295,6 @@ class _ClientConnection(_OversizeConnection):
     """
 
     _early = True
-
-    def __init__(self, *args: Any, drain_limit: int, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._drain_limit = drain_limit
 
 
 #: Runs one session over an accepted WebSocket, until the session ends.
@@ -331,7 +346,10 @@ class _Acceptor:
         # trio-websocket's own serve loop, with _ServerConnection and our bounds.
         async with trio.open_nursery() as nursery:
             connection = _ServerConnection(
-                stream, WSConnection(ConnectionType.SERVER), max_message_size=self.max_message_size
+                stream,
+                WSConnection(ConnectionType.SERVER),
+                max_message_size=self.max_message_size,
+                drain_limit=websocket_drain_limit(self.max_message_size),
             )
             nursery.start_soon(connection._reader_task)
             request: WebSocketRequest | None = None
@@ -387,6 +405,16 @@ async def serve_websocket_transports(
     non-loopback address without an explicit ``allowed_hosts``. Whatever a
     handler raises ends its own connection only (logged).
 
+    *max_message_size* (characters, as trio-websocket counts) is the memory
+    one connection's incoming message may take: a message up to it is
+    buffered whole (16 MiB + 1 KiB by default). A message over it is kept by
+    its first and last 4 KiB only and refused with the id they name (-32600),
+    the connection going on; one still going past
+    :data:`~trio_mcp.transports._bounds.WEBSOCKET_DRAIN_FACTOR` times the
+    bound (1 MiB at least; 64 MiB + 4 KiB by default) is read no further: the
+    connection is closed with 1009 and its session ends as on any disconnect
+    (its running requests are cancelled). The other connections go on.
+
     Cancellation: runs until cancelled; the handlers are then cancelled.
     """
     policy = OriginPolicy(allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
@@ -429,7 +457,7 @@ async def open_websocket_transport(
         ``close_timeout``).
     """
     extra = [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
-    drain_limit = max(WEBSOCKET_DRAIN_FACTOR * max_message_size, 1 << 20)
+    drain_limit = websocket_drain_limit(max_message_size)
     async with _client_connection(url, extra, max_message_size, drain_limit) as ws:
         transport = WebSocketTransport(ws)
         try:

@@ -22,6 +22,11 @@ The modern era (2026-07-28) adds its own modules (``versioning``, ``discovery``,
 unchanged.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._base import (
     PROGRESS_TOKEN_META_KEY,
     RELATED_TASK_META_KEY,
@@ -55,18 +60,9 @@ from ._converter import (
     unstructure,
     wire_name,
 )
+from ._task_params import TASKS_EXTENSION, TaskAugmentedRequestParams, TaskMetadata
 from .cancellation import (
     CancelledNotificationParams,
-)
-from .completion import (
-    CompleteRequestParams,
-    CompleteResult,
-    Completion,
-    CompletionArgument,
-    CompletionContext,
-    PromptReference,
-    ResourceReference,
-    ResourceTemplateReference,
 )
 from .content import (
     AudioContent,
@@ -82,29 +78,6 @@ from .content import (
 )
 from .discovery import (
     DiscoverResult,
-)
-from .elicitation import (
-    ElicitAction,
-    ElicitationCompleteNotificationParams,
-    ElicitRequestFormParams,
-    ElicitRequestParams,
-    ElicitRequestURLParams,
-    ElicitResult,
-    ElicitValue,
-    ModernElicitRequestParams,
-    ModernElicitRequestURLParams,
-    URLElicitationRequiredErrorData,
-)
-from .input_required import (
-    RESULT_TYPE_COMPLETE,
-    RESULT_TYPE_INPUT_REQUIRED,
-    CreateMessageInputRequest,
-    ElicitInputRequest,
-    InputRequest,
-    InputRequests,
-    InputRequiredResult,
-    InputResponse,
-    ListRootsInputRequest,
 )
 from .lifecycle import (
     LATEST_PROTOCOL_VERSION,
@@ -134,69 +107,6 @@ from .logging import (
 from .progress import (
     ProgressNotificationParams,
 )
-from .prompts import (
-    GetPromptRequestParams,
-    GetPromptResult,
-    ListPromptsResult,
-    Prompt,
-    PromptArgument,
-    PromptMessage,
-)
-from .resources import (
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ReadResourceRequestParams,
-    ReadResourceResult,
-    ResourceRequestParams,
-    ResourceTemplate,
-    ResourceUpdatedNotificationParams,
-    SubscribeRequestParams,
-    UnsubscribeRequestParams,
-)
-from .roots import (
-    ListRootsResult,
-    Root,
-)
-from .sampling import (
-    CreateMessageRequestParams,
-    CreateMessageResult,
-    IncludeContext,
-    ModelHint,
-    ModelPreferences,
-    SamplingContent,
-    SamplingMessage,
-    SamplingMessageContentBlock,
-    StopReason,
-    ToolChoice,
-    ToolResultContent,
-    ToolUseContent,
-)
-from .subscriptions import (
-    SUBSCRIPTION_ID_META_KEY,
-    SubscriptionFilter,
-    SubscriptionsAcknowledgedNotificationParams,
-    SubscriptionsListenRequestParams,
-    SubscriptionsListenResult,
-)
-from .tasks import (
-    TASKS_EXTENSION,
-    CancelTaskRequestParams,
-    CancelTaskResult,
-    CreateTaskResult,
-    GetTaskPayloadRequestParams,
-    GetTaskPayloadResult,
-    GetTaskRequestParams,
-    GetTaskResult,
-    ListTasksResult,
-    RelatedTaskMetadata,
-    Task,
-    TaskAugmentedRequestParams,
-    TaskMetadata,
-    TaskStatus,
-    TaskStatusNotificationParams,
-    UpdateTaskRequestParams,
-)
-from .tasks_extension import RESULT_TYPE_TASK, DetailedTask, TaskNotificationParams
 from .tools import (
     CallToolRequestParams,
     CallToolResult,
@@ -218,6 +128,199 @@ from .versioning import (
     ResultMetaObject,
     UnsupportedProtocolVersionErrorData,
 )
+
+# The modules a bare server does not use (sampling, elicitation, the
+# 2026-07-28 input requests and subscriptions, prompts, resources, roots,
+# completion, tasks and the tasks extension) load on first use of one of their names
+# (PEP 562): tens of milliseconds of every stdio start-up (issue #16).
+_LAZY: dict[str, str] = {
+    "CancelTaskRequestParams": ".tasks",
+    "CancelTaskResult": ".tasks",
+    "CreateTaskResult": ".tasks",
+    "GetTaskPayloadRequestParams": ".tasks",
+    "GetTaskPayloadResult": ".tasks",
+    "GetTaskRequestParams": ".tasks",
+    "GetTaskResult": ".tasks",
+    "ListTasksResult": ".tasks",
+    "RelatedTaskMetadata": ".tasks",
+    "Task": ".tasks",
+    "TaskStatus": ".tasks",
+    "TaskStatusNotificationParams": ".tasks",
+    "UpdateTaskRequestParams": ".tasks",
+    "CompleteRequestParams": ".completion",
+    "CompleteResult": ".completion",
+    "Completion": ".completion",
+    "CompletionArgument": ".completion",
+    "CompletionContext": ".completion",
+    "PromptReference": ".completion",
+    "ResourceReference": ".completion",
+    "ResourceTemplateReference": ".completion",
+    "ElicitAction": ".elicitation",
+    "ElicitationCompleteNotificationParams": ".elicitation",
+    "ElicitRequestFormParams": ".elicitation",
+    "ElicitRequestParams": ".elicitation",
+    "ElicitRequestURLParams": ".elicitation",
+    "ElicitResult": ".elicitation",
+    "ElicitValue": ".elicitation",
+    "ModernElicitRequestParams": ".elicitation",
+    "ModernElicitRequestURLParams": ".elicitation",
+    "URLElicitationRequiredErrorData": ".elicitation",
+    "RESULT_TYPE_COMPLETE": ".input_required",
+    "RESULT_TYPE_INPUT_REQUIRED": ".input_required",
+    "CreateMessageInputRequest": ".input_required",
+    "ElicitInputRequest": ".input_required",
+    "InputRequest": ".input_required",
+    "InputRequests": ".input_required",
+    "InputRequiredResult": ".input_required",
+    "InputResponse": ".input_required",
+    "ListRootsInputRequest": ".input_required",
+    "GetPromptRequestParams": ".prompts",
+    "GetPromptResult": ".prompts",
+    "ListPromptsResult": ".prompts",
+    "Prompt": ".prompts",
+    "PromptArgument": ".prompts",
+    "PromptMessage": ".prompts",
+    "ListResourcesResult": ".resources",
+    "ListResourceTemplatesResult": ".resources",
+    "ReadResourceRequestParams": ".resources",
+    "ReadResourceResult": ".resources",
+    "ResourceRequestParams": ".resources",
+    "ResourceTemplate": ".resources",
+    "ResourceUpdatedNotificationParams": ".resources",
+    "SubscribeRequestParams": ".resources",
+    "UnsubscribeRequestParams": ".resources",
+    "ListRootsResult": ".roots",
+    "Root": ".roots",
+    "CreateMessageRequestParams": ".sampling",
+    "CreateMessageResult": ".sampling",
+    "IncludeContext": ".sampling",
+    "ModelHint": ".sampling",
+    "ModelPreferences": ".sampling",
+    "SamplingContent": ".sampling",
+    "SamplingMessage": ".sampling",
+    "SamplingMessageContentBlock": ".sampling",
+    "StopReason": ".sampling",
+    "ToolChoice": ".sampling",
+    "ToolResultContent": ".sampling",
+    "ToolUseContent": ".sampling",
+    "SUBSCRIPTION_ID_META_KEY": ".subscriptions",
+    "SubscriptionFilter": ".subscriptions",
+    "SubscriptionsAcknowledgedNotificationParams": ".subscriptions",
+    "SubscriptionsListenRequestParams": ".subscriptions",
+    "SubscriptionsListenResult": ".subscriptions",
+    "RESULT_TYPE_TASK": ".tasks_extension",
+    "DetailedTask": ".tasks_extension",
+    "TaskNotificationParams": ".tasks_extension",
+}
+
+if TYPE_CHECKING:
+    from .completion import (
+        CompleteRequestParams,
+        CompleteResult,
+        Completion,
+        CompletionArgument,
+        CompletionContext,
+        PromptReference,
+        ResourceReference,
+        ResourceTemplateReference,
+    )
+    from .elicitation import (
+        ElicitAction,
+        ElicitationCompleteNotificationParams,
+        ElicitRequestFormParams,
+        ElicitRequestParams,
+        ElicitRequestURLParams,
+        ElicitResult,
+        ElicitValue,
+        ModernElicitRequestParams,
+        ModernElicitRequestURLParams,
+        URLElicitationRequiredErrorData,
+    )
+    from .input_required import (
+        RESULT_TYPE_COMPLETE,
+        RESULT_TYPE_INPUT_REQUIRED,
+        CreateMessageInputRequest,
+        ElicitInputRequest,
+        InputRequest,
+        InputRequests,
+        InputRequiredResult,
+        InputResponse,
+        ListRootsInputRequest,
+    )
+    from .prompts import (
+        GetPromptRequestParams,
+        GetPromptResult,
+        ListPromptsResult,
+        Prompt,
+        PromptArgument,
+        PromptMessage,
+    )
+    from .resources import (
+        ListResourcesResult,
+        ListResourceTemplatesResult,
+        ReadResourceRequestParams,
+        ReadResourceResult,
+        ResourceRequestParams,
+        ResourceTemplate,
+        ResourceUpdatedNotificationParams,
+        SubscribeRequestParams,
+        UnsubscribeRequestParams,
+    )
+    from .roots import (
+        ListRootsResult,
+        Root,
+    )
+    from .sampling import (
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        IncludeContext,
+        ModelHint,
+        ModelPreferences,
+        SamplingContent,
+        SamplingMessage,
+        SamplingMessageContentBlock,
+        StopReason,
+        ToolChoice,
+        ToolResultContent,
+        ToolUseContent,
+    )
+    from .subscriptions import (
+        SUBSCRIPTION_ID_META_KEY,
+        SubscriptionFilter,
+        SubscriptionsAcknowledgedNotificationParams,
+        SubscriptionsListenRequestParams,
+        SubscriptionsListenResult,
+    )
+    from .tasks import (
+        CancelTaskRequestParams,
+        CancelTaskResult,
+        CreateTaskResult,
+        GetTaskPayloadRequestParams,
+        GetTaskPayloadResult,
+        GetTaskRequestParams,
+        GetTaskResult,
+        ListTasksResult,
+        RelatedTaskMetadata,
+        Task,
+        TaskStatus,
+        TaskStatusNotificationParams,
+        UpdateTaskRequestParams,
+    )
+    from .tasks_extension import RESULT_TYPE_TASK, DetailedTask, TaskNotificationParams
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'trio_mcp.types' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
 
 __all__ = [
     # _base

@@ -172,6 +172,11 @@ class CacheableResult(Result):
 #: which imports tools.
 InputResponses: TypeAlias = dict[str, Result]
 
+#: A value the user entered in an elicitation form; ``list[str]`` is 2025-11-25
+#: (multi-select). Defined here, re-exported by :mod:`.elicitation`, so that the
+#: converter registers its hook without importing elicitation (start-up).
+ElicitValue: TypeAlias = str | int | float | bool | list[str]
+
 
 @attrs.frozen(kw_only=True)
 class PaginatedResult(CacheableResult):

@@ -21,10 +21,11 @@ Hooks are generated once per class by cattrs and cached; structuring does no
 reflection per call.
 """
 
+import sys
 from collections.abc import Callable, Mapping
 from functools import cache
 from types import NoneType, UnionType
-from typing import Any, TypeVar, Union, get_args, get_origin, overload
+from typing import TYPE_CHECKING, Any, TypeVar, Union, get_args, get_origin, overload
 
 import attrs
 import cattrs
@@ -32,11 +33,18 @@ from cattrs.cols import list_structure_factory
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.preconf.json import make_converter as _make_json_converter
 
-from ._base import WIRE_NAME_METADATA_KEY, InputResponses, JSONObject, JSONValue, RequestId
-from .elicitation import ElicitValue
-from .input_required import InputResponse
-from .sampling import SamplingContent, SamplingMessageContentBlock
-from .tasks import GetTaskPayloadResult
+from ._base import (
+    WIRE_NAME_METADATA_KEY,
+    ElicitValue,
+    InputResponses,
+    JSONObject,
+    JSONValue,
+    RequestId,
+)
+
+if TYPE_CHECKING:
+    from .sampling import SamplingContent
+    from .tasks import GetTaskPayloadResult
 
 __all__ = [
     "wire_name",
@@ -127,6 +135,23 @@ def _structure_elicit_value(value: object, _: object) -> ElicitValue:
 
 def _identity(value: T) -> T:
     return value
+
+
+def _is_alias_of(module: str, name: str) -> Callable[[Any], bool]:
+    """A predicate: *t* is ``module.name``, without importing *module*.
+
+    For the types of modules a bare server never imports (sampling, tasks): a
+    type built from that module's classes cannot be asked for before the module
+    is loaded, so while it is absent the answer is no. Importing it here would be
+    tens of milliseconds of every start-up (issue #16).
+    """
+    qualified = f"{__package__}.{module}"
+
+    def predicate(t: Any) -> bool:
+        loaded = sys.modules.get(qualified)
+        return loaded is not None and t == getattr(loaded, name)
+
+    return predicate
 
 
 def _is_primitive_union(t: Any) -> bool:
@@ -233,30 +258,41 @@ def make_converter(*, strict: bool = False) -> cattrs.Converter:
     conv.register_structure_hook(ElicitValue, _structure_elicit_value)
     conv.register_unstructure_hook(ElicitValue, _identity)
 
-    block_list: Any = list[SamplingMessageContentBlock]
-    block: Any = SamplingMessageContentBlock
+    # (block, list of blocks), looked up once sampling is loaded: the predicate
+    # only matches then.
+    sampling_blocks: list[Any] = []
 
-    def structure_sampling_content(value: object, _: object) -> SamplingContent:
+    def structure_sampling_content(value: object, _: object) -> "SamplingContent":
+        if not sampling_blocks:
+            from .sampling import SamplingMessageContentBlock
+
+            sampling_blocks.extend((SamplingMessageContentBlock, list[SamplingMessageContentBlock]))
+        block, block_list = sampling_blocks
         if isinstance(value, list):
             return conv.structure(value, block_list)  # type: ignore[no-any-return]
         return conv.structure(value, block)  # type: ignore[no-any-return]
 
-    def unstructure_sampling_content(value: SamplingContent) -> object:
+    def unstructure_sampling_content(value: "SamplingContent") -> object:
         if isinstance(value, list):
             return [conv.unstructure(v) for v in value]
         return conv.unstructure(value)
 
-    conv.register_structure_hook(SamplingContent, structure_sampling_content)
-    conv.register_unstructure_hook(SamplingContent, unstructure_sampling_content)
+    is_sampling_content = _is_alias_of("sampling", "SamplingContent")
+    conv.register_structure_hook_func(is_sampling_content, structure_sampling_content)
+    conv.register_unstructure_hook_func(is_sampling_content, unstructure_sampling_content)
 
-    def structure_payload(value: object, _: object) -> GetTaskPayloadResult:
+    def structure_payload(value: object, _: object) -> "GetTaskPayloadResult":
+        from .tasks import GetTaskPayloadResult  # loaded: the predicate said so
+
         if isinstance(value, Mapping):
             return GetTaskPayloadResult(payload=dict(value))
         raise _fail("a JSON object", value)
 
-    response: Any = InputResponse
-
     def structure_input_responses(value: object, _: object) -> InputResponses:
+        # Imported on first use: only a retried 2026-07-28 request carries them.
+        from .input_required import InputResponse
+
+        response: Any = InputResponse
         if isinstance(value, dict):
             return {
                 _structure_str(key, str): conv.structure(item, response)
@@ -272,7 +308,7 @@ def make_converter(*, strict: bool = False) -> cattrs.Converter:
     conv.register_structure_hook_func(is_responses, structure_input_responses)
     conv.register_unstructure_hook_func(is_responses, unstructure_input_responses)
 
-    is_payload: Callable[[Any], bool] = lambda t: t is GetTaskPayloadResult  # noqa: E731
+    is_payload = _is_alias_of("tasks", "GetTaskPayloadResult")
     conv.register_structure_hook_func(is_payload, structure_payload)
     conv.register_unstructure_hook_func(is_payload, lambda r: r.payload)
     return conv

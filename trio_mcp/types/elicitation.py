@@ -15,8 +15,8 @@ from typing import Literal, TypeAlias
 
 import attrs
 
-from ._base import JSONObject, NotificationParams, Result
-from .tasks import TaskAugmentedRequestParams
+from ._base import ElicitValue, JSONObject, NotificationParams, Result
+from ._task_params import TaskAugmentedRequestParams
 
 __all__ = [
     "ElicitRequestFormParams",
@@ -63,8 +63,6 @@ ElicitRequestParams: TypeAlias = ElicitRequestFormParams | ElicitRequestURLParam
 
 #: The user's answer.
 ElicitAction: TypeAlias = Literal["accept", "decline", "cancel"]
-#: A value the user entered; ``list[str]`` is 2025-11-25 (multi-select).
-ElicitValue: TypeAlias = str | int | float | bool | list[str]
 
 
 @attrs.frozen(kw_only=True)

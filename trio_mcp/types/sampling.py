@@ -11,8 +11,8 @@ from typing import Literal, TypeAlias
 import attrs
 
 from ._base import JSONObject, Meta, Result, Role
+from ._task_params import TaskAugmentedRequestParams
 from .content import AudioContent, ContentBlock, ImageContent, TextContent
-from .tasks import TaskAugmentedRequestParams
 from .tools import Tool
 
 __all__ = [

@@ -23,6 +23,7 @@ from typing import Literal, TypeAlias
 import attrs
 
 from ._base import JSONObject, Meta, PaginatedResult, RequestParams, Result
+from ._task_params import TASKS_EXTENSION, TaskAugmentedRequestParams, TaskMetadata
 
 __all__ = [
     "TASKS_EXTENSION",
@@ -43,20 +44,8 @@ __all__ = [
     "TaskStatusNotificationParams",
 ]
 
-#: The id of the 2026-07-28 tasks extension (SEP-2663), in
-#: ``capabilities.extensions`` of both sides.
-TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
-
 #: State of a task. ``completed``, ``failed`` and ``cancelled`` are terminal.
 TaskStatus: TypeAlias = Literal["working", "input_required", "completed", "failed", "cancelled"]
-
-
-@attrs.frozen(kw_only=True)
-class TaskMetadata:
-    """The ``task`` param asking for task-augmented execution."""
-
-    #: Requested time to keep the task, in milliseconds.
-    ttl: int | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -65,14 +54,6 @@ class RelatedTaskMetadata:
 
     #: Id of the related task.
     task_id: str
-
-
-@attrs.frozen(kw_only=True)
-class TaskAugmentedRequestParams(RequestParams):
-    """Base of params of requests that may run as a task."""
-
-    #: Ask the receiver to run the request as a task (2025-11-25).
-    task: TaskMetadata | None = None
 
 
 @attrs.frozen(kw_only=True)

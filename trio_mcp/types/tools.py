@@ -16,8 +16,8 @@ from typing import Literal
 import attrs
 
 from ._base import Icon, InputResponses, JSONObject, JSONValue, Meta, PaginatedResult, Result
+from ._task_params import TaskAugmentedRequestParams
 from .content import ContentBlock
-from .tasks import TaskAugmentedRequestParams
 
 __all__ = [
     "ToolAnnotations",
