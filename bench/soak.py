@@ -364,14 +364,16 @@ def http_load(args: argparse.Namespace, era: str, count: int, name: str) -> int:
     until = time.monotonic() + args.duration if args.duration else None
 
     opening = trio.CapacityLimiter(args.open_burst)
+    phases: dict[str, float] = {}
     opened = [0]
     all_open = trio.Event()
 
     async def one(i: int) -> None:
         nonlocal answered, sent
-        # Opened --open-burst at a time (the listen backlog is 100: a burst of
-        # 1,000 connects at one instant is refused by the kernel, not by us),
-        # then every call made with all the sessions open at once.
+        # Opened --open-burst at a time (a busy server accepts one connection
+        # per pass of its event loop: 1,000 handshakes at one instant wait
+        # seconds in its accept queue), then every call made with all the
+        # sessions open at once.
         async with opening:
             # Each client its own pool, as separate hosts would have: one
             # httpx pool shared by 1,000 clients is itself the bottleneck
@@ -382,6 +384,7 @@ def http_load(args: argparse.Namespace, era: str, count: int, name: str) -> int:
         try:
             opened[0] += 1
             if opened[0] == count:
+                phases["all open"] = time.perf_counter()
                 all_open.set()
             await all_open.wait()
             j = 0
@@ -400,11 +403,12 @@ def http_load(args: argparse.Namespace, era: str, count: int, name: str) -> int:
                     answered += 1
                 j += 1
         finally:
+            phases.setdefault("first close", time.perf_counter())
             await cm.__aexit__(None, None, None)
 
     async def main() -> dict[str, Any]:
         samples: dict[str, list[tuple[float, int]]] = {}
-        t0 = time.perf_counter()
+        t0 = phases["start"] = time.perf_counter()
         with trio.fail_after(args.time_bound):
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(sample_rss, {"server": proc.pid}, samples, 0.1)
@@ -424,6 +428,13 @@ def http_load(args: argparse.Namespace, era: str, count: int, name: str) -> int:
     report.row("concurrent sessions" if era == "legacy" else "concurrent clients", count)
     report.row("calls answered", f"{answered} / {sent}")
     report.row("seconds", f"{out['seconds']:.2f}")
+    report.row(
+        "all open / first close at s",
+        " / ".join(
+            f"{phases[k] - phases['start']:.2f}" if k in phases else "-"
+            for k in ("all open", "first close")
+        ),
+    )
     report.row("calls/s", f"{answered / out['seconds']:.0f}")
     report.row("server sessions left", out["after"]["sessions"])
     expected = sent if until is not None else count * args.calls

@@ -471,9 +471,12 @@ class SessionKeeper:
         if response.status_code == 404:
             self.lost(generation)
 
-    async def delete(self) -> None:
-        """End the session on the server (HT-34); 404 and 405 are fine answers."""
-        response = await self._control.delete(self.url, headers=self.headers(ACCEPT_BOTH))
+    async def delete(self, via: httpx.AsyncClient | None = None) -> None:
+        """End the session on the server (HT-34); 404 and 405 are fine answers.
+
+        *via*: the client to send it with (None: the control client)."""
+        client = self._control if via is None else via
+        response = await client.delete(self.url, headers=self.headers(ACCEPT_BOTH))
         if response.status_code not in (200, 202, 204, 404, 405):
             logger.debug("DELETE answered HTTP %s", response.status_code)
 
