@@ -1400,3 +1400,34 @@ def test_ignored_reason_is_an_enum_member_equal_to_its_word() -> None:
         "unknown-method",
         "unexpected",
     }
+
+
+def test_a_remembered_request_keeps_no_handle_no_list_and_a_shared_method_name() -> None:
+    # A server session remembers up to remember_ids (4096) finished requests
+    # (BP-04): each keeps only its record. Its cancel handle (the session's
+    # scope), a late-events list and a method string of its own cost ~250
+    # bytes a request, ~1 MiB for a session at the bound.
+    pair = operating()
+    entries = []
+    for _ in range(2):
+        request = running_call(pair)
+        pair.server.attach(request.id, object())  # type: ignore[arg-type]
+        assert pair.server.handle(request.id) is not None
+        response = pair.server.respond(request.id, TOOL_RESULT)
+        assert response is not None
+        pair.server_to_client(response)
+        entry = pair.server._book.known_inbound(request.id)
+        assert entry is not None
+        assert entry.state is DONE
+        entries.append(entry)
+    first, second = entries
+    assert first.user_data is None
+    assert second.user_data is None
+    shared_empty: tuple[str, ...] = ()  # the one empty tuple, not a new object each
+    assert first.late_events is shared_empty
+    assert second.late_events is shared_empty
+    assert first.method == "tools/call"
+    assert first.method is second.method
+    # A late event still lands on the record.
+    pair.server.receive_data(cancel_frame(second.id, "too late"))
+    assert second.late_events == ("cancel by peer in completed: ignored",)

@@ -91,12 +91,12 @@ def test_every_state_event_pair(state: RequestState, event: RequestEvent) -> Non
         # Ignored and recorded; nothing else moved.
         assert old is None
         assert entry.state is state
-        assert entry.late_events == [f"{event.value} in {state.value}: why"]
+        assert entry.late_events == (f"{event.value} in {state.value}: why",)
         assert attrs.evolve(entry.snapshot(), late_events=()) == before
     else:
         assert old is state
         assert entry.state is expected
-        assert entry.late_events == []
+        assert entry.late_events == ()
         if expected is R:
             assert entry.started_at == 100.0
             assert entry.finished_at is None
@@ -139,7 +139,7 @@ def test_every_state_is_reachable_from_queued() -> None:
 def test_late_event_without_note() -> None:
     entry = entry_in(C)
     entry.apply(COMPLETE, 5.0)
-    assert entry.late_events == ["complete in completed"]
+    assert entry.late_events == ("complete in completed",)
 
 
 def test_timestamps_and_duration() -> None:
@@ -200,7 +200,7 @@ def test_request_cancel_on_terminal_is_refused_and_recorded(state: RequestState)
     assert not entry.request_cancel(CancelOrigin.PEER, "too late")
     assert entry.cancel_origin is None
     assert entry.cancel_reason is None
-    assert entry.late_events == [f"cancel by peer in {state.value}"]
+    assert entry.late_events == (f"cancel by peer in {state.value}",)
 
 
 @pytest.mark.parametrize("state", [Q, R], ids=lambda s: s.value)
@@ -209,7 +209,7 @@ def test_request_cancel_on_live_states(state: RequestState) -> None:
     assert entry.request_cancel(CancelOrigin.CALLER, None)
     assert entry.cancel_origin is CancelOrigin.CALLER
     assert entry.cancel_reason is None
-    assert entry.late_events == []
+    assert entry.late_events == ()
 
 
 def test_fresh_record_has_no_cancel() -> None:

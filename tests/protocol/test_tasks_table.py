@@ -249,7 +249,10 @@ def test_the_request_completes_at_hand_off_and_its_cancel_never_reaches_the_task
     assert request.request_cancel(CancelOrigin.PEER, "stop") is False
     assert request.apply(RequestEvent.CANCEL, 4.0) is None
     assert request.state is RequestState.COMPLETED
-    assert request.late_events == ["cancel by peer in completed", "cancel in completed"]
+    assert request.late_events == (
+        "cancel by peer in completed",
+        "cancel in completed",
+    )
     assert book.get("task-1") == task
     assert task.request_id == request.id
     assert task.method == request.method

@@ -231,7 +231,7 @@ class RequestBook:
         if no finished outbound request in the history has *request_id*."""
         for old in self._history:
             if old.direction is Direction.OUTBOUND and old.id == request_id:
-                old.late_events.append("late response")
+                old.note_late("late response")
                 return True
         return False
 
@@ -320,6 +320,9 @@ class RequestBook:
             self._outbound.pop(entry.id, None)
         else:
             self._inbound.pop(entry.id, None)
+            # Its cancel handle (the session's scope) is read only while in
+            # flight (Connection.handle); the remembered entry need not keep it.
+            entry.user_data = None
             finished = self._finished_inbound
             finished[entry.id] = entry
             if len(finished) > self._remember_ids:

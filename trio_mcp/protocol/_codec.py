@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+from sys import intern
 from typing import Any
 
 import attrs
@@ -176,6 +177,10 @@ def decode_object(obj: Any) -> Message | FrameError:
         method = obj["method"]
         if not isinstance(method, str):
             return _bad(ErrorCode.INVALID_REQUEST, '"method" must be a string', readable_id)
+        # One string per method name, not one per message: a request's record
+        # keeps its method for as long as the session remembers it (thousands),
+        # and ``sys.intern`` strings die with their last reference.
+        method = intern(method)
         if "result" in obj or "error" in obj:
             return _bad(
                 ErrorCode.INVALID_REQUEST,

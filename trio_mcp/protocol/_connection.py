@@ -1021,7 +1021,7 @@ class Connection:
         if entry is None:
             return self._ignore(IgnoredReason.UNKNOWN_ID, f"cancel for unknown id {request_id!r}")
         if not METHODS[entry.method].cancellable:
-            entry.late_events.append(f"peer cancel refused: {entry.method} is not cancellable")
+            entry.note_late(f"peer cancel refused: {entry.method} is not cancellable")
             return self._ignore(
                 IgnoredReason.NOT_CANCELLABLE, f"{entry.method} cannot be cancelled (CN-03)"
             )
@@ -1042,7 +1042,7 @@ class Connection:
                 f"the server cancelled {request_id!r}, which is no subscription (CN-15)",
             )
         if entry.state is not RequestState.RUNNING:
-            entry.late_events.append(f"server cancel in {entry.state.value}")
+            entry.note_late(f"server cancel in {entry.state.value}")
             return self._ignore(IgnoredReason.LATE, f"server cancel for {request_id!r}")
         error = ErrorObject(
             int(ErrorCode.SESSION_CLOSED),
@@ -1061,15 +1061,13 @@ class Connection:
         the cancel crossed it on the wire and is ignored (CN-06), and recorded.
         """
         if entry.reply_written or entry.peer_cancelled:
-            entry.late_events.append(f"cancel by peer in {entry.state.value}: ignored")
+            entry.note_late(f"cancel by peer in {entry.state.value}: ignored")
             return self._ignore(IgnoredReason.LATE, f"cancel for finished id {entry.id!r}")
         entry.peer_cancelled = True
         if entry.cancel_origin is None:
             entry.cancel_origin = CancelOrigin.PEER
             entry.cancel_reason = reason
-        entry.late_events.append(
-            f"cancel by peer in {entry.state.value}: the unwritten reply is suppressed"
-        )
+        entry.note_late(f"cancel by peer in {entry.state.value}: the unwritten reply is suppressed")
         return CancelReceived(entry.id, reason)
 
     def _receive_progress(self, params: JSONObject | None) -> Event:
@@ -1106,12 +1104,12 @@ class Connection:
         if entry is None or entry.progress_token != token:
             return self._ignore(IgnoredReason.UNKNOWN_ID, f"progress for unknown token {token!r}")
         if entry.state is not RequestState.RUNNING:
-            entry.late_events.append(f"progress in {entry.state.value}")
+            entry.note_late(f"progress in {entry.state.value}")
             return self._ignore(
                 IgnoredReason.LATE, f"progress for {token!r} in {entry.state.value}"
             )
         if entry.progress is not None and value <= entry.progress.progress:  # type: ignore[operator]
-            entry.late_events.append(f"non-increasing progress {value!r}")
+            entry.note_late(f"non-increasing progress {value!r}")
             return self._ignore(
                 IgnoredReason.NON_MONOTONIC, f"progress {value!r} did not increase (PG-04)"
             )
@@ -1128,7 +1126,7 @@ class Connection:
         entry = book.outbound_entry(response.id)
         if entry is None or entry.state is not RequestState.RUNNING:
             if entry is not None:
-                entry.late_events.append(f"response in {entry.state.value}")
+                entry.note_late(f"response in {entry.state.value}")
             elif book.note_late_response(response.id):
                 return self._ignore(IgnoredReason.LATE, f"late response for {response.id!r}")
             return self._ignore(

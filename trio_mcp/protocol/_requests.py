@@ -222,7 +222,10 @@ class RequestEntry:
         self.cancel_origin: CancelOrigin | None = None
         self.cancel_reason: str | None = None
         self.error: ErrorObject | None = None
-        self.late_events: list[str] = []
+        # A tuple, replaced on each (rare) late event: the shared empty one
+        # costs a finished record nothing (a list was ~56 bytes each, kept for
+        # every remembered request).
+        self.late_events: tuple[str, ...] = ()
         self.in_worker_thread = False
         # The serialized frame: for an inbound request its response, made when
         # the handler finished; for an outbound one the request, made when it
@@ -250,12 +253,16 @@ class RequestEntry:
         self.task_allowed = False
         self.follows: RequestId | None = None
 
+    def note_late(self, event: str) -> None:
+        """Record what arrived too late to change the state (never an error)."""
+        self.late_events = (*self.late_events, event)
+
     def apply(self, event: RequestEvent, now: float, *, note: str = "") -> RequestState | None:
         """Apply *event*; return the old state, or None if it was ignored (and recorded)."""
         old = self.state
         new = TRANSITIONS[old].get(event)
         if new is None:
-            self.late_events.append(f"{event.value} in {old.value}" + (f": {note}" if note else ""))
+            self.note_late(f"{event.value} in {old.value}" + (f": {note}" if note else ""))
             return None
         self.state = new
         if new is RequestState.RUNNING:
@@ -267,7 +274,7 @@ class RequestEntry:
     def request_cancel(self, origin: CancelOrigin, reason: str | None) -> bool:
         """Note who asked to cancel; the first asker wins. False if already terminal."""
         if self.state in _TERMINAL:
-            self.late_events.append(f"cancel by {origin.value} in {self.state.value}")
+            self.note_late(f"cancel by {origin.value} in {self.state.value}")
             return False
         if self.cancel_origin is None:
             self.cancel_origin = origin
@@ -290,7 +297,7 @@ class RequestEntry:
             cancel_origin=self.cancel_origin,
             cancel_reason=self.cancel_reason,
             error=self.error,
-            late_events=tuple(self.late_events),
+            late_events=self.late_events,
             in_worker_thread=self.in_worker_thread,
             input_required=self.input_required,
             follows=self.follows,
