@@ -167,6 +167,14 @@ class Server:
             caller's token does not grant (ST-06). Off by default: lists show
             everything and a call without the scope is refused with a step-up
             challenge (see :meth:`required_scopes`).
+        request_history: finished requests each session keeps for
+            ``Session.requests()`` (1000).
+        remembered_requests: finished requests each session remembers so a
+            peer reusing an id while its reply is owed is refused (BP-04, C-02;
+            4096). A remembered request costs about 0.4 KiB, so a busy session
+            holds up to ~1.6 MiB by default, and a server's memory grows with
+            its sessions' calls until each is at the bound: lower both for
+            servers with many long sessions.
     """
 
     def __init__(
@@ -189,9 +197,15 @@ class Server:
         task_list: bool = False,
         task_owner: OwnerOf | None = None,
         filter_lists_by_scope: bool = False,
+        request_history: int = 1000,
+        remembered_requests: int = 4096,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
+        if request_history < 0 or remembered_requests < 0:
+            raise ValueError("request_history and remembered_requests must be >= 0")
+        self.request_history = request_history
+        self.remembered_requests = remembered_requests
         self.name = name
         self.version = version
         self.title = title
@@ -541,6 +555,8 @@ class Server:
             info=info,
             instructions=self.instructions,
             supported_versions=self.protocol_versions,
+            history=self.request_history,
+            remember_ids=self.remembered_requests,
         )
         protocol.modern_capabilities = self.modern_capabilities()
         protocol.cache_hints = dict(self.cache_hints)
