@@ -154,12 +154,19 @@ class Report:
         return 1 if self.failures else 0
 
 
-def build_server(stats: Callable[[], dict[str, int]]) -> Any:
+def build_server(stats: Callable[[], dict[str, int]], remembered: int | None = None) -> Any:
     import trio
 
     import trio_mcp
 
-    server = trio_mcp.Server("soak")
+    # remembered: the finished requests a session keeps (Server's
+    # request_history and remembered_requests; None: the defaults, 1000/4096).
+    if remembered is None:
+        server = trio_mcp.Server("soak")
+    else:
+        server = trio_mcp.Server(
+            "soak", request_history=min(remembered, 1000), remembered_requests=remembered
+        )
     running = {"slow": 0}
 
     @server.tool()
@@ -186,7 +193,7 @@ def build_server(stats: Callable[[], dict[str, int]]) -> Any:
     return server
 
 
-def serve_http_main(idle_timeout: float, header_timeout: float) -> None:
+def serve_http_main(idle_timeout: float, header_timeout: float, remembered: int | None) -> None:
     import trio
 
     logging.basicConfig(
@@ -196,7 +203,7 @@ def serve_http_main(idle_timeout: float, header_timeout: float) -> None:
     from trio_mcp import http_app, serve_http
 
     holder: dict[str, Any] = {}
-    server = build_server(lambda: {"sessions": holder["app"].session_count})
+    server = build_server(lambda: {"sessions": holder["app"].session_count}, remembered)
     app = http_app(server, session_idle_timeout=idle_timeout, max_sessions=100_000)
     holder["app"] = app
 
@@ -257,9 +264,11 @@ def raw_peer_main(mode: str) -> None:
 
 
 def start_http_server(
-    idle_timeout: float, header_timeout: float = 10.0
+    idle_timeout: float, header_timeout: float = 10.0, remembered: int | None = None
 ) -> tuple[subprocess.Popen[str], str]:
     args = ["--idle-timeout", str(idle_timeout), "--header-timeout", str(header_timeout)]
+    if remembered is not None:
+        args += ["--remembered", str(remembered)]
     # The server logs WARNING and above to a file of its own: a load run
     # checks it has no ERROR, and shows the kinds of warning it has.
     with tempfile.NamedTemporaryFile(prefix="soak-server-", suffix=".log", delete=False) as log:
@@ -354,7 +363,7 @@ def http_load(args: argparse.Namespace, era: str, count: int, name: str) -> int:
     from trio_mcp import MCPError, open_http_client
 
     report = Report(name, args.seed)
-    proc, url = start_http_server(1800.0)
+    proc, url = start_http_server(1800.0, remembered=args.remembered)
     answered = 0
     sent = 0
     wrong: list[str] = []
@@ -425,6 +434,10 @@ def http_load(args: argparse.Namespace, era: str, count: int, name: str) -> int:
         stop(proc)
     server_log_rows(report, proc)
     report.row("era", era)
+    report.row(
+        "requests a session keeps",
+        "Server defaults (1000 / 4096)" if args.remembered is None else args.remembered,
+    )
     report.row("concurrent sessions" if era == "legacy" else "concurrent clients", count)
     report.row("calls answered", f"{answered} / {sent}")
     report.row("seconds", f"{out['seconds']:.2f}")
@@ -819,12 +832,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--calls", type=int, default=10)
     p.add_argument("--duration", type=float, default=0.0, help="call for this long instead")
     p.add_argument("--open-burst", type=int, default=50, help="sessions opening at one time")
+    p.add_argument(
+        "--remembered",
+        type=int,
+        default=None,
+        help="finished requests a server session keeps (default: Server's, 1000 and 4096)",
+    )
     common(p)
     p = sub.add_parser("modern-clients")
     p.add_argument("--clients", type=int, default=1000)
     p.add_argument("--calls", type=int, default=10)
     p.add_argument("--duration", type=float, default=0.0, help="call for this long instead")
     p.add_argument("--open-burst", type=int, default=50, help="sessions opening at one time")
+    p.add_argument(
+        "--remembered",
+        type=int,
+        default=None,
+        help="finished requests a server session keeps (default: Server's, 1000 and 4096)",
+    )
     common(p)
     p = sub.add_parser("stdio-calls")
     p.add_argument("--calls", type=int, default=1_000_000)
@@ -856,6 +881,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("serve-http")
     p.add_argument("--idle-timeout", type=float, default=1800.0)
     p.add_argument("--header-timeout", type=float, default=10.0)
+    p.add_argument("--remembered", type=int, default=None)
     p = sub.add_parser("serve-stdio")
     p = sub.add_parser("raw-peer")
     p.add_argument("mode")
@@ -865,7 +891,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.cmd == "serve-http":
-        serve_http_main(args.idle_timeout, args.header_timeout)
+        serve_http_main(args.idle_timeout, args.header_timeout, args.remembered)
         return 0
     if args.cmd == "serve-stdio":
         serve_stdio_main()
