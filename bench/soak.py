@@ -830,44 +830,31 @@ def main(argv: list[str] | None = None) -> int:
             "--rss-bound", type=int, default=16384, help="KiB of RSS growth allowed in the 2nd half"
         )
 
+    def load(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--calls", type=int, default=None, help="exactly this many calls each (else --duration)"
+        )
+        p.add_argument(
+            "--duration",
+            type=float,
+            default=60.0,
+            help="seconds from the start that every session calls for, without --calls (60)",
+        )
+        p.add_argument("--open-burst", type=int, default=50, help="sessions opening at one time")
+        p.add_argument(
+            "--remembered",
+            type=int,
+            default=8,
+            help="finished requests a server session keeps (8; 0: Server's defaults, 1000/4096)",
+        )
+        common(p)
+
     p = sub.add_parser("http-sessions")
     p.add_argument("--sessions", type=int, default=1000)
-    p.add_argument(
-        "--calls", type=int, default=None, help="exactly this many calls each (else --duration)"
-    )
-    p.add_argument(
-        "--duration",
-        type=float,
-        default=60.0,
-        help="seconds from the start that every session calls for, without --calls (60)",
-    )
-    p.add_argument("--open-burst", type=int, default=50, help="sessions opening at one time")
-    p.add_argument(
-        "--remembered",
-        type=int,
-        default=8,
-        help="finished requests a server session keeps (8; 0: Server's defaults, 1000/4096)",
-    )
-    common(p)
+    load(p)
     p = sub.add_parser("modern-clients")
     p.add_argument("--clients", type=int, default=1000)
-    p.add_argument(
-        "--calls", type=int, default=None, help="exactly this many calls each (else --duration)"
-    )
-    p.add_argument(
-        "--duration",
-        type=float,
-        default=60.0,
-        help="seconds from the start that every session calls for, without --calls (60)",
-    )
-    p.add_argument("--open-burst", type=int, default=50, help="sessions opening at one time")
-    p.add_argument(
-        "--remembered",
-        type=int,
-        default=8,
-        help="finished requests a server session keeps (8; 0: Server's defaults, 1000/4096)",
-    )
-    common(p)
+    load(p)
     p = sub.add_parser("stdio-calls")
     p.add_argument("--calls", type=int, default=1_000_000)
     p.add_argument("--concurrency", type=int, default=16)

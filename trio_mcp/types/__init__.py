@@ -24,9 +24,9 @@ unchanged.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_exports
 from ._base import (
     PROGRESS_TOKEN_META_KEY,
     RELATED_TASK_META_KEY,
@@ -309,18 +309,7 @@ if TYPE_CHECKING:
     from .tasks_extension import RESULT_TYPE_TASK, DetailedTask, TaskNotificationParams
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'trio_mcp.types' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # later lookups skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
-
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
 
 __all__ = [
     # _base
