@@ -318,3 +318,19 @@ async def test_opening_clients_loads_the_ca_bundle_once(monkeypatch: pytest.Monk
         assert default_tls_context().check_hostname
     finally:
         default_tls_context.cache_clear()
+
+
+@pytest.mark.spec("HT-08")
+async def test_a_refused_post_fails_with_the_servers_own_reason() -> None:
+    # A 2025-11-25 server refuses a batch with 400 and a JSON-RPC error body:
+    # the error the client raises quotes it, not only the status.
+    batch = b'[{"jsonrpc": "2.0", "method": "notifications/progress"}]'
+    async with (
+        running(make_server()) as (url, _),
+        open_http_client(url + "/mcp", era="legacy") as client,
+    ):
+        with pytest.raises(trio.BrokenResourceError) as refused:
+            await http_transport_of(client).send(batch)
+    message = str(refused.value)
+    assert message.startswith("server refused a message: HTTP 400 with JSON-RPC error -32600: ")
+    assert "no batches" in message

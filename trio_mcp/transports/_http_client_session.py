@@ -298,7 +298,7 @@ class SessionKeeper:
                 return
             raise trio.BrokenResourceError("session expired (HTTP 404)")
         if not 200 <= response.status_code < 300:
-            refusal = f"server refused a message: HTTP {response.status_code}{_reason(response)}"
+            refusal = f"server refused a message: {describe_answer(response, response.content)}"
             logger.warning("%s", refusal)
             raise trio.BrokenResourceError(refusal)
         # A JSON answer to a notification is unusual; pass it on.
@@ -621,15 +621,3 @@ def rpc_error(body: bytes) -> dict[str, Any] | None:
         return None
     error = parsed.get("error") if isinstance(parsed, dict) else None
     return error if isinstance(error, dict) else None
-
-
-def _reason(response: httpx.Response) -> str:
-    """The server's own words for a refusal, for the error: the JSON-RPC error
-    message of its body (HT-08), else the start of the body; '' when empty."""
-    body = response.content[:2048]
-    try:
-        message = orjson.loads(body)["error"]["message"]
-    except (orjson.JSONDecodeError, KeyError, TypeError):
-        message = body.decode("utf-8", "replace")
-    text = " ".join(str(message).split())[:200]
-    return f" ({text})" if text else ""
