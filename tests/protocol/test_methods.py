@@ -348,13 +348,3 @@ def test_capability_str_names_holder_and_path() -> None:
     assert str(Capability(Role.CLIENT, ("roots", "listChanged"))) == (
         "client capability 'roots.listChanged'"
     )
-
-
-def test_the_modern_result_typed_set_is_the_rows_with_a_modern_result_type() -> None:
-    # The connection tests this set, not each row, on every 2026-07-28 response.
-    from trio_mcp.protocol._methods import MODERN_RESULT_TYPED
-
-    assert {
-        name for name, spec in METHODS.items() if spec.modern_result_type is not None
-    } == MODERN_RESULT_TYPED
-    assert {"tasks/get", "tasks/cancel"} <= MODERN_RESULT_TYPED

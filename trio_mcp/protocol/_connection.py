@@ -101,7 +101,7 @@ from ._messages import (
     Response,
     is_valid_request_id,
 )
-from ._methods import METHODS, MODERN_RESULT_TYPED, Kind, MethodSpec
+from ._methods import METHODS, Kind, MethodSpec
 from ._observer import RequestObserver
 from ._requests import (
     CancelOrigin,
@@ -968,7 +968,7 @@ class Connection:
                     f"Invalid params for {spec.name}: params are required",
                 )
             return None
-        params_type = spec.params_type  # resolved once (a property)
+        params_type = spec.params_type
         if params_type is None:
             return None
         try:
@@ -1148,7 +1148,7 @@ class Connection:
             # allows it; task only to a request that declared the tasks
             # extension (SEP-2663); anything else is not ours to guess.
             kind = response.result.get("resultType", "complete")
-            if entry.method in MODERN_RESULT_TYPED:
+            if spec.modern_result_type is not None:
                 result_type = spec.modern_result_type
             if kind == "input_required" and spec.input_required:
                 result_type = mcp_types.InputRequiredResult

@@ -496,12 +496,6 @@ _ROWS = [
 
 #: Every method by name.
 METHODS: Mapping[str, MethodSpec] = {row.name: row for row in _ROWS}
-#: The requests whose 2026-07-28 result type differs from the handshake era's
-#: (``tasks/get``, ``tasks/cancel``): a set test on every 2026-07-28 response
-#: instead of resolving ``modern_result_type`` for each (issue #16).
-MODERN_RESULT_TYPED: frozenset[str] = frozenset(
-    row.name for row in _ROWS if row._modern_result_type is not None
-)
 
 
 def methods_in(revision: str) -> list[MethodSpec]:
