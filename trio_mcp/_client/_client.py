@@ -34,7 +34,6 @@ import inspect
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from functools import partial
 from typing import Any, Literal, final, overload
 
 import attrs
@@ -474,53 +473,36 @@ class Client:
         if self._input_rounds or augmented is not None:
             sent = params if augmented is None else augmented
             try:
-                # The first round inline (what _call_rounds does): most calls
-                # have only this one, and a frame less is resumed on every
-                # wake-up (issue #16); only an input-required answer goes on.
-                session = self.session
-                message = session.prepare_request(
-                    "tools/call", sent, want_progress=on_progress is not None
-                )
-                answer = await session.call_prepared(
-                    message,
-                    on_progress=on_progress,
-                    progress_idle_timeout=progress_idle_timeout,
-                    max_duration=max_duration,
-                )
-                request_id = message.id
-                if isinstance(answer, mcp_types.InputRequiredResult):
-                    request_id, answer = await self._call_rounds(
-                        "tools/call",
-                        sent,
-                        on_progress=on_progress,
-                        progress_idle_timeout=progress_idle_timeout,
-                        max_duration=max_duration,
-                        first=(request_id, answer),
-                    )
-            except RPCError as error:
-                # The one retry, when there is one, with the same options (the
-                # partial is made here, off the common path).
-                call = partial(
-                    self._call_rounds,
+                request_id, answer = await self._call_rounds(
                     "tools/call",
+                    sent,
                     on_progress=on_progress,
                     progress_idle_timeout=progress_idle_timeout,
                     max_duration=max_duration,
                 )
+            except RPCError as error:
                 retry = self._tasks.required_retry(params, error) if augmented is None else None
                 if retry is not None:
                     # 2026-07-28: the tool runs only as a task and said so
                     # (-32021 naming the extension): call once more declaring
                     # it, and poll the task to its end below.
-                    request_id, answer = await call(retry)
+                    again = retry
                 elif self._tool_headers is not None and is_param_header_mismatch(error):
                     # HM-29: the tool's x-mcp-header annotations may have changed
                     # since it was listed: list again, then one more try.
                     logger.info("tool %r: header mismatch (%s); listing tools again", name, error)
                     await self._cache.refresh("tools")
-                    request_id, answer = await call(sent)
+                    again = sent
                 else:
                     raise
+                # The one retry, with the same options.
+                request_id, answer = await self._call_rounds(
+                    "tools/call",
+                    again,
+                    on_progress=on_progress,
+                    progress_idle_timeout=progress_idle_timeout,
+                    max_duration=max_duration,
+                )
             if isinstance(answer, mcp_types.CallToolResult):
                 if as_task:
                     return self._tasks.immediate(request_id, answer, tool=name)
@@ -583,12 +565,9 @@ class Client:
         on_progress: Callable[[Progress], None] | None = None,
         progress_idle_timeout: float | None = DEFAULT,
         max_duration: float | None = DEFAULT,
-        first: tuple[mcp_types.RequestId, Any] | None = None,
     ) -> tuple[Any, Any]:
         """*method* with the input-required loop of 2026-07-28 (PT-12..PT-15):
         the id of the last round and its result (a handshake-era call has one).
-        *first*: the id and result of a first round the caller already made
-        with these *params* (the loop goes on from it).
 
         Raises:
             InvalidPeerResult: the server asked for more than
@@ -601,23 +580,18 @@ class Client:
         follows = None
         current = params
         for _ in range(self.max_input_rounds + 1):
-            if first is not None:
-                request_id, result = first
-                first = None
-            else:
-                message = session.prepare_request(
-                    method, current, want_progress=on_progress is not None, follows=follows
-                )
-                request_id = message.id
-                result = await session.call_prepared(
-                    message,
-                    on_progress=on_progress,
-                    progress_idle_timeout=progress_idle_timeout,
-                    max_duration=max_duration,
-                )
+            message = session.prepare_request(
+                method, current, want_progress=on_progress is not None, follows=follows
+            )
+            result = await session.call_prepared(
+                message,
+                on_progress=on_progress,
+                progress_idle_timeout=progress_idle_timeout,
+                max_duration=max_duration,
+            )
             if not isinstance(result, mcp_types.InputRequiredResult):
-                return request_id, result
-            follows = request_id
+                return message.id, result
+            follows = message.id
             current = dict(params)
             if result.input_requests:
                 current["inputResponses"] = await self._answer_inputs(result.input_requests)

@@ -504,9 +504,7 @@ class Session:
             SessionClosed: the session is closing or closed.
             LocalProtocolError: as :meth:`request`.
         """
-        # The test of _check_open, inline: this is on every 2026-07-28 call.
-        if not self._accepting or self._closed.is_set():
-            raise self._closed_error()
+        self._check_open()
         return self.protocol.send_request(
             method, params, want_progress=want_progress, follows=follows
         )
