@@ -299,18 +299,9 @@ async def test_a_message_under_the_drain_limit_is_refused_with_its_id_and_goes_o
         assert (await client.message())["id"] == 9
 
 
-@pytest.mark.spec("TR-03")
-@pytest.mark.spec("BP-28")
-async def test_a_message_past_the_drain_limit_is_closed_1009_unread_and_others_are_served(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    """Issue 17 §1: a client streaming one endless text message (fragments that
-    never end it) is not read forever. Past 4x the bound the server closes with
-    1009 and a reason naming the sizes, having read at most one fragment past
-    the limit, with memory about the bound (not the limit); the session of that
-    connection ends as on any disconnect (its running tool is cancelled,
-    nothing is logged as a failure); another connection is served while the
-    message is sent and after, and the server goes on accepting."""
+def blocking_server() -> tuple[Server, trio.Event, trio.Event]:
+    """A server with a ``block`` tool that waits forever: *started* is set
+    when it runs, *cleaned* when it is cancelled (its ``finally`` ran)."""
     server = make_server()
     started = trio.Event()
     cleaned = trio.Event()
@@ -324,6 +315,23 @@ async def test_a_message_past_the_drain_limit_is_closed_1009_unread_and_others_a
         finally:
             cleaned.set()
         return "never"
+
+    return server, started, cleaned
+
+
+@pytest.mark.spec("TR-03")
+@pytest.mark.spec("BP-28")
+async def test_a_message_past_the_drain_limit_is_closed_1009_unread_and_others_are_served(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Issue 17 §1: a client streaming one endless text message (fragments that
+    never end it) is not read forever. Past 4x the bound the server closes with
+    1009 and a reason naming the sizes, having read at most one fragment past
+    the limit, with memory about the bound (not the limit); the session of that
+    connection ends as on any disconnect (its running tool is cancelled,
+    nothing is logged as a failure); another connection is served while the
+    message is sent and after, and the server goes on accepting."""
+    server, started, cleaned = blocking_server()
 
     def add(a: int) -> dict[str, Any]:
         return {"result": a + 1}
@@ -536,19 +544,7 @@ async def test_server_shutdown_is_bounded_with_a_peer_that_stopped_reading(
 async def test_connection_lost_mid_message_cleans_the_session(how: str) -> None:
     """W-07: the TCP connection ends in the middle of a frame: the session's
     handlers are cancelled, nothing escapes, the server goes on."""
-    server = make_server()
-    started = trio.Event()
-    cleaned = trio.Event()
-
-    @server.tool()
-    async def block() -> str:
-        """Wait forever."""
-        started.set()
-        try:
-            await trio.sleep(float("inf"))
-        finally:
-            cleaned.set()
-        return "never"
+    server, started, cleaned = blocking_server()
 
     async with trio.open_nursery() as nursery:
         url = await nursery.start(
