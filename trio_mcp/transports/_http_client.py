@@ -76,6 +76,7 @@ from ._http_client_exchange import Exchange
 from ._http_client_modern import ModernExchange, ToolHeaders, is_modern_request
 from ._http_client_session import SessionKeeper, oversize_answer_key
 from ._http_common import id_key
+from ._http_lanes import LanePool, default_lane
 
 logger = logging.getLogger("trio_mcp.http.client")
 
@@ -592,14 +593,15 @@ async def open_http_transport(
     # all kept alive (as many kept alive as open means no churn); a request
     # past them waits for a free connection (pool=None), and an application
     # that needs more calls in flight passes its own http_client.
+    #
+    # The pool is a LanePool, not httpx's own (whose cost per request grows
+    # with the connections in flight; see _http_lanes): the same bound, each
+    # connection still an httpx transport's.
     http = http_client or httpx.AsyncClient(
         timeout=httpx.Timeout(30.0, read=None, pool=None),
-        verify=default_tls_context(),
         auth=auth,
         follow_redirects=False,
-        limits=httpx.Limits(
-            max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS
-        ),
+        transport=LanePool(default_lane(default_tls_context()), max_lanes=MAX_CONNECTIONS),
     )
     control = (
         None
