@@ -231,6 +231,23 @@ async def test_a_failing_request_gives_its_lane_back_and_raises(
     assert lanes.made[0].paths == ["/fail", "/fail", "/next"]
 
 
+async def test_a_lane_that_cannot_be_made_gives_its_permit_back(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    lanes = FakeLanes()
+    pool = LanePool(lanes, max_lanes=1)
+    lanes.broken = True
+    with trio.fail_after(5):
+        with pytest.raises(OSError, match="no lane today"):
+            await pool.handle_async_request(request("/x"))
+        assert (pool.lanes, pool.in_flight) == (0, 0)
+        lanes.broken = False
+        answer = await pool.handle_async_request(request("/y"))
+        assert (pool.lanes, pool.in_flight) == (1, 1)
+        await answer.aclose()
+        assert pool.in_flight == 0
+
+
 async def test_a_request_cancelled_while_waiting_for_a_lane_gives_nothing_back(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
@@ -360,6 +377,32 @@ async def test_a_closed_pool_refuses_requests_and_closes_its_lanes(
         with pytest.raises(RuntimeError, match="the connection pool is closed"):
             await pool.handle_async_request(request("/later"))
     assert [lane.paths for lane in lanes.made] == [["/idle"], ["/busy"]]
+
+
+async def test_a_request_waiting_when_the_pool_closes_fails_at_once(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    lanes = FakeLanes()
+    pool = LanePool(lanes, max_lanes=1)
+    with trio.fail_after(5):
+        holder = await pool.handle_async_request(request("/holder"))
+        failures: list[BaseException] = []
+        async with trio.open_nursery() as nursery:
+
+            async def waiter() -> None:
+                with pytest.raises(RuntimeError, match="the connection pool is closed") as caught:
+                    await pool.handle_async_request(request("/waits"))
+                failures.append(caught.value)
+
+            nursery.start_soon(waiter)
+            await trio.testing.wait_all_tasks_blocked()
+            assert pool.in_flight == 1
+            await pool.aclose()  # the holder's response is still open
+        assert len(failures) == 1
+        assert pool.in_flight == 1  # the waiter took no permit
+        await holder.aclose()
+        assert pool.in_flight == 0
+    assert lanes.made[0].paths == ["/holder"]
 
 
 async def test_a_request_handed_a_lane_as_the_pool_closes_gives_its_permit_back(

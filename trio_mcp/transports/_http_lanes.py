@@ -24,8 +24,9 @@ Cancellation:
     lane and while the lane sends the request; a request that fails or is
     cancelled before its response gives its lane back at once. A response
     closed by cancellation (httpx closes it in a ``finally``) gives its lane
-    back too. :meth:`LanePool.aclose` closes every lane; it is not shielded
-    (the client closing it shields it).
+    back too. :meth:`LanePool.aclose` closes every lane and fails the
+    requests still waiting for one (``RuntimeError``, as a request after it
+    gets); it is not shielded (the client closing it shields it).
 """
 
 from __future__ import annotations
@@ -57,10 +58,10 @@ class LanePool(httpx.AsyncBaseTransport):
 
     At most *max_lanes* requests are in flight; one more waits (with no time
     limit: the client's ``pool`` timeout does not apply here) until a response
-    is closed.
+    is closed, or fails when the pool is closed.
     """
 
-    __slots__ = ("_closed", "_free", "_idle", "_lanes", "_make_lane", "max_lanes")
+    __slots__ = ("_closed", "_free", "_idle", "_lanes", "_make_lane", "_waiting", "max_lanes")
 
     def __init__(self, make_lane: LaneFactory, *, max_lanes: int) -> None:
         if max_lanes < 1:
@@ -71,6 +72,8 @@ class LanePool(httpx.AsyncBaseTransport):
         self._idle: list[httpx.AsyncBaseTransport] = []
         self._lanes: list[httpx.AsyncBaseTransport] = []
         self._closed = False
+        #: The waits for a lane, cancelled by aclose.
+        self._waiting: set[trio.CancelScope] = set()
 
     @property
     def lanes(self) -> int:
@@ -89,21 +92,31 @@ class LanePool(httpx.AsyncBaseTransport):
             # yields soon enough, and a yield here cost a scheduler pass a call.
             self._free.acquire_nowait()
         except trio.WouldBlock:
-            await self._free.acquire()
-            try:
-                self._check_open()  # closed while this request waited
-            except RuntimeError:
-                self._free.release()
-                raise
-        if self._idle:
-            lane = self._idle.pop()
-        else:
-            lane = self._make_lane()
-            self._lanes.append(lane)
+            # aclose cancels this wait: a request must not wait for a closed
+            # pool's lanes (their responses may never be closed).
+            with trio.CancelScope() as waiting:
+                self._waiting.add(waiting)
+                try:
+                    await self._free.acquire()
+                finally:
+                    self._waiting.discard(waiting)
+            if self._closed:
+                if not waiting.cancelled_caught:  # handed a permit as the pool closed
+                    self._free.release()
+                self._check_open()
+        lane: httpx.AsyncBaseTransport | None = None
         try:
+            if self._idle:
+                lane = self._idle.pop()
+            else:
+                lane = self._make_lane()
+                self._lanes.append(lane)
             response = await lane.handle_async_request(request)
         except BaseException:
-            self._give_back(lane)
+            if lane is None:  # no lane could be made: only the permit goes back
+                self._free.release()
+            else:
+                self._give_back(lane)
             raise
         stream = response.stream
         if not isinstance(stream, httpx.AsyncByteStream):  # an httpx transport's never is
@@ -123,6 +136,8 @@ class LanePool(httpx.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         self._closed = True
+        for waiting in self._waiting:
+            waiting.cancel(reason="the connection pool is closed")
         lanes, self._lanes, self._idle = self._lanes, [], []
         for lane in lanes:
             await lane.aclose()
