@@ -17,7 +17,8 @@ import gc
 import signal
 import sys
 import threading
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
+from contextlib import asynccontextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
@@ -156,16 +157,28 @@ class _HttpSessions:
         """
         await serve_session(self.server, transport, **self.session_options)
 
-    async def serve_stateless(self, transport: HttpServerTransport, version: str | None) -> None:
-        """Serve the one request of a stateless POST, spoken in revision *version*
-        (a 2026-07-28 POST: the era it opens in; None: its connection decides
-        from the request, see ``Connection.start_stateless``)."""
+    @asynccontextmanager
+    async def stateless_session(
+        self, transport: HttpServerTransport, version: str | None
+    ) -> AsyncIterator[None]:
+        """The session of the one request of a stateless POST, spoken in
+        revision *version* (a 2026-07-28 POST: the era it opens in; None: its
+        connection decides from the request, see ``Connection.start_stateless``),
+        open for the body, which serves the POST in its own task and ends the
+        client side (``transport.peer_closed()``).
+
+        Cancellation: leaving the body normally waits until the session has
+        seen the client side end and stopped (a request still running is
+        cancelled then, origin ``transport``); leaving it by an exception or a
+        cancel shuts the session down as any session's owner does.
+        """
         connection = self.server.make_protocol()
         if version is not None:
             connection.start_stateless(version)
         async with open_session(
             transport, connection, self.server, **self.session_options
         ) as session:
+            yield
             await session.wait_closed()
 
 
@@ -210,7 +223,7 @@ def http_app(
     if tasks is not None:
         app_options.setdefault("background", tasks.serving)
     return StreamableHTTPApp(
-        sessions.serve, stateless_handler=sessions.serve_stateless, **app_options
+        sessions.serve, stateless_session=sessions.stateless_session, **app_options
     )
 
 

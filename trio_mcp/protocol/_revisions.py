@@ -21,6 +21,7 @@ VR-09 (the modern era and the dual-era server), §29.
 from __future__ import annotations
 
 import enum
+import functools
 from typing import Final
 
 import attrs
@@ -161,11 +162,16 @@ LATEST_VERSION: Final[str] = LATEST.version
 LATEST_MODERN: Final[Revision] = REVISIONS[MODERN_VERSIONS[0]]
 
 
+# Cached (bounded): every connection works both out from its supported versions
+# (configuration, never a peer's input), and a stateless HTTP server makes a
+# connection per request.
+@functools.lru_cache(maxsize=64)
 def handshake_versions(versions: tuple[str, ...]) -> tuple[str, ...]:
     """The handshake-era versions among *versions*, in their order."""
     return tuple(v for v in versions if REVISIONS[v].era is Era.HANDSHAKE)
 
 
+@functools.lru_cache(maxsize=64)
 def modern_versions(versions: tuple[str, ...]) -> tuple[str, ...]:
     """The modern-era versions among *versions*, in their order."""
     return tuple(v for v in versions if REVISIONS[v].era is Era.MODERN)

@@ -59,6 +59,22 @@ class Disconnected(Exception):
     pass
 
 
+class TrackedSend:
+    """An ASGI ``send`` that remembers whether the response has started (so a
+    handler whose work failed midway knows whether it may still answer 500)."""
+
+    __slots__ = ("send", "started")
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.started = False
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.started = True
+        await self.send(message)
+
+
 async def respond(
     send: Send,
     status: int,

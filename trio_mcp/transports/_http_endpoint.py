@@ -40,7 +40,7 @@ HT-36, HT-37.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
@@ -70,7 +70,14 @@ from ._http_common import (
     one_header,
 )
 from ._http_modern import ModernPost, body_version
-from ._http_session import END, Connection, HttpServerTransport, Stream
+from ._http_session import (
+    END,
+    Connection,
+    HttpServerTransport,
+    OpenStateless,
+    Stream,
+    run_stateless_session,
+)
 
 if TYPE_CHECKING:
     from .._auth._resource import Refusal
@@ -78,10 +85,6 @@ if TYPE_CHECKING:
 
 #: Seconds a POST's SSE response head waits for the answer (see ``stream_sse``).
 HEAD_DEFERRAL = 0.02
-
-#: Runs the one-request session of a stateless POST at the given revision (None:
-#: a modern POST whose connection decides from the request, see ModernPost).
-RunStateless = Callable[[HttpServerTransport, str | None], Awaitable[None]]
 
 
 class SessionHost(Protocol):
@@ -132,8 +135,8 @@ class Endpoint:
     __slots__ = (
         "_host",
         "_modern",
+        "_open_stateless",
         "_reader",
-        "_run_stateless",
         "allow_delete",
         "enable_get",
         "handshake",
@@ -148,7 +151,7 @@ class Endpoint:
         self,
         host: SessionHost,
         *,
-        run_stateless: RunStateless,
+        open_stateless: OpenStateless,
         reader: JsonPostReader,
         json_response: bool,
         stateless: bool,
@@ -161,7 +164,7 @@ class Endpoint:
         handshake: bool = True,
     ) -> None:
         self._host = host
-        self._run_stateless = run_stateless
+        self._open_stateless = open_stateless
         self._reader = reader
         if (modern is None) != (not modern_versions):
             raise ValueError("a modern handler goes with the modern revisions it serves")
@@ -321,7 +324,7 @@ class Endpoint:
     ) -> None:
         transport = HttpServerTransport(None, principal=principal, access_token=access_token)
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._run_stateless, transport, version)
+            nursery.start_soon(run_stateless_session, self._open_stateless, transport, version)
             try:
                 await self._dispatch(receive, send, transport, posted, version)
             finally:

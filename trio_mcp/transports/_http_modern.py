@@ -40,8 +40,7 @@ HM-15, HM-17, HM-19, HM-21, HM-22, HM-24, HM-28, HM-31, CN-13, CN-16.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Awaitable, Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -54,6 +53,7 @@ from ._asgi import (
     PostedMessage,
     Receive,
     Send,
+    TrackedSend,
     refuse,
     respond,
     sse_headers,
@@ -61,7 +61,14 @@ from ._asgi import (
     wait_unless_disconnected,
 )
 from ._http_common import error_body
-from ._http_session import END, HttpServerTransport, Stream
+from ._http_session import (
+    END,
+    Connection,
+    HttpServerTransport,
+    OpenStateless,
+    Stream,
+    run_one_request,
+)
 from ._sse import format_event
 
 if TYPE_CHECKING:
@@ -77,9 +84,10 @@ MODERN_KEEPALIVE = 15.0
 
 #: The ``x-mcp-header`` annotations of a tool, by name (empty: none, or no such tool).
 ToolHeaders = Callable[[str], Sequence[HeaderAnnotation]]
-#: Runs the one-request session of a POST: the transport, the revision it opens
-#: in (None: as the connection decides from the request).
-RunSession = Callable[[HttpServerTransport, str | None], Awaitable[None]]
+#: What :meth:`ModernPost._first_message` returns when no message came within
+#: the head deferral, and when the client disconnected first.
+_SLOW: Any = object()
+_LEFT: Any = object()
 
 #: JSON-RPC errors whose HTTP status is 400 in 2026-07-28 (§27).
 _BAD_REQUEST = frozenset(
@@ -140,18 +148,18 @@ class ModernPost:
         has stopped.
     """
 
-    __slots__ = ("_run_session", "_tool_headers", "head_deferral", "json_response", "keepalive")
+    __slots__ = ("_open_stateless", "_tool_headers", "head_deferral", "json_response", "keepalive")
 
     def __init__(
         self,
-        run_session: RunSession,
+        open_stateless: OpenStateless,
         *,
         tool_headers: ToolHeaders | None,
         json_response: bool,
         head_deferral: float = MODERN_HEAD_DEFERRAL,
         keepalive: float | None = MODERN_KEEPALIVE,
     ) -> None:
-        self._run_session = run_session
+        self._open_stateless = open_stateless
         self._tool_headers = tool_headers
         self.json_response = json_response
         self.head_deferral = head_deferral
@@ -212,14 +220,17 @@ class ModernPost:
         stream = transport.open_stream(
             sniffed.request_ids, sniffed.progress_tokens, json=self.json_response and not listen
         )
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._run_session, transport, opening_version)
-            try:
-                await self._answer(receive, send, transport, stream, posted.body, request_id)
-            finally:
-                # The answer is out or the client left: either way the session
-                # ends now; a request still running is cancelled (HM-13).
-                transport.peer_closed()
+        # The session runs in this task, and ends when the answer is out or the
+        # client left: a request still running is then cancelled (HM-13).
+        tracked = TrackedSend(send)
+        answered = await run_one_request(
+            self._open_stateless,
+            transport,
+            opening_version,
+            lambda: self._answer(receive, tracked, transport, stream, posted.body, request_id),
+        )
+        if not answered and not tracked.started:
+            await self._session_failed(send, request_id)
 
     def _header_problem(
         self, headers: Sequence[tuple[bytes, bytes]], parsed: dict[str, Any]
@@ -262,19 +273,11 @@ class ModernPost:
         if conn is None:
             await self._answer_json(receive, send, stream, request_id)
             return
-        first: Any = END
-        deferred = trio.CancelScope()
-
-        async def first_message() -> None:
-            nonlocal first
-            deferred.deadline = trio.current_time() + self.head_deferral
-            with deferred, contextlib.suppress(trio.EndOfChannel):
-                first = await conn.receive_channel.receive()
-
-        if not await wait_unless_disconnected(receive, first_message):
+        first = await self._first_message(receive, conn)
+        if first is _LEFT:
             transport.detach(stream, conn)
-            return  # the client left: the finally of handle cancels the request
-        if deferred.cancelled_caught:
+            return  # the client left: run_one_request cancels the request
+        if first is _SLOW:
             # Slow to start: the head goes out now, the messages as they come.
             await stream_sse(receive, send, transport, stream, conn, keepalive=self.keepalive)
             return
@@ -298,6 +301,43 @@ class ModernPost:
             await respond(send, modern_status(data), data, content_type=JSON)
         else:
             await respond(send, 200, events, headers=sse_headers(None))
+
+    async def _first_message(self, receive: Receive, conn: Connection) -> Any:
+        """The stream's first item (``END`` if it ended), waited for up to
+        *head_deferral* seconds; ``_SLOW`` if none came by then, ``_LEFT`` if
+        the client disconnected first.
+
+        One task waits for both: it reads the client's next ASGI message (only
+        a disconnect can come, the body is read) inside a cancel scope that
+        the connection cancels when an item arrives (``on_item``) and whose
+        deadline is the head deferral. A task watching for the disconnect
+        beside this one cost a spawn, a nursery and several scheduler passes
+        per POST.
+
+        Cancellation: cancelling the caller abandons the wait; nothing is taken
+        from the connection.
+        """
+        channel = conn.receive_channel
+        try:
+            return channel.receive_nowait()
+        except trio.WouldBlock:
+            pass
+        except trio.EndOfChannel:
+            return END
+        with trio.CancelScope(deadline=trio.current_time() + self.head_deferral) as waiting:
+            conn.on_item = waiting.cancel
+            try:
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                return _LEFT
+            finally:
+                conn.on_item = None
+        try:
+            return channel.receive_nowait()
+        except trio.WouldBlock:
+            return _SLOW
+        except trio.EndOfChannel:
+            return END
 
     async def _answer_json(
         self, receive: Receive, send: Send, stream: Stream, request_id: Any

@@ -54,7 +54,7 @@ from ._event_store import EventStore
 from ._http_common import OriginPolicy, is_loopback_host, new_session_id
 from ._http_endpoint import Endpoint
 from ._http_modern import MODERN_HEAD_DEFERRAL, MODERN_KEEPALIVE, ModernPost, ToolHeaders
-from ._http_session import HttpServerTransport
+from ._http_session import HttpServerTransport, OpenStateless
 from ._legacy_sse import LegacyEndpoint
 
 if TYPE_CHECKING:
@@ -67,9 +67,6 @@ logger = logging.getLogger("trio_mcp.http")
 
 #: Runs one session over its transport, until the session ends.
 TransportHandler = Callable[[HttpServerTransport], Awaitable[None]]
-#: Runs the one-request session of a stateless POST, given the POST's revision
-#: (None: a 2026-07-28 POST whose connection decides from the request).
-StatelessHandler = Callable[[HttpServerTransport, str | None], Awaitable[None]]
 #: Who is asking (e.g. from an auth middleware's scope entries); None: anonymous.
 PrincipalOf = Callable[[Scope], Hashable | None]
 
@@ -113,9 +110,12 @@ class StreamableHTTPApp:
     Args:
         transport_handler: serves one session over its transport (for a
             ``Server``, ``trio_mcp.http_app`` builds the application with one).
-        stateless_handler: serves the one-request session of a stateless POST,
-            given the revision the POST declares (or the default HTTP revision);
-            None: *transport_handler* serves those too.
+        stateless_session: opens the one-request session of a stateless POST
+            (an async context manager, entered in the POST's own task), given
+            the revision the POST declares (or the default HTTP revision; None:
+            a 2026-07-28 POST whose connection decides from the request); see
+            ``OpenStateless``. None: *transport_handler* serves those too, in a
+            task of its own.
         path: the MCP endpoint (POST, GET, DELETE).
         json_response: answer requests with one ``application/json`` body
             instead of an SSE stream (no resumability, no related messages).
@@ -192,7 +192,7 @@ class StreamableHTTPApp:
         self,
         transport_handler: TransportHandler,
         *,
-        stateless_handler: StatelessHandler | None = None,
+        stateless_session: OpenStateless | None = None,
         path: str = "/mcp",
         json_response: bool = False,
         stateless: bool = False,
@@ -252,14 +252,14 @@ class StreamableHTTPApp:
         self.messages_path = messages_path
         self.keepalive = keepalive
         self._handler = transport_handler
-        self._stateless_handler = stateless_handler
+        self._stateless_session = stateless_session
         self._background = background
         self._sessions: dict[str, _Entry] = {}
         self._nursery: trio.Nursery | None = None
         reader = JsonPostReader(max_body_size, body_timeout)
         self._mcp = Endpoint(
             self,
-            run_stateless=self._run_stateless,
+            open_stateless=self._open_stateless,
             reader=reader,
             json_response=json_response,
             stateless=stateless,
@@ -268,7 +268,7 @@ class StreamableHTTPApp:
             retry_interval=retry_interval,
             keepalive=keepalive,
             modern=ModernPost(
-                self._run_stateless,
+                self._open_stateless,
                 tool_headers=tool_headers,
                 json_response=json_response,
                 head_deferral=modern_head_deferral,
@@ -328,19 +328,26 @@ class StreamableHTTPApp:
                     self._sessions.pop(sid, None)
                     transport.peer_closed()
 
-    async def _run_stateless(self, transport: HttpServerTransport, version: str | None) -> None:
-        """Run the one-request session of a stateless POST (contained, as any session).
+    def _open_stateless(
+        self, transport: HttpServerTransport, version: str | None
+    ) -> AbstractAsyncContextManager[object]:
+        """The one-request session of a stateless POST (see ``run_one_request``,
+        which contains its failure): ``stateless_session``'s, or the transport
+        handler's in a task of its own."""
+        if self._stateless_session is not None:
+            return self._stateless_session(transport, version)
+        return self._handler_in_task(transport)
 
-        Cancellation: cancelled with its request (the POST handler's nursery).
+    @asynccontextmanager
+    async def _handler_in_task(self, transport: HttpServerTransport) -> AsyncIterator[None]:
+        """Run the transport handler beside the body (a session over *transport*).
+
+        Cancellation: leaving waits for the handler, which ends once the body
+        has ended the client side (``peer_closed``).
         """
-        stateless = self._stateless_handler
-        handler: TransportHandler = (
-            self._handler if stateless is None else lambda transport: stateless(transport, version)
-        )
-        try:
-            await run_contained(handler, transport)
-        finally:
-            transport.close()  # a failed session leaves no response waiting
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._handler, transport)
+            yield
 
     async def _run_session(self, sid: str, transport: HttpServerTransport) -> None:
         try:
