@@ -267,3 +267,108 @@ async def test_the_http_server_transport_routes_a_frame_without_yielding() -> No
     await transport.aclose()
     with pytest.raises(trio.ClosedResourceError):
         transport.send_nowait(reply)
+
+
+def _task_names() -> list[str]:
+    """The names of every task of this run (walked from the root task)."""
+    names: list[str] = []
+    todo = [trio.lowlevel.current_root_task()]
+    while todo:
+        task = todo.pop()
+        names.append(task.name)
+        for nursery in task.child_nurseries:
+            todo.extend(nursery.child_tasks)
+    return names
+
+
+async def test_the_writer_task_starts_only_when_a_frame_must_wait_for_it() -> None:
+    async def echo(ctx: RequestContext) -> Any:
+        return {"content": [{"type": "text", "text": TEXT}]}
+
+    async with open_piped_server(FnDispatcher(echo=echo)) as (peer, _session, recorder):
+        # The handshake's answers were written through: no writer yet.
+        await trio.testing.wait_all_tasks_blocked()
+        assert "trio_mcp writer" not in _task_names()
+        # The peer stops reading: a reply does not fit, and the writer takes its rest.
+        for request_id in range(1, 7):
+            await _send(peer, _call(request_id, "echo"))
+        await trio.testing.wait_all_tasks_blocked()
+        assert _task_names().count("trio_mcp writer") == 1
+        # Every reply arrives whole, the last one too: a line the writer's own
+        # non-blocking write left in part is finished at once, not when (if
+        # ever) another frame is written. Bounded, so that a lost rest fails.
+        with trio.fail_after(5):
+            lines = await _read_lines(peer, 6)
+        assert sorted(orjson.loads(line)["id"] for line in lines) == list(range(1, 7))
+        assert lines == _out_frames(recorder)[-6:]
+        # Drained, it stays (parked) for the session's life: one writer, ever.
+        await trio.testing.wait_all_tasks_blocked()
+        assert _task_names().count("trio_mcp writer") == 1
+
+
+async def test_an_in_memory_session_never_spawns_its_writer() -> None:
+    import trio_mcp
+    from trio_mcp.testing import open_memory_client
+
+    server = trio_mcp.Server("wt", version="1.0")
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        return text
+
+    async with open_memory_client(server, era="legacy") as client:
+        for _ in range(3):
+            result = await client.call_tool("echo", {"text": "hi"})
+            assert getattr(result.content[0], "text", None) == "hi"
+        await trio.testing.wait_all_tasks_blocked()
+        assert "trio_mcp writer" not in _task_names()
+        stats = client.session.statistics()
+        assert stats.written_through == stats.frames_out
+
+
+class _NoWriteThrough(trio.abc.Channel[bytes]):
+    """A memory channel pair's end without ``send_nowait``: no write-through."""
+
+    def __init__(
+        self, send: trio.MemorySendChannel[bytes], receive: trio.MemoryReceiveChannel[bytes]
+    ) -> None:
+        self._send = send
+        self._receive = receive
+
+    async def send(self, value: bytes) -> None:
+        await self._send.send(value)
+
+    async def receive(self) -> bytes:
+        return await self._receive.receive()
+
+    async def aclose(self) -> None:
+        await self._send.aclose()
+        await self._receive.aclose()
+
+
+async def test_a_transport_without_send_nowait_has_its_writer_from_the_start() -> None:
+    to_server, server_in = trio.open_memory_channel[bytes](8)
+    server_out, from_server = trio.open_memory_channel[bytes](8)
+    transport = _NoWriteThrough(server_out, server_in)
+    protocol = Connection(Role.SERVER, capabilities={"tools": {}})
+    async with open_session(transport, protocol, FnDispatcher()) as session:
+        await trio.testing.wait_all_tasks_blocked()
+        assert _task_names().count("trio_mcp writer") == 1
+        await to_server.send(
+            orjson.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "0"},
+                    },
+                }
+            )
+        )
+        answer = orjson.loads(await from_server.receive())
+        assert answer["id"] == 1
+        assert "result" in answer
+        assert session.statistics().written_through == 0

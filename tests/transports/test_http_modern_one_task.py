@@ -115,7 +115,7 @@ class SpawnCounter(trio.abc.Instrument):
         self.names.append(task.name)
 
 
-async def test_a_modern_post_spawns_only_its_sessions_tasks_and_its_handler() -> None:
+async def test_a_modern_post_spawns_only_its_sessions_reader_and_its_handler() -> None:
     server = make_server()
 
     @server.tool()
@@ -137,13 +137,10 @@ async def test_a_modern_post_spawns_only_its_sessions_tasks_and_its_handler() ->
         assert orjson.loads(exchange.content)["result"]["content"][0]["text"] == "pong"
 
     await serving(app, work)
-    # The session's reader and writer and the request's handler: no task to run
-    # the session beside the POST, none to watch for the disconnect.
-    assert sorted(counter.names) == [
-        "trio_mcp inbound request",
-        "trio_mcp reader",
-        "trio_mcp writer",
-    ]
+    # The session's reader and the request's handler: no task to run the
+    # session beside the POST, none to watch for the disconnect, and no writer
+    # (every frame was written through).
+    assert sorted(counter.names) == ["trio_mcp inbound request", "trio_mcp reader"]
 
 
 async def test_a_slow_answer_gets_its_head_at_the_deferral_then_the_answer_on_the_stream(

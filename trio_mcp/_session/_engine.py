@@ -389,10 +389,16 @@ class Session:
         # optional flush of what a partial non-blocking write left over.
         self._send_nowait: Callable[[bytes], None] | None = getattr(transport, "send_nowait", None)
         self._flush_pending: Callable[[], bool] | None = getattr(transport, "flush_pending", None)
-        # True only while the writer task is parked on an empty queue, the
-        # queue is open and nothing was handed to it since: then a sender may
-        # write its frame itself, and order is kept.
-        self._writer_idle = False
+        # True only while nothing is queued and the writer is not writing
+        # (parked on the empty queue, or not started), the queue is open and a
+        # sender can write through: then it writes its frame itself, and order
+        # is kept. With write-through the writer task is started only when a
+        # frame must wait for it (see _hand_to_writer): a session whose writes
+        # never block (an in-memory pair, a stateless HTTP request) never
+        # spawns it.
+        self._nursery = nursery
+        self._writer_started = False
+        self._writer_idle = self._send_nowait is not None
         self._outbound = OutboundCalls(
             protocol, self._queue, self._queue_nowait, self._send_channel, cancel_notify_grace
         )
@@ -729,7 +735,7 @@ class Session:
             trio.ClosedResourceError: the queue was closed by shutdown.
         """
         if not self._writer_idle:
-            self._send_channel.send_nowait(message)
+            self._hand_to_writer(message)
             return
         send_nowait = self._send_nowait
         assert send_nowait is not None  # the writer is never idle without one
@@ -740,9 +746,10 @@ class Session:
         try:
             send_nowait(data)
         except trio.WouldBlock:
-            # The writer is parked on the empty queue: this cannot block.
+            # Nothing is queued (the writer is parked or not started): this
+            # cannot block.
             self._writer_idle = False
-            self._send_channel.send_nowait(data)
+            self._hand_to_writer(data)
             return
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             self._writer_idle = False
@@ -752,7 +759,22 @@ class Session:
         flush_pending = self._flush_pending
         if flush_pending is not None and flush_pending():
             self._writer_idle = False
-            self._send_channel.send_nowait(_FLUSH)
+            self._hand_to_writer(_FLUSH)
+
+    def _hand_to_writer(self, item: Message | bytes) -> None:
+        """Queue *item* for the writer task, starting it if it has not run yet.
+
+        Raises ``trio.WouldBlock`` (full) or ``ClosedResourceError`` (shutdown
+        closed the queue) having queued nothing; the writer is only started for
+        an item actually queued, so a closed session never starts it.
+        """
+        self._send_channel.send_nowait(item)
+        if not self._writer_started:
+            self._start_writer()
+
+    def _start_writer(self) -> None:
+        self._writer_started = True
+        self._nursery.start_soon(self._writer, name="trio_mcp writer")
 
     def _commit_frame(self, data: bytes) -> None:
         """Count and observe an outgoing frame that encode() has committed.
@@ -788,8 +810,9 @@ class Session:
         )
 
     async def _wait_writer_done(self) -> None:
-        """Block until the writer task has ended (a plain wait)."""
-        if self._writer_finished:
+        """Block until the writer task has ended (a plain wait); at once if it
+        never started (nothing was ever queued, and the queue is closed now)."""
+        if self._writer_finished or not self._writer_started:
             await trio.lowlevel.checkpoint()
             return
         if self._writer_done is None:
@@ -813,6 +836,7 @@ class Session:
         transport = self.transport
         # The transport contract's optional fast path (see trio_mcp/_transport.py).
         send_nowait = self._send_nowait
+        flush_pending = self._flush_pending
         item: Any
         data: bytes | None = None
         try:
@@ -849,6 +873,13 @@ class Session:
                                         send_nowait(data)
                                     except trio.WouldBlock:
                                         await transport.send(data)
+                                    else:
+                                        # The pipe took part of the line: the
+                                        # rest goes now, not with the next
+                                        # frame (there may be none: the peer
+                                        # would wait for it forever).
+                                        if flush_pending is not None and flush_pending():
+                                            await transport.flush()  # type: ignore[attr-defined]
                         try:
                             item = channel.receive_nowait()
                         except trio.WouldBlock:
@@ -1125,7 +1156,9 @@ async def open_session(
             if observer is not None:
                 protocol.observer = observer
                 protocol.observing = True
-            nursery.start_soon(session._writer, name="trio_mcp writer")
+            if session._send_nowait is None:
+                # No write-through: every frame goes by the writer.
+                session._start_writer()
             nursery.start_soon(session._reader, name="trio_mcp reader")
             if keepalive_interval is not None:
                 nursery.start_soon(
