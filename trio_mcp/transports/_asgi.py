@@ -7,6 +7,7 @@ the connection.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -358,6 +359,35 @@ async def watch_disconnect(receive: Receive, scope: trio.CancelScope) -> None:
         if message["type"] == "http.disconnect":
             scope.cancel(reason="client disconnected")
             return
+
+
+async def wait_for_wake_or_disconnect(
+    receive: Receive,
+    arm: Callable[[Callable[[], None] | None], None],
+    deadline: float = math.inf,
+) -> bool:
+    """Wait, in the caller's task alone, until something calls the waker that
+    *arm* installs, or until *deadline*; False if the client disconnected first.
+
+    The task reads the client's next ASGI message (once the body is read, only
+    a disconnect comes) inside a cancel scope whose ``cancel`` is the waker
+    (``arm(scope.cancel)``, then ``arm(None)`` when done). A second task
+    watching for the disconnect beside the wait cost a spawn, a nursery and
+    several scheduler passes per request. The caller checks afterwards what it
+    waited for (the waker may also have been called by an end or a failure).
+
+    Cancellation: cancelling the caller abandons the wait (the waker is
+    disarmed).
+    """
+    with trio.CancelScope(deadline=deadline) as waiting:
+        arm(waiting.cancel)
+        try:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            return False
+        finally:
+            arm(None)
+    return True
 
 
 async def wait_unless_disconnected(receive: Receive, wait: Callable[[], Awaitable[Any]]) -> bool:

@@ -58,7 +58,7 @@ from ._asgi import (
     respond,
     sse_headers,
     stream_sse,
-    wait_unless_disconnected,
+    wait_for_wake_or_disconnect,
 )
 from ._http_common import error_body
 from ._http_session import (
@@ -137,6 +137,17 @@ def modern_status(frame: bytes) -> int:
     if code == ErrorCode.INVALID_PARAMS and isinstance(data, dict) and "missing" in data:
         return 400
     return 200
+
+
+def _take(conn: Connection) -> Any:
+    """The connection's next item without waiting: ``END`` if it ended,
+    ``_SLOW`` if there is none yet."""
+    try:
+        return conn.receive_channel.receive_nowait()
+    except trio.WouldBlock:
+        return _SLOW
+    except trio.EndOfChannel:
+        return END
 
 
 class ModernPost:
@@ -305,46 +316,26 @@ class ModernPost:
     async def _first_message(self, receive: Receive, conn: Connection) -> Any:
         """The stream's first item (``END`` if it ended), waited for up to
         *head_deferral* seconds; ``_SLOW`` if none came by then, ``_LEFT`` if
-        the client disconnected first.
-
-        One task waits for both: it reads the client's next ASGI message (only
-        a disconnect can come, the body is read) inside a cancel scope that
-        the connection cancels when an item arrives (``on_item``) and whose
-        deadline is the head deferral. A task watching for the disconnect
-        beside this one cost a spawn, a nursery and several scheduler passes
-        per POST.
+        the client disconnected first. One task waits for both (see
+        ``wait_for_wake_or_disconnect``; the connection's ``on_item`` wakes it).
 
         Cancellation: cancelling the caller abandons the wait; nothing is taken
         from the connection.
         """
-        channel = conn.receive_channel
-        try:
-            return channel.receive_nowait()
-        except trio.WouldBlock:
-            pass
-        except trio.EndOfChannel:
-            return END
-        with trio.CancelScope(deadline=trio.current_time() + self.head_deferral) as waiting:
-            conn.on_item = waiting.cancel
-            try:
-                while (await receive())["type"] != "http.disconnect":
-                    pass
-                return _LEFT
-            finally:
-                conn.on_item = None
-        try:
-            return channel.receive_nowait()
-        except trio.WouldBlock:
-            return _SLOW
-        except trio.EndOfChannel:
-            return END
+        first = _take(conn)
+        if first is not _SLOW:
+            return first
+        deadline = trio.current_time() + self.head_deferral
+        if not await wait_for_wake_or_disconnect(receive, conn.arm, deadline):
+            return _LEFT
+        return _take(conn)
 
     async def _answer_json(
         self, receive: Receive, send: Send, stream: Stream, request_id: Any
     ) -> None:
         """``json_response`` mode: the response alone (notifications have no
         stream to travel on), with its status."""
-        if not await wait_unless_disconnected(receive, stream.wait_done):
+        if not stream.done and not await wait_for_wake_or_disconnect(receive, stream.arm):
             return
         if not stream.collected:
             await self._session_failed(send, request_id)

@@ -100,6 +100,10 @@ class Connection:
         self._wake()
         return True
 
+    def arm(self, waker: Callable[[], None] | None) -> None:
+        """Install (None: remove) the waker called by :meth:`push` and :meth:`end`."""
+        self.on_item = waker
+
     def _wake(self) -> None:
         if self.on_item is not None:
             self.on_item()
@@ -145,6 +149,7 @@ class Stream:
         "conn",
         "done",
         "json",
+        "on_done",
         "pending",
         "stream_id",
         "tokens",
@@ -159,6 +164,9 @@ class Stream:
         self.done = False
         # Made only while somebody waits for the end (wait_done).
         self._done_event: trio.Event | None = None
+        #: Called (never yielding) when the stream ends: lets a JSON-mode POST
+        #: wait for its answer and for the client's disconnect in one task.
+        self.on_done: Callable[[], None] | None = None
         #: JSON-response mode: the frames of the answer, not a stream.
         self.json = json
         self.collected: list[bytes] = []
@@ -175,10 +183,16 @@ class Stream:
             self._done_event = trio.Event()
         await self._done_event.wait()
 
+    def arm(self, waker: Callable[[], None] | None) -> None:
+        """Install (None: remove) the waker called when the stream ends."""
+        self.on_done = waker
+
     def set_done(self) -> None:
         self.done = True
         if self._done_event is not None:
             self._done_event.set()
+        if self.on_done is not None:
+            self.on_done()
 
 
 class HttpServerTransport(trio.abc.Channel[bytes]):
