@@ -357,6 +357,43 @@ class Session:
     """One live connection to one peer. Not constructed directly: use
     :func:`open_session` (or the high-level ``Client``/``serve_*`` functions)."""
 
+    # Slots: a server holds many idle sessions, and an instance dict of this
+    # many attributes was 1.5 KiB of each.
+    __slots__ = (
+        # Servers keep per-session state in weak maps (the peer of a session).
+        "__weakref__",
+        "_accepting",
+        "_closed",
+        "_flush_pending",
+        "_frames_in",
+        "_frames_out",
+        "_inbound",
+        "_max_concurrent",
+        "_notifier",
+        "_nursery",
+        "_outbound",
+        "_outgoing_buffer",
+        "_queue_closed",
+        "_receive_channel",
+        "_send_channel",
+        "_send_nowait",
+        "_stopping",
+        "_writer_done",
+        "_writer_finished",
+        "_writer_idle",
+        "_writer_started",
+        "_written_through",
+        "cancel_notify_grace",
+        "close_origin",
+        "close_reason",
+        "dispatcher",
+        "max_duration",
+        "progress_idle_timeout",
+        "protocol",
+        "shutdown_grace",
+        "transport",
+    )
+
     def __init__(
         self,
         transport: Transport,
@@ -376,9 +413,10 @@ class Session:
         self.protocol = protocol
         self.dispatcher = dispatcher
         self._max_concurrent = max_concurrent
-        self._send_channel, self._receive_channel = trio.open_memory_channel[Message | bytes](
-            outgoing_buffer
-        )
+        # The writer's queue: made with the writer (see _start_writer), so an
+        # idle session that always wrote through holds no channel.
+        self._send_channel: trio.MemorySendChannel[Message | bytes] | None = None
+        self._receive_channel: trio.MemoryReceiveChannel[Message | bytes] | None = None
         self._outgoing_buffer = outgoing_buffer
         self.progress_idle_timeout = progress_idle_timeout
         self.max_duration = max_duration
@@ -400,7 +438,7 @@ class Session:
         self._writer_started = False
         self._writer_idle = self._send_nowait is not None
         self._outbound = OutboundCalls(
-            protocol, self._queue, self._queue_nowait, self._send_channel, cancel_notify_grace
+            protocol, self._queue, self._queue_nowait, self._wait_for_room, cancel_notify_grace
         )
         self._inbound = InboundRequests(
             protocol,
@@ -591,7 +629,11 @@ class Session:
             cancelled=p.cancelled,
             peak_in_flight=p.peak_in_flight_inbound,
             max_concurrent=self._max_concurrent,
-            outgoing_queue_used=self._send_channel.statistics().current_buffer_used,
+            outgoing_queue_used=(
+                0
+                if self._send_channel is None
+                else self._send_channel.statistics().current_buffer_used
+            ),
             outgoing_queue_size=self._outgoing_buffer,
             frames_in=self._frames_in,
             frames_out=self._frames_out,
@@ -712,11 +754,21 @@ class Session:
             self._queue_nowait(message)
         except trio.WouldBlock:
             try:
-                await self._send_channel.send(message)
+                await self._wait_for_room(message)
             except (trio.ClosedResourceError, trio.BrokenResourceError):
                 raise self._closed_error() from None
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             raise self._closed_error() from None
+
+    async def _wait_for_room(self, message: Message) -> None:
+        """Queue *message* for the writer, waiting while the queue is full (after
+        ``_queue_nowait`` raised ``WouldBlock``: the queue and its writer exist).
+
+        Cancellation: a cancelled wait queued nothing.
+        """
+        channel = self._send_channel
+        assert channel is not None  # only a queue that exists can be full
+        await channel.send(message)
 
     def _queue_nowait(self, message: Message) -> None:
         """Write *message* now, or queue it for the writer; never yields.
@@ -762,19 +814,29 @@ class Session:
             self._hand_to_writer(_FLUSH)
 
     def _hand_to_writer(self, item: Message | bytes) -> None:
-        """Queue *item* for the writer task, starting it if it has not run yet.
+        """Queue *item* for the writer task, making the queue and starting the
+        writer first if nothing was ever queued.
 
         Raises ``trio.WouldBlock`` (full) or ``ClosedResourceError`` (shutdown
-        closed the queue) having queued nothing; the writer is only started for
-        an item actually queued, so a closed session never starts it.
+        closed the queue) having queued nothing; a closed session never starts
+        its writer.
         """
-        self._send_channel.send_nowait(item)
-        if not self._writer_started:
-            self._start_writer()
+        channel = self._send_channel
+        if channel is None:
+            if self._queue_closed:
+                raise trio.ClosedResourceError("the outgoing queue is closed")
+            channel = self._start_writer()
+        channel.send_nowait(item)
 
-    def _start_writer(self) -> None:
+    def _start_writer(self) -> trio.MemorySendChannel[Message | bytes]:
+        """Make the writer's queue and start the writer (once)."""
+        send, self._receive_channel = trio.open_memory_channel[Message | bytes](
+            self._outgoing_buffer
+        )
+        self._send_channel = send
         self._writer_started = True
         self._nursery.start_soon(self._writer, name="trio_mcp writer")
+        return send
 
     def _commit_frame(self, data: bytes) -> None:
         """Count and observe an outgoing frame that encode() has committed.
@@ -802,7 +864,8 @@ class Session:
         """Close the outgoing queue: nothing is written through after this."""
         self._queue_closed = True
         self._writer_idle = False
-        self._send_channel.close()
+        if self._send_channel is not None:
+            self._send_channel.close()
 
     def _closed_error(self) -> SessionClosed:
         return SessionClosed(
@@ -833,6 +896,7 @@ class Session:
 
     async def _writer(self) -> None:
         channel = self._receive_channel
+        assert channel is not None  # made before the writer starts
         transport = self.transport
         # The transport contract's optional fast path (see trio_mcp/_transport.py).
         send_nowait = self._send_nowait

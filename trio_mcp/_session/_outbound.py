@@ -113,11 +113,11 @@ class OutboundCalls:
 
     __slots__ = (
         "_cancel_notify_grace",
-        "_outgoing",
         "_pending",
         "_protocol",
         "_queue",
         "_queue_nowait",
+        "_wait_for_room",
     )
 
     def __init__(
@@ -125,13 +125,13 @@ class OutboundCalls:
         protocol: Connection,
         queue: Callable[[Message], Awaitable[None]],
         queue_nowait: Callable[[Message], None],
-        outgoing: trio.MemorySendChannel[Message | bytes],
+        wait_for_room: Callable[[Message], Awaitable[None]],
         cancel_notify_grace: float,
     ) -> None:
         self._protocol = protocol
         self._queue = queue
         self._queue_nowait = queue_nowait
-        self._outgoing = outgoing
+        self._wait_for_room = wait_for_room
         self._cancel_notify_grace = cancel_notify_grace
         self._pending: dict[RequestId, PendingCall] = {}
 
@@ -200,7 +200,7 @@ class OutboundCalls:
             self._queue_nowait(note)
         except trio.WouldBlock:
             with trio.move_on_after(self._cancel_notify_grace, shield=True):
-                await self._outgoing.send(note)
+                await self._wait_for_room(note)
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             pass
 
