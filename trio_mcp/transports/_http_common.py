@@ -8,6 +8,7 @@ Spec: HT-02, HT-03, HT-08, HT-28, HT-37, SS-01, SEC-01.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 import secrets
@@ -311,6 +312,22 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
+# Cached (bounded): asked for every request, of the few addresses a server is
+# bound to (the ASGI ``server`` entry, never a client's input).
+@functools.lru_cache(maxsize=64)
+def _listener_hosts(host: str, port: int) -> frozenset[str] | None:
+    """The Host values a listener bound to *host*:*port* accepts by default:
+    its loopback names with the port when it is bound to loopback, else None
+    (any: see ``OriginPolicy``)."""
+    if not is_loopback_host(host):
+        return None
+    hosts = {f"{name}:{port}" for name in _LOOPBACK_NAMES}
+    if port in (80, 443):
+        # Clients leave a default port out of Host (and Origin).
+        hosts.update(_LOOPBACK_NAMES)
+    return frozenset(hosts)
+
+
 def _host_matches(value: str, allowed: Collection[str]) -> bool:
     value = value.lower()
     if value in allowed:
@@ -363,7 +380,7 @@ class OriginPolicy:
             None if allowed_origins is None else {o.lower().rstrip("/") for o in allowed_origins}
         )
 
-    def hosts_for(self, server: tuple[str, int | None] | None) -> set[str] | None:
+    def hosts_for(self, server: tuple[str, int | None] | None) -> set[str] | frozenset[str] | None:
         """The Host values accepted by a listener bound to *server* (None: any).
 
         *server* is the ASGI ``server`` entry: ``(host, port)``, ``(path, None)``
@@ -373,15 +390,8 @@ class OriginPolicy:
         if self.allowed_hosts is not None:
             return self.allowed_hosts
         if server is None or server[1] is None:
-            return set()  # unknown bind: refuse rather than guess (O-10)
-        if not is_loopback_host(str(server[0])):
-            return None
-        port = server[1]
-        hosts = {f"{name}:{port}" for name in _LOOPBACK_NAMES}
-        if port in (80, 443):
-            # Clients leave a default port out of Host (and Origin).
-            hosts.update(_LOOPBACK_NAMES)
-        return hosts
+            return frozenset()  # unknown bind: refuse rather than guess (O-10)
+        return _listener_hosts(str(server[0]), server[1])
 
     def check(
         self, headers: Iterable[tuple[bytes, bytes]], server: tuple[str, int | None] | None
