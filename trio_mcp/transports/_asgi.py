@@ -17,7 +17,7 @@ import trio
 from ..protocol._codec import duplicate_routing_key
 from ..protocol._head import HEAD_SCAN_SIZE, TAIL_SCAN_SIZE, scan_frame
 from ._http_common import Headers, Sniffed, error_body, is_json_content_type, sniff
-from ._http_session import END, Connection, HttpServerTransport, Stream, event_seq
+from ._http_session import NOTHING, Connection, HttpServerTransport, Stream, event_seq
 from ._sse import format_comment, format_event
 
 if TYPE_CHECKING:
@@ -349,18 +349,6 @@ def sse_headers(session_id: str | None) -> Headers:
     return headers
 
 
-async def watch_disconnect(receive: Receive, scope: trio.CancelScope) -> None:
-    """Cancel *scope* when the client disconnects (reads ASGI messages until then).
-
-    Cancellation: a plain wait on ``receive``; cancel it once the response is out.
-    """
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            scope.cancel(reason="client disconnected")
-            return
-
-
 async def wait_for_wake_or_disconnect(
     receive: Receive,
     arm: Callable[[Callable[[], None] | None], None],
@@ -388,21 +376,6 @@ async def wait_for_wake_or_disconnect(
         finally:
             arm(None)
     return True
-
-
-async def wait_unless_disconnected(receive: Receive, wait: Callable[[], Awaitable[Any]]) -> bool:
-    """Run ``wait()`` until it returns or the client disconnects, whichever
-    comes first; True if it returned (False: the client left, ``wait`` was
-    cancelled).
-
-    Cancellation: cancelling the caller cancels ``wait``.
-    """
-    with trio.CancelScope() as watching:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(watch_disconnect, receive, watching)
-            await wait()
-            nursery.cancel_scope.cancel()
-    return not watching.cancelled_caught
 
 
 async def stream_sse(
@@ -449,55 +422,51 @@ async def stream_sse(
 
     last_seq = -1
     finished = False
+    left = False
     try:
-        with trio.CancelScope() as scope:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(watch_disconnect, receive, scope)
-                head = first or b""
-                if prime_id is not None:
-                    head += format_event("", id=prime_id, retry=retry)
-                for event_id, data in replay or ():
-                    last_seq = max(last_seq, event_seq(event_id))
-                    if data is not None:
-                        head += format_event(data, id=event_id, event=event or "message")
-                if head or not defer_headers:
-                    await chunk(head)
-                ended = False
-                while not ended:
-                    item: Any = END
-                    try:
-                        if not started:
-                            with trio.move_on_after(defer_headers) as deferred:
-                                item = await conn.receive_channel.receive()
-                            if deferred.cancelled_caught:
-                                await chunk(b"")
-                                continue
-                        elif keepalive is None:
-                            item = await conn.receive_channel.receive()
-                        else:
-                            with trio.move_on_after(keepalive) as idle:
-                                item = await conn.receive_channel.receive()
-                            if idle.cancelled_caught:
-                                await chunk(format_comment("keep-alive"))
-                                continue
-                    except trio.EndOfChannel:
-                        # Overflowed (a slow reader) or replaced: end this response.
-                        pass
-                    ready, ended = conn.take_ready(item)
-                    body = b""
-                    for event_id, data in ready:
-                        seq = event_seq(event_id)
-                        if seq == -1 or seq > last_seq:
-                            body += format_event(data, id=event_id, event=event or "message")
-                    if ended and not started:
-                        # The whole answer is known before the head went out.
-                        started = finished = True
-                        await respond(send, 200, body, headers=headers)
-                    elif body or ended:
-                        await chunk(body, more=not ended)
-                        finished = ended
-                nursery.cancel_scope.cancel()
-        if not scope.cancelled_caught and not finished:
+        head = first or b""
+        if prime_id is not None:
+            head += format_event("", id=prime_id, retry=retry)
+        for event_id, data in replay or ():
+            last_seq = max(last_seq, event_seq(event_id))
+            if data is not None:
+                head += format_event(data, id=event_id, event=event or "message")
+        if head or not defer_headers:
+            await chunk(head)
+        ended = False
+        while not ended:
+            item = conn.take_nowait()
+            if item is NOTHING:
+                # Wait for the next item, the head's deferral or the
+                # keep-alive, and the client's disconnect, in this task alone.
+                if not started:
+                    deadline = trio.current_time() + defer_headers
+                elif keepalive is None:
+                    deadline = math.inf
+                else:
+                    deadline = trio.current_time() + keepalive
+                if not await wait_for_wake_or_disconnect(receive, conn.arm, deadline):
+                    left = True
+                    break
+                item = conn.take_nowait()
+                if item is NOTHING:  # the deadline passed
+                    await chunk(format_comment("keep-alive") if started else b"")
+                    continue
+            # END: the stream ended, overflowed (a slow reader) or was replaced.
+            ready, ended = conn.take_ready(item)
+            body = b""
+            for event_id, data in ready:
+                seq = event_seq(event_id)
+                if seq == -1 or seq > last_seq:
+                    body += format_event(data, id=event_id, event=event or "message")
+            if ended and not started:
+                # The whole answer is known before the head went out.
+                started = finished = True
+                await respond(send, 200, body, headers=headers)
+            elif body or ended:
+                await chunk(body, more=not ended)
+                finished = ended
+        if not left and not finished:
             await chunk(b"", more=False)
     finally:
         transport.detach(stream, conn)

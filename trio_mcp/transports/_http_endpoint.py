@@ -57,7 +57,7 @@ from ._asgi import (
     refuse_with,
     respond,
     stream_sse,
-    wait_unless_disconnected,
+    wait_for_wake_or_disconnect,
 )
 from ._event_store import split_event_id
 from ._http_common import (
@@ -421,7 +421,7 @@ class Endpoint:
         except trio.ClosedResourceError:
             await refuse(send, 404, "Session not found")
             return
-        if not await wait_unless_disconnected(receive, stream.wait_done):
+        if not stream.done and not await wait_for_wake_or_disconnect(receive, stream.arm):
             return  # the client left; the request runs on (HT-17), its answer is dropped
         if not stream.collected:
             await refuse(send, 404, "Session ended before answering", code=-32000)

@@ -63,6 +63,7 @@ from ._asgi import (
 from ._http_common import error_body
 from ._http_session import (
     END,
+    NOTHING,
     Connection,
     HttpServerTransport,
     OpenStateless,
@@ -137,17 +138,6 @@ def modern_status(frame: bytes) -> int:
     if code == ErrorCode.INVALID_PARAMS and isinstance(data, dict) and "missing" in data:
         return 400
     return 200
-
-
-def _take(conn: Connection) -> Any:
-    """The connection's next item without waiting: ``END`` if it ended,
-    ``_SLOW`` if there is none yet."""
-    try:
-        return conn.receive_channel.receive_nowait()
-    except trio.WouldBlock:
-        return _SLOW
-    except trio.EndOfChannel:
-        return END
 
 
 class ModernPost:
@@ -322,13 +312,14 @@ class ModernPost:
         Cancellation: cancelling the caller abandons the wait; nothing is taken
         from the connection.
         """
-        first = _take(conn)
-        if first is not _SLOW:
+        first = conn.take_nowait()
+        if first is not NOTHING:
             return first
         deadline = trio.current_time() + self.head_deferral
         if not await wait_for_wake_or_disconnect(receive, conn.arm, deadline):
             return _LEFT
-        return _take(conn)
+        first = conn.take_nowait()
+        return _SLOW if first is NOTHING else first
 
     async def _answer_json(
         self, receive: Receive, send: Send, stream: Stream, request_id: Any

@@ -66,6 +66,8 @@ logger = logging.getLogger("trio_mcp.http")
 
 #: Marks the end of a connection's items.
 END: Any = object()
+#: What :meth:`Connection.take_nowait` returns when no item is queued yet.
+NOTHING: Any = object()
 #: Error code of the synthesized answer to an undeliverable server request.
 UNDELIVERABLE = -32000
 #: The standalone GET stream's id.
@@ -107,6 +109,16 @@ class Connection:
     def _wake(self) -> None:
         if self.on_item is not None:
             self.on_item()
+
+    def take_nowait(self) -> Any:
+        """The next item without waiting: ``END`` if the connection has ended,
+        ``NOTHING`` if no item is queued yet."""
+        try:
+            return self.receive_channel.receive_nowait()
+        except trio.WouldBlock:
+            return NOTHING
+        except trio.EndOfChannel:
+            return END
 
     def take_ready(self, first: Any) -> tuple[list[Any], bool]:
         """*first* (an item just received, or END) and every item already
