@@ -379,6 +379,13 @@ async def test_a_closed_pool_refuses_requests_and_closes_its_lanes(
     assert [lane.paths for lane in lanes.made] == [["/idle"], ["/busy"]]
 
 
+async def _fails_as_closed(pool: LanePool, failures: list[BaseException]) -> None:
+    """A request that waits for a lane and fails because the pool closed."""
+    with pytest.raises(RuntimeError, match="the connection pool is closed") as caught:
+        await pool.handle_async_request(request("/waits"))
+    failures.append(caught.value)
+
+
 async def test_a_request_waiting_when_the_pool_closes_fails_at_once(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
@@ -388,13 +395,7 @@ async def test_a_request_waiting_when_the_pool_closes_fails_at_once(
         holder = await pool.handle_async_request(request("/holder"))
         failures: list[BaseException] = []
         async with trio.open_nursery() as nursery:
-
-            async def waiter() -> None:
-                with pytest.raises(RuntimeError, match="the connection pool is closed") as caught:
-                    await pool.handle_async_request(request("/waits"))
-                failures.append(caught.value)
-
-            nursery.start_soon(waiter)
+            nursery.start_soon(_fails_as_closed, pool, failures)
             await trio.testing.wait_all_tasks_blocked()
             assert pool.in_flight == 1
             await pool.aclose()  # the holder's response is still open
@@ -416,13 +417,7 @@ async def test_a_request_handed_a_lane_as_the_pool_closes_gives_its_permit_back(
         holder = await pool.handle_async_request(request("/holder"))
         failures: list[BaseException] = []
         async with trio.open_nursery() as nursery:
-
-            async def waiter() -> None:
-                with pytest.raises(RuntimeError, match="the connection pool is closed") as caught:
-                    await pool.handle_async_request(request("/waits"))
-                failures.append(caught.value)
-
-            nursery.start_soon(waiter)
+            nursery.start_soon(_fails_as_closed, pool, failures)
             await trio.testing.wait_all_tasks_blocked()
             stream = holder.stream
             assert isinstance(stream, httpx.AsyncByteStream)

@@ -775,16 +775,8 @@ async def run_stateless_session(
 
     Cancellation: cancelled with the POST (its handler's nursery).
     """
-    try:
-        async with open_stateless(transport, version):
-            await transport.wait_peer_closed()
-    except* Exception as failure:
-        logger.error(
-            "a stateless HTTP request's session failed and was closed; serving goes on",
-            exc_info=failure,
-        )
-    finally:
-        transport.close()
+    # The session's body only waits: the answering task ends the client side.
+    await run_one_request(open_stateless, transport, version, transport.wait_peer_closed)
 
 
 async def run_one_request(
