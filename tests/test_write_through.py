@@ -271,8 +271,10 @@ async def test_the_http_server_transport_routes_a_frame_without_yielding() -> No
 
 def _task_names() -> list[str]:
     """The names of every task of this run (walked from the root task)."""
+    root = trio.lowlevel.current_root_task()
+    assert root is not None
     names: list[str] = []
-    todo = [trio.lowlevel.current_root_task()]
+    todo = [root]
     while todo:
         task = todo.pop()
         names.append(task.name)
