@@ -172,8 +172,10 @@ async def test_a_slow_answer_gets_its_head_at_the_deferral_then_the_answer_on_th
     assert b'"text":"late"' in exchange.content
 
 
+@pytest.mark.spec("HM-13")
+@pytest.mark.parametrize("json_response", [False, True])
 async def test_a_disconnect_while_the_head_waits_cancels_the_request_at_once(
-    autojump_clock: trio.testing.MockClock,
+    autojump_clock: trio.testing.MockClock, json_response: bool
 ) -> None:
     server = make_server()
     started = trio.Event()
@@ -186,7 +188,12 @@ async def test_a_disconnect_while_the_head_waits_cancels_the_request_at_once(
         raise AssertionError("unreachable")
 
     observer = RecordingObserver()
-    app = http_app(server, session_options={"observer": observer}, modern_head_deferral=10.0)
+    app = http_app(
+        server,
+        session_options={"observer": observer},
+        modern_head_deferral=10.0,
+        json_response=json_response,
+    )
     exchange = Exchange(call_body("forever", 77))
 
     async def work() -> None:

@@ -32,8 +32,9 @@ writer never blocks on it, so one slow client stalls nobody else (D-04).
 Memory: a server holds many idle sessions, so an idle transport holds little.
 The POSTed frames wait in a small FIFO of the transport's own (a bounded queue
 with one reader, made and dropped with its content, instead of a memory channel
-of ~1.7 KiB); the standalone GET stream, its backlog and a stream's done event
-are made when first needed; a frame kept for later (the GET backlog, the event
+of ~1.7 KiB); the standalone GET stream and its backlog are made when first
+needed, and a response waits for its stream through a waker (``arm``), not an
+event; a frame kept for later (the GET backlog, the event
 store) is copied to its exact size first (orjson's bytes keep a ~4 KiB block).
 
 Cancellation:
@@ -156,7 +157,6 @@ class Stream:
     """A POST's response stream or the standalone GET stream."""
 
     __slots__ = (
-        "_done_event",
         "collected",
         "conn",
         "done",
@@ -174,8 +174,6 @@ class Stream:
         self.tokens: list[tuple[bool, Any]] = []
         self.conn: Connection | None = None
         self.done = False
-        # Made only while somebody waits for the end (wait_done).
-        self._done_event: trio.Event | None = None
         #: Called (never yielding) when the stream ends: lets a JSON-mode POST
         #: wait for its answer and for the client's disconnect in one task.
         self.on_done: Callable[[], None] | None = None
@@ -183,26 +181,12 @@ class Stream:
         self.json = json
         self.collected: list[bytes] = []
 
-    async def wait_done(self) -> None:
-        """Block until the stream has ended (all its requests answered, or closed).
-
-        Cancellation: a plain wait; nothing changes if it is cancelled.
-        """
-        if self.done:
-            await trio.lowlevel.checkpoint()
-            return
-        if self._done_event is None:
-            self._done_event = trio.Event()
-        await self._done_event.wait()
-
     def arm(self, waker: Callable[[], None] | None) -> None:
         """Install (None: remove) the waker called when the stream ends."""
         self.on_done = waker
 
     def set_done(self) -> None:
         self.done = True
-        if self._done_event is not None:
-            self._done_event.set()
         if self.on_done is not None:
             self.on_done()
 
