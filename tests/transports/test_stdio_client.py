@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import trio
+import trio.testing
 from stdio_helpers import CHILD_ENV, PAPER_TRAIL, PYTHON, gone, open_fds, reaped, wait_gone
 
 from trio_mcp import SessionClosed, open_stdio_client
@@ -323,3 +324,75 @@ async def test_exit_after_our_stdin_close_is_stdin_closed_even_if_reaped_before_
     assert transport.returncode == 0
     assert [e.kind for e in events] == ["spawned", "stdin_closed", "exited"]
     assert reaped(transport.pid)
+
+
+# A child that answers each line with one line and, once its stdin ends, writes
+# far more than a pipe holds before it exits: it exits only if the shutdown
+# still drains its stdout after aclose woke the parked receive.
+_ECHO_THEN_FLOOD = textwrap.dedent(
+    """
+    import sys
+    for line in sys.stdin:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+    sys.stdout.write(("x" * 1023 + "\\n") * 1024)
+    sys.stdout.flush()
+    """
+)
+
+
+@pytest.mark.spec("SI-10")
+async def test_aclose_wakes_a_receive_parked_on_the_pipe_and_the_shutdown_still_drains() -> None:
+    """A receive parked on the child's stdout enters no cancel scope of its
+    own (issue #16): aclose wakes it through the descriptor, with the same
+    ClosedResourceError as before, and leaves stdout open for the drain."""
+    with trio.fail_after(20):
+        async with open_stdio_process(PYTHON, ["-c", _ECHO_THEN_FLOOD]) as process:
+            await process.send(b'{"n":1}')
+            assert await process.receive() == b'{"n":1}'
+            failure: list[BaseException] = []
+
+            async def receive_until_closed() -> None:
+                try:
+                    await process.receive()
+                except trio.ClosedResourceError as exc:
+                    failure.append(exc)
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(receive_until_closed)
+                await trio.testing.wait_all_tasks_blocked()
+                await process.aclose()
+            assert len(failure) == 1
+            assert "closed while receiving" in str(failure[0])
+            with pytest.raises(trio.ClosedResourceError):
+                await process.receive()
+    # It wrote 1 MiB after its stdin closed: it exited (status 0) because the
+    # shutdown read all of it from the pipe it had been woken on.
+    assert process.exit_step is ExitStep.STDIN_CLOSED
+    assert process.returncode == 0
+
+
+async def test_receiving_frames_from_the_pipe_enters_no_cancel_scope(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The per-frame cost of the client's receive: the common path, a frame
+    read from the pipe, enters no cancel scope (aclose wakes it by the
+    descriptor instead), whether the frame was waited for or already read."""
+    entered = 0
+    original = trio.CancelScope.__enter__
+
+    def counting_enter(scope: trio.CancelScope) -> trio.CancelScope:
+        nonlocal entered
+        entered += 1
+        return original(scope)
+
+    with trio.fail_after(20):
+        async with open_stdio_process(PYTHON, ["-c", _ECHO_THEN_FLOOD]) as process:
+            await process.send(b'{"n":0}')
+            assert await process.receive() == b'{"n":0}'
+            monkeypatch.setattr(trio.CancelScope, "__enter__", counting_enter)
+            for n in range(1, 6):
+                await process.send(b'{"n":%d}' % n)
+                assert await process.receive() == b'{"n":%d}' % n
+            monkeypatch.undo()
+    assert entered == 0

@@ -243,6 +243,12 @@ class LineChannel(trio.abc.Channel[bytes]):
             try:
                 chunk = os.read(fd, READ_SIZE)
             except BlockingIOError:
+                if self._closed:
+                    # Closed by a subclass that keeps the stream open (a
+                    # spawned server's stdout, drained at its shutdown) and
+                    # wakes a parked reader with notify_closing: a reader that
+                    # was runnable then must not park after it.
+                    raise trio.ClosedResourceError("the transport is closed") from None
                 await trio.lowlevel.wait_readable(fd)
                 # Waiting was the schedule point; what we read next is returned at once.
                 try:
