@@ -427,7 +427,8 @@ class FunctionSignature:
             ValueError: the arguments do not match the schema; the message names
                 the argument and says why.
         """
-        if not isinstance(arguments, Mapping):
+        # A dict first: the Mapping ABC check is a Python-level call.
+        if type(arguments) is not dict and not isinstance(arguments, Mapping):
             raise ValueError("arguments must be an object")
         # The quick check is exact for the simple shapes it understands and
         # says False when unsure; jsonschema then decides (and explains).

@@ -80,7 +80,9 @@ class Capability:
     def declared_in(self, capabilities: Mapping[str, Any]) -> bool:
         node: Any = capabilities
         for key in self.path:
-            if not isinstance(node, Mapping) or key not in node:
+            # ``type is dict`` first: the ABC check is a Python-level call,
+            # and every request's gate is checked (issue #16).
+            if (type(node) is not dict and not isinstance(node, Mapping)) or key not in node:
                 return False
             node = node[key]
         return node is not None and node is not False

@@ -225,7 +225,9 @@ def make_converter(*, strict: bool = False) -> cattrs.Converter:
             # The generated function tests keys with ``in``: a string or a list
             # would pass as an object whose optional fields are all absent
             # ("all" as a SubscriptionFilter). Only a JSON object is one.
-            if not isinstance(value, Mapping):
+            # A dict (what JSON parses to) first: the Mapping ABC check is a
+            # Python-level call, on every object of every message (issue #16).
+            if type(value) is not dict and not isinstance(value, Mapping):
                 raise _fail("a JSON object", value)
             return inner(value, t)
 
