@@ -883,7 +883,7 @@ class Session:
         await self._writer_done.wait()
 
     def _check_open(self) -> None:
-        if self.closed or not self._accepting:
+        if not self._accepting or self._closed.is_set():
             raise self._closed_error()
 
     def _stop_accepting(self) -> None:
