@@ -55,7 +55,7 @@ async def test_a_reader_that_does_not_read_loses_only_its_connection() -> None:
     assert slow_conn.broken
     assert slow.conn is None
     await transport.send(orjson.dumps({"jsonrpc": "2.0", "id": 2, "result": {}}))
-    _, frame = fast_conn.receive_channel.receive_nowait()
+    _, frame = fast_conn.take_nowait()
     assert orjson.loads(frame)["id"] == 2  # the other stream was not held up
     assert fast.done
 

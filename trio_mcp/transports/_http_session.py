@@ -46,7 +46,6 @@ Spec: HT-13, HT-14, HT-16, HT-17, HT-20, HT-23, HT-24, HT-26.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Hashable
@@ -76,12 +75,22 @@ GET_STREAM = "0"
 
 
 class Connection:
-    """The live HTTP response of a stream: a bounded queue of ``(event_id, frame)``."""
+    """The live HTTP response of a stream: a bounded queue of ``(event_id, frame)``.
 
-    __slots__ = ("broken", "on_item", "receive_channel", "send_channel")
+    Never waited on: items are pushed and taken without yielding, and the
+    response's task learns of a new item, an overflow or the end from the
+    waker it installs (:meth:`arm`). So a deque and a flag, not a memory
+    channel (which cost a channel pair and its state on every POST, issue #16).
+    """
+
+    __slots__ = ("broken", "buffer", "closed", "items", "on_item")
 
     def __init__(self, buffer: int) -> None:
-        self.send_channel, self.receive_channel = trio.open_memory_channel[Any](buffer)
+        self.items: deque[Any] = deque()
+        #: The most items it holds: one more and the connection is dropped.
+        self.buffer = buffer
+        #: No more items can be pushed; the queued ones can still be taken.
+        self.closed = False
         self.broken = False
         #: Called (never yielding) after an item is queued, after an overflow
         #: drops the connection and at the end: lets a POST wait for its first
@@ -90,16 +99,15 @@ class Connection:
 
     def push(self, item: Any) -> bool:
         """Queue *item* without blocking; on overflow the connection is dropped."""
-        try:
-            self.send_channel.send_nowait(item)
-        except trio.WouldBlock:
+        if self.closed:
+            return False
+        if len(self.items) >= self.buffer:
             logger.warning("HTTP client does not read its stream; dropping the connection")
             self.broken = True
-            self.send_channel.close()
+            self.closed = True
             self._wake()
             return False
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            return False
+        self.items.append(item)
         self._wake()
         return True
 
@@ -112,37 +120,33 @@ class Connection:
             self.on_item()
 
     def take_nowait(self) -> Any:
-        """The next item without waiting: ``END`` if the connection has ended,
-        ``NOTHING`` if no item is queued yet."""
-        try:
-            return self.receive_channel.receive_nowait()
-        except trio.WouldBlock:
-            return NOTHING
-        except trio.EndOfChannel:
-            return END
+        """The next item without waiting: ``END`` if the connection has ended
+        (closed, and every item taken), ``NOTHING`` if no item is queued yet."""
+        if self.items:
+            return self.items.popleft()
+        return END if self.closed else NOTHING
 
     def take_ready(self, first: Any) -> tuple[list[Any], bool]:
         """*first* (an item just received, or END) and every item already
         queued behind it, without waiting; and whether the end was reached."""
-        ready: list[Any] = []
-        item = first
-        while item is not END:
+        if first is END:
+            return [], True
+        ready = [first]
+        items = self.items
+        while items:
+            item = items.popleft()
+            if item is END:  # pushed as an item (a stream replayed, not live)
+                return ready, True
             ready.append(item)
-            try:
-                item = self.receive_channel.receive_nowait()
-            except trio.WouldBlock:
-                return ready, False
-            except trio.EndOfChannel:
-                item = END
-        return ready, True
+        return ready, self.closed
+
+    def close(self) -> None:
+        """No more items (the response stopped reading them); no wake-up."""
+        self.closed = True
 
     def end(self) -> None:
-        if not self.broken:
-            with contextlib.suppress(
-                trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError
-            ):
-                self.send_channel.send_nowait(END)
-        self.send_channel.close()
+        """The stream is done: what is queued is taken, then ``END``."""
+        self.closed = True
         self._wake()
 
 
@@ -595,7 +599,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
     def detach(self, stream: Stream, conn: Connection) -> None:
         if stream.conn is conn:
             stream.conn = None
-        conn.send_channel.close()
+        conn.close()
 
     @property
     def primes(self) -> bool:
