@@ -265,7 +265,9 @@ class LineChannel(trio.abc.Channel[bytes]):
     async def receive(self) -> bytes:
         if self._closed:
             raise trio.ClosedResourceError("the transport is closed")
-        frame = self._take_frame()
+        # Nothing unread (the reader's receive_nowait just found so): no frame
+        # to look for, and _take_frame would only reset the empty buffer.
+        frame = self._take_frame() if self._data else None
         if frame is not None:
             await trio.lowlevel.checkpoint()
             return frame
@@ -296,13 +298,17 @@ class LineChannel(trio.abc.Channel[bytes]):
         """
         if self._closed:
             raise trio.ClosedResourceError("the transport is closed")
-        frame = self._take_frame()
+        frame = self._take_frame() if self._data else None
         if frame is None:
             raise trio.WouldBlock
         return frame
 
     def _take_frame(self) -> bytes | None:
-        """The next complete frame in what was read, or None if more input is needed."""
+        """The next complete frame in what was read, or None if more input is needed.
+
+        With nothing unread (``_data`` empty) it is always None: the callers
+        skip the call then.
+        """
         limit = self.max_message_size
         while True:
             data = self._data

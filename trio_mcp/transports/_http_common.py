@@ -74,7 +74,12 @@ def accept_types(value: str | None) -> set[str]:
 
 def accepts(accept: str | None, media_type: str) -> bool:
     """Does an ``Accept`` value admit *media_type* (wildcards included)?"""
-    types = accept_types(accept)
+    return admits(accept_types(accept), media_type)
+
+
+def admits(types: set[str], media_type: str) -> bool:
+    """Do the media ranges *types* (:func:`accept_types`) admit *media_type*?
+    For testing one ``Accept`` value for several types, parsed once."""
     major = media_type.split("/", 1)[0]
     return media_type in types or "*/*" in types or f"{major}/*" in types
 

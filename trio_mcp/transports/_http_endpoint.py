@@ -64,7 +64,9 @@ from ._http_common import (
     DEFAULT_HTTP_VERSION,
     PRIMING_VERSIONS,
     Headers,
+    accept_types,
     accepts,
+    admits,
     check_version,
     is_visible_ascii,
     one_header,
@@ -215,8 +217,9 @@ class Endpoint:
             return
         if await self._reader.refuses_content_type(send, content_type):
             return
-        if not accepts(accept, "application/json") or (
-            not self.json_response and not accepts(accept, "text/event-stream")
+        accepted = accept_types(accept)
+        if not admits(accepted, "application/json") or (
+            not self.json_response and not admits(accepted, "text/event-stream")
         ):
             await refuse(
                 send, 406, "Not Acceptable: Accept must list application/json and text/event-stream"
