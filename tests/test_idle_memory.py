@@ -184,7 +184,7 @@ async def test_the_event_store_and_get_backlog_keep_equal_frames() -> None:
     frame = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
     await transport.send(frame)
     conn = transport.attach(transport.get_stream)
-    event_id, data = conn.receive_channel.receive_nowait()
+    event_id, data = conn.take_nowait()
     assert data == frame
     assert event_id is not None
     assert store.events_after_nowait("sid", event_id) == ("0", [])
