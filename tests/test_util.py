@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 import trio
+import trio.testing
 
-from trio_mcp._util import covers, unwrap_group, unwrapping
+from trio_mcp._util import Flag, covers, unwrap_group, unwrapping
 
 
 async def test_unwrapping_gives_back_the_one_error_with_its_own_cause() -> None:
@@ -44,3 +45,36 @@ def test_covers_is_the_uri_or_below_it() -> None:
     assert covers("file:///a", "file:///a/b")
     assert covers("file:///a/", "file:///a/b")
     assert not covers("file:///a", "file:///ab")
+
+
+async def test_a_flag_wakes_every_waiter_once_set_and_then_returns_at_once() -> None:
+    flag = Flag()
+    woken: list[int] = []
+
+    async def waiter(n: int) -> None:
+        await flag.wait()
+        woken.append(n)
+
+    assert not flag.is_set()
+    async with trio.open_nursery() as nursery:
+        for n in range(3):
+            nursery.start_soon(waiter, n)
+        await trio.testing.wait_all_tasks_blocked()
+        assert woken == []
+        flag.set()
+        flag.set()  # idempotent
+    assert sorted(woken) == [0, 1, 2]
+    assert flag.is_set()
+    # Already set: a checkpoint, then back (a cancelled caller sees Cancelled).
+    await flag.wait()
+    with trio.CancelScope() as scope:
+        scope.cancel()
+        await flag.wait()
+    assert scope.cancelled_caught
+
+
+async def test_a_flag_nobody_waited_for_never_makes_an_event() -> None:
+    flag = Flag()
+    flag.set()
+    await flag.wait()
+    assert flag._event is None  # the saving this type exists for

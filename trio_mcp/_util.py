@@ -57,3 +57,41 @@ async def unwrapping() -> AsyncIterator[None]:
 def covers(parent: str, uri: str) -> bool:
     """True if *uri* is *parent* itself or lies below it (``parent/...``)."""
     return uri == parent or uri.startswith(parent.rstrip("/") + "/")
+
+
+class Flag:
+    """A one-way flag tasks can wait for: ``trio.Event``'s ``is_set``, ``set``
+    and ``wait``, with the Event made only when a task waits before it is set.
+
+    Most flags of a session (stopping, closed) are set without anybody ever
+    waiting; an Event each was two allocations and a set of waiters on every
+    session, which a 2026-07-28 HTTP POST makes per request (issue #16).
+
+    Cancellation: ``wait`` is a checkpoint, like ``trio.Event.wait`` (a plain
+    wait: cancelling it changes nothing).
+    """
+
+    __slots__ = ("_event", "_is_set")
+
+    def __init__(self) -> None:
+        self._is_set = False
+        self._event: trio.Event | None = None
+
+    def is_set(self) -> bool:
+        return self._is_set
+
+    def set(self) -> None:
+        """Set the flag (idempotent) and wake every task waiting for it."""
+        if not self._is_set:
+            self._is_set = True
+            if self._event is not None:
+                self._event.set()
+
+    async def wait(self) -> None:
+        """Return once the flag is set (at once, after a checkpoint, if it is)."""
+        if self._is_set:
+            await trio.lowlevel.checkpoint()
+            return
+        if self._event is None:
+            self._event = trio.Event()
+        await self._event.wait()

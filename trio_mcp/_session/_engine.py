@@ -82,7 +82,7 @@ import trio
 
 from .._errors import RequestTimeout, RPCError, SessionClosed
 from .._transport import Transport
-from .._util import reraise_unwrapped
+from .._util import Flag, reraise_unwrapped
 from ..protocol import (
     METHODS,
     REVISIONS,
@@ -455,8 +455,9 @@ class Session:
             outgoing_buffer,
         )
         self._accepting = True
-        self._stopping = trio.Event()
-        self._closed = trio.Event()
+        # Flags, not Events: an Event is made only if a task waits for one.
+        self._stopping = Flag()
+        self._closed = Flag()
         self._writer_finished = False
         self._queue_closed = False
         # Made only while shutdown waits for the writer to finish.
