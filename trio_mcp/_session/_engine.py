@@ -364,9 +364,11 @@ class Session:
         "__weakref__",
         "_accepting",
         "_closed",
+        "_fed",
         "_flush_pending",
         "_frames_in",
         "_frames_out",
+        "_handlers",
         "_inbound",
         "_max_concurrent",
         "_notifier",
@@ -467,6 +469,10 @@ class Session:
         self._frames_in = 0
         self._frames_out = 0
         self._written_through = 0
+        # The reader's table: what to do with each type of event.
+        self._handlers = self._event_handlers()
+        # True when the owner feeds the frames (open_session(reader=False)).
+        self._fed = False
 
     # ---------------------------------------------------------------- public
 
@@ -644,6 +650,42 @@ class Session:
             written_through=self._written_through,
         )
 
+    async def feed(self, data: bytes) -> None:
+        """Take one inbound frame from the session's owner, in the owner's task:
+        what the reader does with a frame it read (observer, frame count,
+        parsing, each event to its handler).
+
+        Only for a session opened with ``reader=False``, whose frames arrive
+        in the owner's own task: a 2026-07-28 POST's one request, where a
+        reader task would cost a spawn and two scheduler passes for one frame.
+        Raises ``RuntimeError`` on a session that has a reader (two takers of
+        frames would race) and :class:`~trio_mcp.SessionClosed` once the
+        session is closed (a frame fed then would find no session to serve it).
+
+        Cancellation: the frame is parsed and its requests started (each in
+        its task, SE-01) before the first checkpoint; cancelling the caller
+        while a refusal is being queued drops that refusal, as cancelling the
+        reader would.
+        """
+        if not self._fed:
+            raise RuntimeError("feed() is for a session opened with reader=False")
+        if self.closed:
+            raise self._closed_error()
+        await self._take_frame(data)
+
+    def feed_eof(self) -> None:
+        """The peer's side ended, told by the owner of a ``reader=False``
+        session: what the reader does on end-of-channel. Pending calls fail
+        and running requests are cancelled, origin ``transport`` (HM-13,
+        CN-13); the session is closed. Idempotent; no-op once closed.
+
+        Cancellation: synchronous; the cancelled handlers end in their own
+        tasks.
+        """
+        if not self._fed:
+            raise RuntimeError("feed_eof() is for a session opened with reader=False")
+        self._transport_lost("the peer closed the connection")
+
     async def wait_inbound_settled(self) -> None:
         """Block until no inbound request's task is running or queued, not
         counting long-lived streams (a 2026-07-28 ``subscriptions/listen`` is
@@ -684,8 +726,10 @@ class Session:
         if self.closed:
             # Closed by the transport's loss, everything else is done, but the
             # transport itself may never have been closed (a leaked pipe or
-            # process). Transports make aclose idempotent.
-            with trio.CancelScope(shield=True), trio.move_on_after(grace):
+            # process). Transports make aclose idempotent. One scope both
+            # shields and bounds it (its own deadline still applies): this
+            # runs at the end of every 2026-07-28 POST.
+            with trio.CancelScope(shield=True, relative_deadline=grace):
                 await self.transport.aclose()
             return
         with trio.CancelScope(shield=True):
@@ -998,11 +1042,7 @@ class Session:
         )
 
     async def _reader(self) -> None:
-        handlers = self._event_handlers()
-        protocol = self.protocol
         data: bytes | None
-        event: Event | None = None
-        wait_for: Awaitable[None] | None = None
         # The transport contract's optional fast path (see trio_mcp/_transport.py).
         receive_nowait = getattr(self.transport, "receive_nowait", None)
         try:
@@ -1014,20 +1054,28 @@ class Session:
                         data = receive_nowait()
                     except trio.WouldBlock:
                         data = await self.transport.receive()
-                self._frames_in += 1
-                if protocol.observing:
-                    protocol.observer.on_frame(FrameDirection.IN, data, trio.current_time())
-                for event in protocol.receive_data(data):
-                    wait_for = handlers[type(event)](event)
-                    if wait_for is not None:
-                        await wait_for
-                # Drop the last frame and event before parking in receive() (an
-                # idle session would keep them until the next frame).
-                data = event = wait_for = None
+                await self._take_frame(data)
+                # Drop the frame before parking in receive() (an idle session
+                # would keep it until the next one).
+                data = None
         except trio.EndOfChannel:
             self._transport_lost("the peer closed the connection")
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             self._transport_lost(f"transport failed while reading: {exc!r}", exc)
+
+    async def _take_frame(self, data: bytes) -> None:
+        """One inbound frame, read by the reader or fed by the owner: seen by
+        the observer, parsed, and each of its events handed to its handler in
+        order (a handler's awaitable is awaited before the next event)."""
+        self._frames_in += 1
+        protocol = self.protocol
+        if protocol.observing:
+            protocol.observer.on_frame(FrameDirection.IN, data, trio.current_time())
+        handlers = self._handlers
+        for event in protocol.receive_data(data):
+            wait_for = handlers[type(event)](event)
+            if wait_for is not None:
+                await wait_for
 
     def _on_request(self, event: RequestReceived) -> Awaitable[None] | None:
         reply = self._inbound.start(event)
@@ -1142,6 +1190,7 @@ async def open_session(
     keepalive_timeout: float | None = None,
     progress_interval: float = 0.0,
     max_message_size: int | None = None,
+    reader: bool = True,
 ) -> AsyncIterator[Session]:
     """Run a session over *transport* for the duration of the ``async with`` body.
 
@@ -1182,6 +1231,11 @@ async def open_session(
             -32600 with the id read from its head or tail, a response failing
             its call with :class:`~trio_mcp.ResponseTooLarge`; the session goes
             on (issue 17 §1, BP-28).
+        reader: False for an owner that hands every inbound frame to the
+            session itself (:meth:`Session.feed`, then :meth:`Session.feed_eof`
+            when the peer's side ends) instead of a reader task reading the
+            transport, whose ``receive`` is then never called. For frames that
+            arrive in the owner's task anyway (a 2026-07-28 POST).
 
     Cancellation:
         Leaving the body, normally, by an exception or by cancellation, runs the
@@ -1224,7 +1278,10 @@ async def open_session(
             if session._send_nowait is None:
                 # No write-through: every frame goes by the writer.
                 session._start_writer()
-            nursery.start_soon(session._reader, name="trio_mcp reader")
+            if reader:
+                nursery.start_soon(session._reader, name="trio_mcp reader")
+            else:
+                session._fed = True
             if keepalive_interval is not None:
                 nursery.start_soon(
                     session._keepalive,
