@@ -19,6 +19,7 @@ from http_helpers import make_server
 
 from trio_mcp import Context, http_app
 from trio_mcp.lowlevel import CancelOrigin, RequestState
+from trio_mcp.protocol import FrameDirection
 from trio_mcp.testing import RecordingObserver
 from trio_mcp.transports import StreamableHTTPApp
 from trio_mcp.transports._http_session import HttpServerTransport
@@ -115,7 +116,7 @@ class SpawnCounter(trio.abc.Instrument):
         self.names.append(task.name)
 
 
-async def test_a_modern_post_spawns_only_its_sessions_reader_and_its_handler() -> None:
+async def test_a_modern_post_spawns_only_its_handler() -> None:
     server = make_server()
 
     @server.tool()
@@ -137,10 +138,44 @@ async def test_a_modern_post_spawns_only_its_sessions_reader_and_its_handler() -
         assert orjson.loads(exchange.content)["result"]["content"][0]["text"] == "pong"
 
     await serving(app, work)
-    # The session's reader and the request's handler: no task to run the
-    # session beside the POST, none to watch for the disconnect, and no writer
-    # (every frame was written through).
-    assert sorted(counter.names) == ["trio_mcp inbound request", "trio_mcp reader"]
+    # The request's handler alone: no task to run the session beside the POST,
+    # no reader (the POST feeds the session its frame), none to watch for the
+    # disconnect, and no writer (every frame was written through).
+    assert counter.names == ["trio_mcp inbound request"]
+
+
+async def test_a_bad_request_fed_by_the_post_gets_its_error_and_the_next_post_is_served() -> None:
+    server = make_server()
+
+    @server.tool()
+    async def ping_me() -> str:
+        """Answers at once."""
+        return "pong"
+
+    observer = RecordingObserver()
+    app = http_app(server, session_options={"observer": observer})
+    # The header names the revision, the body's _meta is missing: the session
+    # (fed by the POST, no reader) refuses it with the request's id (ME-07).
+    params = {"name": "ping_me", "arguments": {}}
+    bad_body = orjson.dumps({"jsonrpc": "2.0", "id": 41, "method": "tools/call", "params": params})
+    bad = Exchange(bad_body)
+    good = Exchange(call_body("ping_me", 42))
+
+    async def work() -> None:
+        with trio.fail_after(5):
+            await post(app, bad, "ping_me")
+            await post(app, good, "ping_me")
+
+    await serving(app, work)
+    assert bad.status == 400
+    refusal = orjson.loads(bad.content)
+    assert refusal["id"] == 41
+    assert refusal["error"]["code"] == -32602
+    assert good.status == 200
+    assert orjson.loads(good.content)["result"]["content"][0]["text"] == "pong"
+    # The observer saw both frames come in, as a reader would have shown them.
+    inbound = [data for direction, data, _ in observer.frames if direction is FrameDirection.IN]
+    assert inbound == [bad_body, call_body("ping_me", 42)]
 
 
 async def test_a_slow_answer_gets_its_head_at_the_deferral_then_the_answer_on_the_stream(

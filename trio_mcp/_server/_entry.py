@@ -159,13 +159,18 @@ class _HttpSessions:
 
     @asynccontextmanager
     async def stateless_session(
-        self, transport: HttpServerTransport, version: str | None
-    ) -> AsyncIterator[None]:
+        self, transport: HttpServerTransport, version: str | None, *, fed: bool = False
+    ) -> AsyncIterator[Session | None]:
         """The session of the one request of a stateless POST, spoken in
         revision *version* (a 2026-07-28 POST: the era it opens in; None: its
         connection decides from the request, see ``Connection.start_stateless``),
         open for the body, which serves the POST in its own task and ends the
         client side (``transport.peer_closed()``).
+
+        *fed*: the body has the POST's frame in its own task; the session then
+        has no reader and is yielded for the body to ``feed`` the frame and
+        ``feed_eof`` when the client side ends (``OpenStateless``). Otherwise
+        None is yielded and the session reads the transport.
 
         Cancellation: leaving the body normally waits until the session has
         seen the client side end and stopped (a request still running is
@@ -176,9 +181,9 @@ class _HttpSessions:
         if version is not None:
             connection.start_stateless(version)
         async with open_session(
-            transport, connection, self.server, **self.session_options
+            transport, connection, self.server, reader=not fed, **self.session_options
         ) as session:
-            yield
+            yield session if fed else None
             await session.wait_closed()
 
 

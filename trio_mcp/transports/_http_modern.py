@@ -3,7 +3,9 @@
 In the modern era every request is its own POST and nothing lives between
 requests (HM-01, HM-12, HM-31): :class:`ModernPost` runs each request in a
 one-request session of its own (made by the application's stateless handler)
-for as long as the POST lasts, and writes its answer. What it adds to the
+for as long as the POST lasts, in the POST's task, and writes its answer. The
+session has no reader task: the POST feeds it the one frame it carries
+(``Session.feed``) and tells it when the client side ended (``feed_eof``). What it adds to the
 checks every POST gets (path, Host, Origin, ``Content-Type``, ``Accept``,
 size, JSON, envelope: see ``_http_endpoint``):
 
@@ -46,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import trio
 
+from .._errors import SessionClosed
 from ..protocol._errors import ErrorCode
 from ..protocol._headers import HeaderAnnotation, header_mismatch
 from ._asgi import (
@@ -65,6 +68,7 @@ from ._http_session import (
     END,
     NOTHING,
     Connection,
+    Deliver,
     HttpServerTransport,
     OpenStateless,
     Stream,
@@ -228,7 +232,10 @@ class ModernPost:
             self._open_stateless,
             transport,
             opening_version,
-            lambda: self._answer(receive, tracked, transport, stream, posted.body, request_id),
+            lambda deliver: self._answer(
+                receive, tracked, transport, stream, deliver, posted.body, request_id
+            ),
+            fed=True,
         )
         if not answered and not tracked.started:
             await self._session_failed(send, request_id)
@@ -258,15 +265,17 @@ class ModernPost:
         send: Send,
         transport: HttpServerTransport,
         stream: Stream,
+        deliver: Deliver,
         body: bytes,
         request_id: Any,
     ) -> None:
         # The stream is attached before the body is delivered, so no message
-        # can race past it (json_response mode collects instead).
+        # can race past it (json_response mode collects instead). *deliver* is
+        # the session's feed (no reader task) or the transport's deliver.
         conn = None if stream.json else transport.attach(stream)
         try:
-            await transport.deliver(body)
-        except trio.ClosedResourceError:
+            await deliver(body)
+        except (trio.ClosedResourceError, SessionClosed):
             if conn is not None:
                 transport.detach(stream, conn)
             await self._session_failed(send, request_id)

@@ -54,7 +54,7 @@ from ._event_store import EventStore
 from ._http_common import OriginPolicy, is_loopback_host, new_session_id
 from ._http_endpoint import Endpoint
 from ._http_modern import MODERN_HEAD_DEFERRAL, MODERN_KEEPALIVE, ModernPost, ToolHeaders
-from ._http_session import HttpServerTransport, OpenStateless
+from ._http_session import FrameSink, HttpServerTransport, OpenStateless
 from ._legacy_sse import LegacyEndpoint
 
 if TYPE_CHECKING:
@@ -329,13 +329,13 @@ class StreamableHTTPApp:
                     transport.peer_closed()
 
     def _open_stateless(
-        self, transport: HttpServerTransport, version: str | None
-    ) -> AbstractAsyncContextManager[object]:
+        self, transport: HttpServerTransport, version: str | None, *, fed: bool
+    ) -> AbstractAsyncContextManager[FrameSink | None]:
         """The one-request session of a stateless POST (see ``run_one_request``,
         which contains its failure): ``stateless_session``'s, or the transport
-        handler's in a task of its own."""
+        handler's in a task of its own (which reads the transport: no sink)."""
         if self._stateless_session is not None:
-            return self._stateless_session(transport, version)
+            return self._stateless_session(transport, version, fed=fed)
         return self._handler_in_task(transport)
 
     @asynccontextmanager

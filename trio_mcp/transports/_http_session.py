@@ -50,7 +50,7 @@ import logging
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Hashable
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 import outcome
@@ -744,11 +744,36 @@ def event_seq(event_id: str | None) -> int:
     return -1 if parsed is None else parsed[1]
 
 
-#: Opens the one-request session of a stateless POST over its transport, in the
-#: caller's task, given the revision it opens in (None: its connection decides
-#: from the request). Its body serves the POST and ends with the transport's
-#: ``peer_closed()``; leaving it waits until the session has stopped.
-OpenStateless = Callable[["HttpServerTransport", str | None], AbstractAsyncContextManager[object]]
+class FrameSink(Protocol):
+    """How a stateless POST hands its one frame to a session with no reader
+    (a :class:`~trio_mcp.lowlevel.Session` opened with ``reader=False``)."""
+
+    async def feed(self, data: bytes) -> None: ...
+
+    def feed_eof(self) -> None: ...
+
+
+class OpenStateless(Protocol):
+    """Opens the one-request session of a stateless POST over its transport,
+    in the caller's task, given the revision it opens in (None: its
+    connection decides from the request). Its body serves the POST and ends
+    with the transport's ``peer_closed()``; leaving it waits until the
+    session has stopped.
+
+    With ``fed=True`` the caller has the POST's frame in its own task: the
+    context may then yield a :class:`FrameSink` to take it (a session with
+    no reader task, a spawn and two scheduler passes fewer per POST), or
+    None, and the caller delivers to the transport as without it.
+    """
+
+    def __call__(
+        self, transport: HttpServerTransport, version: str | None, *, fed: bool
+    ) -> AbstractAsyncContextManager[FrameSink | None]: ...
+
+
+#: Hands the POST's frame to its session: a sink's ``feed`` or the
+#: transport's ``deliver``.
+Deliver = Callable[[bytes], Awaitable[None]]
 
 
 async def run_stateless_session(
@@ -763,26 +788,35 @@ async def run_stateless_session(
 
     Cancellation: cancelled with the POST (its handler's nursery).
     """
-    # The session's body only waits: the answering task ends the client side.
-    await run_one_request(open_stateless, transport, version, transport.wait_peer_closed)
+    # The session's body only waits: the answering task delivers the frame
+    # (from its own task, so to the transport) and ends the client side.
+    await run_one_request(
+        open_stateless, transport, version, lambda _deliver: transport.wait_peer_closed()
+    )
 
 
 async def run_one_request(
     open_stateless: OpenStateless,
     transport: HttpServerTransport,
     version: str | None,
-    answer: Callable[[], Awaitable[None]],
+    answer: Callable[[Deliver], Awaitable[None]],
+    *,
+    fed: bool = False,
 ) -> bool:
-    """Serve a stateless POST: run ``answer()`` (which delivers the body and
-    writes the response) inside the POST's one-request session, in the
-    caller's own task; True if ``answer`` ran to its end.
+    """Serve a stateless POST: run ``answer(deliver)`` (which delivers the
+    body with ``deliver`` and writes the response) inside the POST's
+    one-request session, in the caller's own task; True if ``answer`` ran to
+    its end. With *fed*, ``deliver`` is the session's own ``feed`` when the
+    session has no reader (see :class:`OpenStateless`), else the transport's
+    ``deliver``.
 
     Why in the caller's task: a POST already is a task, and a session task of
     its own (with the nursery around it) was a spawn and several scheduler
     passes per request, about 5 % of a 2026-07-28 POST's cost in the server.
 
     When ``answer`` ends (the response is out, or the client left) the client
-    side of the session ends (``peer_closed``): a request still running is
+    side of the session ends (``peer_closed``, and the sink's ``feed_eof``
+    when it was fed): a request still running is
     cancelled, origin ``transport`` (HM-13, CN-13). A session that fails (a bug
     in a handler's dispatcher or the writer: one session's failure must never
     end the server) is logged as an error and ends this POST only; ``answer``
@@ -795,12 +829,14 @@ async def run_one_request(
     """
     answered = False
     try:
-        async with open_stateless(transport, version):
+        async with open_stateless(transport, version, fed=fed) as sink:
             try:
-                await answer()
+                await answer(transport.deliver if sink is None else sink.feed)
                 answered = True
             finally:
                 transport.peer_closed()
+                if sink is not None:
+                    sink.feed_eof()
     except* Exception as failure:
         logger.error(
             "a stateless HTTP request's session failed and was closed; serving goes on",
