@@ -56,6 +56,7 @@ import orjson
 import outcome
 import trio
 
+from .._util import Flag
 from ._event_store import EventStore, split_event_id
 from ._http_common import PRIMING_VERSIONS, id_key
 
@@ -249,22 +250,23 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         self._backlog_size = backlog
         #: Legacy HTTP+SSE: every frame goes to the one SSE stream.
         self.single_stream = single_stream
-        self._closed = False
-        self._peer_closed = False
+        # Flags, not Events: an Event is made only if a task waits (a
+        # 2026-07-28 POST makes a transport per request, and nobody waits).
+        self._closed = Flag()
+        #: The client side ended (peer_closed), or the transport closed.
+        self._peer_closed = Flag()
         self._initialize_key: tuple[bool, Any] | None = None
         #: The negotiated revision, read from the initialize result.
         self.protocol_version: str | None = None
         self.last_activity = trio.current_time()
         self.on_close: list[Any] = []
-        self._closed_event: trio.Event | None = None
-        self._peer_closed_event: trio.Event | None = None
         self._get_attached: trio.Event | None = None
 
     # ------------------------------------------------------------ Channel API
 
     async def send(self, value: bytes) -> None:
         await trio.lowlevel.checkpoint_if_cancelled()
-        if self._closed:
+        if self._closed.is_set():
             raise trio.ClosedResourceError("transport closed")
         data = bytes(value)
         await self._route(data)
@@ -280,7 +282,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
 
         Cancellation: never yields.
         """
-        if self._closed:
+        if self._closed.is_set():
             raise trio.ClosedResourceError("transport closed")
         if self.event_store is not None:
             raise trio.WouldBlock
@@ -303,7 +305,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
 
         Cancellation: a checkpoint; a cancelled receive takes no frame.
         """
-        if self._closed:
+        if self._closed.is_set():
             raise trio.ClosedResourceError("transport closed")
         await trio.lowlevel.checkpoint_if_cancelled()
         try:
@@ -324,7 +326,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         return await trio.lowlevel.wait_task_rescheduled(abort)  # type: ignore[no-any-return]
 
     def _receive_nowait(self) -> bytes:
-        if self._closed:
+        if self._closed.is_set():
             raise trio.ClosedResourceError("transport closed")
         inbox = self._inbox
         senders = self._senders
@@ -342,14 +344,14 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
             task, frame = senders.popitem(last=False)
             trio.lowlevel.reschedule(task)
             return frame
-        if self._peer_closed:
+        if self._peer_closed.is_set():
             raise trio.EndOfChannel
         raise trio.WouldBlock
 
     def _deliver_nowait(self, frame: bytes) -> None:
         """Queue *frame* for the reader, or raise WouldBlock (full) or
         ClosedResourceError (the session ended or the transport is closed)."""
-        if self._peer_closed or self._closed:
+        if self._peer_closed.is_set():
             raise trio.ClosedResourceError("session closed")
         reader = self._reader
         if reader is not None:
@@ -383,9 +385,9 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
 
     def close(self) -> None:
         """Close now: every connection ends, later sends raise (idempotent)."""
-        if self._closed:
+        if self._closed.is_set():
             return
-        self._closed = True
+        self._closed.set()
         self._inbox = None
         # As a closed channel did: a reader parked now reads end-of-channel,
         # later receives raise ClosedResourceError.
@@ -396,10 +398,8 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         for stream in streams:
             self._finish(stream)
         self._streams.clear()
-        if self._closed_event is not None:
-            self._closed_event.set()
-        if self._peer_closed_event is not None:
-            self._peer_closed_event.set()
+        self._closed.set()
+        self._peer_closed.set()
         for callback in self.on_close:
             callback(self)
 
@@ -408,12 +408,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
 
         Cancellation: a plain wait; cancelling it leaves the transport as it is.
         """
-        if self._closed:
-            await trio.lowlevel.checkpoint()
-            return
-        if self._closed_event is None:
-            self._closed_event = trio.Event()
-        await self._closed_event.wait()
+        await self._closed.wait()
 
     async def wait_peer_closed(self) -> None:
         """Block until the client side has ended (:meth:`peer_closed`) or the
@@ -421,12 +416,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
 
         Cancellation: a plain wait; cancelling it leaves the transport as it is.
         """
-        if self._peer_closed or self._closed:
-            await trio.lowlevel.checkpoint()
-            return
-        if self._peer_closed_event is None:
-            self._peer_closed_event = trio.Event()
-        await self._peer_closed_event.wait()
+        await self._peer_closed.wait()
 
     async def wait_get_stream(self) -> None:
         """Block until a client has attached the standalone GET stream.
@@ -442,7 +432,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
 
     @property
     def closed(self) -> bool:
-        return self._closed
+        return self._closed.is_set()
 
     @property
     def get_stream(self) -> Stream:
@@ -451,7 +441,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         stream = self._get_stream
         if stream is None:
             stream = self._get_stream = Stream(GET_STREAM)
-            if self._closed:
+            if self._closed.is_set():
                 stream.set_done()
         return stream
 
@@ -460,13 +450,11 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
     def peer_closed(self) -> None:
         """The client ended the session (DELETE) or it expired: the session
         reads end-of-channel after what was already delivered."""
-        if self._peer_closed or self._closed:
+        if self._peer_closed.is_set():
             return
-        self._peer_closed = True
+        self._peer_closed.set()
         # The reader reads what is queued, then EndOfChannel; waiting POSTs fail.
         self._end_inbox()
-        if self._peer_closed_event is not None:
-            self._peer_closed_event.set()
 
     def touch(self) -> None:
         self.last_activity = trio.current_time()
@@ -592,7 +580,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
                     break
             if not backlog:
                 self._backlog = None
-        if stream.done or self._closed:
+        if stream.done or self._closed.is_set():
             conn.end()
         return conn
 
