@@ -77,6 +77,7 @@ from ._http_client_modern import ModernExchange, ToolHeaders, is_modern_request
 from ._http_client_session import SessionKeeper, oversize_answer_key
 from ._http_common import id_key
 from ._http_lanes import LanePool, default_lane
+from ._httpx_client import OwnHttpClient
 
 logger = logging.getLogger("trio_mcp.http.client")
 
@@ -597,22 +598,29 @@ async def open_http_transport(
     # The pool is a LanePool, not httpx's own (whose cost per request grows
     # with the connections in flight; see _http_lanes): the same bound, each
     # connection still an httpx transport's.
-    http = http_client or httpx.AsyncClient(
-        timeout=httpx.Timeout(30.0, read=None, pool=None),
-        auth=auth,
-        follow_redirects=False,
-        transport=LanePool(default_lane(default_tls_context()), max_lanes=MAX_CONNECTIONS),
-    )
-    control = (
-        None
-        if http_client is not None
-        else httpx.AsyncClient(
-            timeout=httpx.Timeout(30.0, read=None),
-            verify=default_tls_context(),
+    http: httpx.AsyncClient
+    control: httpx.AsyncClient | None
+    if http_client is None:
+        calls = OwnHttpClient(
+            timeout=httpx.Timeout(30.0, read=None, pool=None),
             auth=auth,
             follow_redirects=False,
+            transport=LanePool(default_lane(default_tls_context()), max_lanes=MAX_CONNECTIONS),
         )
-    )
+        # The session's own requests (notifications, the GET stream, DELETE)
+        # on a client of their own, the calls' pool left to calls; one jar.
+        http, control = (
+            calls,
+            OwnHttpClient(
+                timeout=httpx.Timeout(30.0, read=None),
+                verify=default_tls_context(),
+                auth=auth,
+                follow_redirects=False,
+                cookies_of=calls,
+            ),
+        )
+    else:
+        http, control = http_client, None
     try:
         async with unwrapping(), trio.open_nursery() as nursery:
             transport = HttpClientTransport(

@@ -55,6 +55,7 @@ from ._http_client_session import (
     rpc_error,
 )
 from ._http_common import batch_frames, id_key
+from ._httpx_client import request_url
 
 logger = logging.getLogger("trio_mcp.http.client")
 
@@ -184,7 +185,7 @@ class Exchange:
         had_session = keeper.session_id is not None
         try:
             async with self._http.stream(
-                "POST", target, content=self._data, headers=keeper.post_headers()
+                "POST", request_url(target), content=self._data, headers=keeper.post_headers()
             ) as response:
                 self.started.set()
                 await self._answer(response, target, url is None, had_session, generation)

@@ -60,6 +60,7 @@ from ._http_client_session import (
     rpc_error,
 )
 from ._http_common import batch_frames, id_key
+from ._httpx_client import request_url
 
 logger = logging.getLogger("trio_mcp.http.client")
 
@@ -192,7 +193,7 @@ class ModernExchange:
 
     async def _post(self, url: str, *, may_redirect: bool) -> None:
         async with self._http.stream(
-            "POST", url, content=self._data, headers=self._headers
+            "POST", request_url(url), content=self._data, headers=self._headers
         ) as response:
             status = response.status_code
             if status in (307, 308) and may_redirect:
