@@ -205,3 +205,26 @@ async def test_after_feed_eof_closing_the_transport_is_shielded_and_bounded_by_t
     assert transport.close_called_at == start
     assert trio.current_time() - start == pytest.approx(0.5)
     assert owner.cancelled_caught is owner_cancelled
+
+
+async def test_cancelling_the_owner_while_a_fed_request_runs_ends_it_once_and_writes_nothing(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    started = trio.Event()
+
+    async def forever(ctx: RequestContext) -> Any:
+        started.set()
+        await trio.sleep_forever()
+
+    recorder = Recorder()
+    with trio.CancelScope() as owner:
+        async with fed_session(FnDispatcher(forever=forever), recorder) as (session, _peer):
+            await session.feed(call(5, "forever"))
+            await started.wait()
+            owner.cancel()  # the server cancels the POST (its client went)
+            await trio.sleep_forever()
+    assert owner.cancelled_caught
+    # One terminal state, reached once, and no response was written for it.
+    terminal = [r for r, _ in recorder.transitions if r.id == 5 and r.state.is_terminal]
+    assert [r.state for r in terminal] == [RequestState.CANCELLED]
+    assert [d for d, _, _ in recorder.frames] == [FrameDirection.IN]

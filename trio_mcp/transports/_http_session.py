@@ -398,7 +398,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         for stream in streams:
             self._finish(stream)
         self._streams.clear()
-        self._closed.set()
+        # The client side is over too (wait_peer_closed returns).
         self._peer_closed.set()
         for callback in self.on_close:
             callback(self)
