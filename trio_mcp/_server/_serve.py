@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import trio
@@ -60,16 +60,15 @@ class Peer:
             spawn, self._spawn = self._spawn, None
             spawn()
 
-    @contextlib.contextmanager
-    def delivering(self, nursery: trio.Nursery, session: Session) -> Iterator[None]:
-        """While inside, a notice starts :func:`deliver` for *session* in *nursery*
-        (at once if notices are already queued); afterwards none can."""
-        self._spawn = functools.partial(nursery.start_soon, deliver, session, self)
-        try:
-            self.ready()
-            yield
-        finally:
-            self._spawn = None
+    def deliver_for(self, session: Session) -> None:
+        """From now on a notice starts :func:`deliver` for *session* in the
+        session's own nursery (at once if notices are already queued)."""
+        self._spawn = functools.partial(session.start_soon, deliver, session, self)
+        self.ready()
+
+    def stop_delivering(self) -> None:
+        """No notice starts a delivery task any more (the session is over)."""
+        self._spawn = None
 
 
 class SessionServer(Dispatcher, Protocol):
@@ -108,8 +107,9 @@ async def deliver(session: Session, peer: Peer) -> None:
     Notices not negotiated in this session (its capabilities were fixed when
     it started) are dropped with a debug log.
 
-    Cancellation: cancelled by :func:`serve_session` when the session closes;
-    a notice that was not queued yet is dropped.
+    Cancellation: a task of the session's nursery (:meth:`Session.start_soon`),
+    cancelled with the session's tasks once the session has shut down; a
+    notice that was not queued yet is dropped.
     """
     while True:
         await peer.wake.wait()
@@ -154,11 +154,18 @@ async def serve_session(
         # A server's tasks outlive their requests; a session served on its own
         # (stdio, a test pair) owns the runner, one of many shares its owner's.
         tasks.serving() if tasks is not None else contextlib.nullcontext(),
-        open_session(transport, server.make_protocol(), server, **session_options) as session,
+        # No reader task: this task reads (read_transport), as it has nothing
+        # else to do, and the notices are delivered by a task of the session's
+        # own nursery. A task and a nursery less of every idle session (a
+        # server holds many; issue #16).
+        open_session(
+            transport, server.make_protocol(), server, reader=False, **session_options
+        ) as session,
     ):
         peer = server.peer_of(session)
         task_status.started(session)
-        async with trio.open_nursery() as nursery:
-            with peer.delivering(nursery, session):
-                await session.wait_closed()
-            nursery.cancel_scope.cancel()
+        peer.deliver_for(session)
+        try:
+            await session.read_transport()
+        finally:
+            peer.stop_delivering()

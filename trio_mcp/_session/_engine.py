@@ -364,7 +364,6 @@ class Session:
         "__weakref__",
         "_accepting",
         "_closed",
-        "_fed",
         "_flush_pending",
         "_frames_in",
         "_frames_out",
@@ -376,6 +375,8 @@ class Session:
         "_outbound",
         "_outgoing_buffer",
         "_queue_closed",
+        "_reader_scope",
+        "_readerless",
         "_receive_channel",
         "_send_channel",
         "_send_nowait",
@@ -471,8 +472,12 @@ class Session:
         self._written_through = 0
         # The reader's table: what to do with each type of event.
         self._handlers = self._event_handlers()
-        # True when the owner feeds the frames (open_session(reader=False)).
-        self._fed = False
+        # True when the session has no reader task (open_session(reader=False)):
+        # the owner feeds the frames, or reads them in its own task.
+        self._readerless = False
+        # The scope of read_transport while the owner reads in its task:
+        # closing the session cancels it, as it cancels a reader task.
+        self._reader_scope: trio.CancelScope | None = None
 
     # ---------------------------------------------------------------- public
 
@@ -667,8 +672,10 @@ class Session:
         while a refusal is being queued drops that refusal, as cancelling the
         reader would.
         """
-        if not self._fed:
+        if not self._readerless:
             raise RuntimeError("feed() is for a session opened with reader=False")
+        if self._reader_scope is not None:
+            raise RuntimeError("feed() while read_transport() reads: two takers of frames")
         if self.closed:
             raise self._closed_error()
         await self._take_frame(data)
@@ -682,9 +689,54 @@ class Session:
         Cancellation: synchronous; the cancelled handlers end in their own
         tasks.
         """
-        if not self._fed:
+        if not self._readerless:
             raise RuntimeError("feed_eof() is for a session opened with reader=False")
         self._transport_lost("the peer closed the connection")
+
+    async def read_transport(self) -> None:
+        """Be the session's reader in the calling task: read the transport and
+        take each frame as the reader task would, until the peer's side ends
+        or the session is closed (by either side, or the transport's loss).
+
+        Only for a session opened with ``reader=False`` whose owner has
+        nothing to do but wait for the session to end (a server's task per
+        session): the reader needs no task of its own then, which is ~2 KiB
+        of every idle session (issue #16). Raises ``RuntimeError`` on a
+        session that has a reader task, or when the transport is already
+        being read (two takers of frames would race).
+
+        Cancellation: closing the session (:meth:`aclose` from any task, the
+        transport's loss, a fatal frame) ends this call, as it ends a reader
+        task. Cancelling the caller stops the reading; as the owner, leaving
+        the ``open_session`` body then shuts the session down as usual.
+        """
+        if not self._readerless:
+            raise RuntimeError("read_transport() is for a session opened with reader=False")
+        if self._reader_scope is not None:
+            raise RuntimeError("read_transport() is already reading this session's transport")
+        if self.closed:
+            await trio.lowlevel.checkpoint()
+            return
+        with trio.CancelScope() as scope:
+            self._reader_scope = scope
+            try:
+                await self._reader()
+            finally:
+                self._reader_scope = None
+
+    def start_soon(
+        self, async_fn: Callable[..., Awaitable[object]], *args: object, name: str | None = None
+    ) -> None:
+        """Run ``async_fn(*args)`` in a task of the session's own nursery, for
+        work that lives as long as the session (a server's notice delivery):
+        no nursery of the caller's is needed to hold it.
+
+        Cancellation: the task is cancelled with the session's other tasks,
+        when the session has shut down (leaving ``open_session``), or when a
+        scope enclosing the session is cancelled. An exception it raises
+        ends the session, as one raised by any of the session's tasks.
+        """
+        self._nursery.start_soon(async_fn, *args, name=name)
 
     async def wait_inbound_settled(self) -> None:
         """Block until no inbound request's task is running or queued, not
@@ -1141,6 +1193,10 @@ class Session:
         self._inbound.cancel_all(origin, reason)
         self.protocol.close(reason)
         self._closed.set()
+        if self._reader_scope is not None:
+            # The owner reads in its task (read_transport): it stops now, as
+            # a reader task stops with the session.
+            self._reader_scope.cancel(reason="session closed")
         self.protocol.observer.on_close(reason, trio.current_time())
 
     def _transport_lost(self, reason: str, cause: BaseException | None = None) -> None:
@@ -1231,11 +1287,14 @@ async def open_session(
             -32600 with the id read from its head or tail, a response failing
             its call with :class:`~trio_mcp.ResponseTooLarge`; the session goes
             on (issue 17 §1, BP-28).
-        reader: False for an owner that hands every inbound frame to the
-            session itself (:meth:`Session.feed`, then :meth:`Session.feed_eof`
-            when the peer's side ends) instead of a reader task reading the
-            transport, whose ``receive`` is then never called. For frames that
-            arrive in the owner's task anyway (a 2026-07-28 POST).
+        reader: False: no reader task. Either the owner hands every inbound
+            frame to the session itself (:meth:`Session.feed`, then
+            :meth:`Session.feed_eof` when the peer's side ends; the
+            transport's ``receive`` is never called), for frames that arrive
+            in the owner's task anyway (a 2026-07-28 POST); or the owner reads
+            the transport in its own task (:meth:`Session.read_transport`),
+            when it has nothing else to do while the session lives (a
+            server's task per session).
 
     Cancellation:
         Leaving the body, normally, by an exception or by cancellation, runs the
@@ -1281,7 +1340,7 @@ async def open_session(
             if reader:
                 nursery.start_soon(session._reader, name="trio_mcp reader")
             else:
-                session._fed = True
+                session._readerless = True
             if keepalive_interval is not None:
                 nursery.start_soon(
                     session._keepalive,
