@@ -183,10 +183,10 @@ async def test_resource_function_failure_is_internal_error_and_session_goes_on()
 
 
 def _delivery_tasks() -> int:
-    """How many notice-delivery tasks (``_serve.deliver``) are alive now."""
+    """How many notice-delivery tasks ("trio_mcp notices") are alive now."""
 
     def walk(task: trio.lowlevel.Task) -> int:
-        own = task.name.endswith("_serve.deliver")
+        own = task.name == "trio_mcp notices"
         return own + sum(walk(c) for n in task.child_nurseries for c in n.child_tasks)
 
     root = trio.lowlevel.current_root_task()

@@ -861,11 +861,11 @@ class Server:
         raise resource_not_found(uri)
 
     async def _subscribe(self, ctx: RequestContext) -> mcp_types.EmptyResult:
-        self.peer_of(ctx.session).subscriptions.add(ctx.params.uri)
+        self.peer_of(ctx.session).subscribe(ctx.params.uri)
         return mcp_types.EmptyResult()
 
     async def _unsubscribe(self, ctx: RequestContext) -> mcp_types.EmptyResult:
-        self.peer_of(ctx.session).subscriptions.discard(ctx.params.uri)
+        self.peer_of(ctx.session).unsubscribe(ctx.params.uri)
         return mcp_types.EmptyResult()
 
     # -- prompts

@@ -15,9 +15,8 @@ Spec: TL-02, RS-05, RS-06, PR-03.
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from typing import Any, Protocol
 
 import trio
@@ -32,21 +31,45 @@ from ..protocol import Connection, HeaderAnnotation, LocalProtocolError, Session
 logger = logging.getLogger("trio_mcp.server")
 
 
-class Peer:
-    """What the server keeps per session: log level, subscriptions, queued notices."""
+#: The subscriptions of a session that has none (most): shared, never changed.
+_NO_SUBSCRIPTIONS: frozenset[str] = frozenset()
 
-    __slots__ = ("_spawn", "log_level", "pending", "subscriptions", "wake")
+
+class Peer:
+    """What the server keeps per session: log level, subscriptions, queued notices.
+
+    Most sessions never subscribe nor get a notice, and a server holds many
+    idle ones, so what those need is made on first use (issue #16): the set of
+    subscriptions, the delivery task, the event that wakes it.
+    """
+
+    __slots__ = ("_serving", "_subscriptions", "log_level", "pending", "wake")
 
     def __init__(self) -> None:
         self.log_level: mcp_types.LoggingLevel | None = None
-        self.subscriptions: set[str] = set()
+        self._subscriptions: set[str] | None = None
         #: (method, uri or None) to deliver; a set, so repeats coalesce.
         self.pending: dict[tuple[str, str | None], None] = {}
-        self.wake = trio.Event()
-        # Starts the delivery task; set while the session is served and no
-        # task runs yet. Most sessions never get a notice, and a task each
-        # would be a quarter of an idle session's memory (issue #16).
-        self._spawn: Callable[[], None] | None = None
+        #: Set to wake the delivery task; made by the task before it waits.
+        self.wake: trio.Event | None = None
+        # The session served, while no delivery task runs for it yet: the
+        # first notice starts one in the session's nursery.
+        self._serving: Session | None = None
+
+    @property
+    def subscriptions(self) -> AbstractSet[str]:
+        """The URIs subscribed to (``resources/subscribe``), read-only."""
+        subscriptions = self._subscriptions
+        return _NO_SUBSCRIPTIONS if subscriptions is None else subscriptions
+
+    def subscribe(self, uri: str) -> None:
+        if self._subscriptions is None:
+            self._subscriptions = set()
+        self._subscriptions.add(uri)
+
+    def unsubscribe(self, uri: str) -> None:
+        if self._subscriptions is not None:
+            self._subscriptions.discard(uri)
 
     def push(self, method: str, uri: str | None = None) -> None:
         """Queue a notice (coalescing repeats) and wake the delivery task."""
@@ -55,20 +78,21 @@ class Peer:
 
     def ready(self) -> None:
         """Wake the delivery task, starting it if a notice waits and none runs yet."""
-        self.wake.set()
-        if self.pending and self._spawn is not None:
-            spawn, self._spawn = self._spawn, None
-            spawn()
+        if self.wake is not None:
+            self.wake.set()
+        if self.pending and self._serving is not None:
+            session, self._serving = self._serving, None
+            session.start_soon(deliver, session, self, name="trio_mcp notices")
 
     def deliver_for(self, session: Session) -> None:
         """From now on a notice starts :func:`deliver` for *session* in the
         session's own nursery (at once if notices are already queued)."""
-        self._spawn = functools.partial(session.start_soon, deliver, session, self)
+        self._serving = session
         self.ready()
 
     def stop_delivering(self) -> None:
         """No notice starts a delivery task any more (the session is over)."""
-        self._spawn = None
+        self._serving = None
 
 
 class SessionServer(Dispatcher, Protocol):
@@ -95,7 +119,7 @@ class SessionServer(Dispatcher, Protocol):
         ...
 
 
-def subscribed(subscriptions: set[str], uri: str) -> bool:
+def subscribed(subscriptions: AbstractSet[str], uri: str) -> bool:
     """Whether an update of *uri* concerns these subscriptions: the URI itself
     or a parent of it (RS-06: an update may concern a sub-resource)."""
     return uri in subscriptions or any(covers(s, uri) for s in subscriptions)
@@ -112,10 +136,11 @@ async def deliver(session: Session, peer: Peer) -> None:
     notice that was not queued yet is dropped.
     """
     while True:
-        await peer.wake.wait()
-        peer.wake = trio.Event()
-        if session.state is not SessionState.OPERATING:
-            # Kept until notifications/initialized arrives (it wakes us).
+        if not peer.pending or session.state is not SessionState.OPERATING:
+            # Nothing to send, or kept until notifications/initialized
+            # arrives: a notice or the handshake's end wakes us.
+            peer.wake = trio.Event()
+            await peer.wake.wait()
             continue
         pending, peer.pending = peer.pending, {}
         for method, uri in pending:
