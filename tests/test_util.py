@@ -6,7 +6,8 @@ import pytest
 import trio
 import trio.testing
 
-from trio_mcp._util import Flag, covers, unwrap_group, unwrapping
+from trio_mcp import Server
+from trio_mcp._util import Flag, Shared, covers, unwrap_group, unwrapping
 
 
 async def test_unwrapping_gives_back_the_one_error_with_its_own_cause() -> None:
@@ -78,3 +79,35 @@ async def test_a_flag_nobody_waited_for_never_makes_an_event() -> None:
     flag.set()
     await flag.wait()
     assert flag._event is None  # the saving this type exists for
+
+
+def test_shared_hands_out_the_last_equal_value_and_replaces_a_different_one() -> None:
+    shared: Shared[dict[str, object]] = Shared()
+    first = {"tools": {"listChanged": True}}
+    assert shared(first) is first
+    again = {"tools": {"listChanged": True}}
+    assert shared(again) is first  # equal: the copy is dropped
+    other = {"tools": {}}
+    assert shared(other) is other  # different: the new one from now on
+    assert shared({"tools": {}}) is other
+    assert first == {"tools": {"listChanged": True}}  # nothing was changed
+
+
+def test_sessions_of_a_server_share_its_capabilities_until_the_registry_changes() -> None:
+    server = Server("s", "1.0")
+    one, two = server.make_protocol(), server.make_protocol()
+    assert one.local_capabilities is two.local_capabilities
+    assert one.local_info is two.local_info
+    assert one.modern_capabilities is two.modern_capabilities
+    assert "tools" not in one.local_capabilities
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        return text
+
+    three = server.make_protocol()
+    # A session started after the change declares tools; the earlier ones
+    # keep what they were started with (their capabilities are fixed).
+    assert "tools" in three.local_capabilities
+    assert "tools" not in one.local_capabilities
+    assert three.local_info is one.local_info

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import NoReturn
+from typing import Generic, NoReturn, TypeVar
 
 import trio
+
+_V = TypeVar("_V")
 
 
 def unwrap_group(group: BaseExceptionGroup[BaseException]) -> BaseException:
@@ -95,3 +97,26 @@ class Flag:
         if self._event is None:
             self._event = trio.Event()
         await self._event.wait()
+
+
+class Shared(Generic[_V]):
+    """One object for a value made again and again: called with a value equal
+    to the last one, it returns that last one, so the new copy is dropped.
+
+    For what every session of a server keeps and that is the same for all of
+    them (the capabilities, the server's info): a server holds many idle
+    sessions, and one copy each was ~1 KiB of every session (issue #16).
+    Values handed out must never be changed.
+    """
+
+    __slots__ = ("_value",)
+
+    def __init__(self) -> None:
+        self._value: _V | None = None
+
+    def __call__(self, value: _V) -> _V:
+        last = self._value
+        if last is not None and last == value:
+            return last
+        self._value = value
+        return value

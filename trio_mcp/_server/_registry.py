@@ -47,6 +47,7 @@ import trio
 from .. import types as mcp_types
 from .._errors import RPCError, SessionClosed
 from .._session._engine import RequestContext, Session
+from .._util import Shared
 from ..protocol import (
     ALL_VERSIONS,
     Connection,
@@ -233,6 +234,10 @@ class Server:
         self._templates: dict[str, RegisteredTemplate] = {}
         self._prompts: dict[str, RegisteredPrompt] = {}
         self._completers: dict[tuple[str, str, str], Completer] = {}
+        self._shared_capabilities: Shared[dict[str, Any]] = Shared()
+        self._shared_modern: Shared[dict[str, Any]] = Shared()
+        self._shared_info: Shared[dict[str, Any]] = Shared()
+        self._shared_hints: Shared[dict[str, tuple[int, str]]] = Shared()
         self._peers: weakref.WeakKeyDictionary[Session, Peer] = weakref.WeakKeyDictionary()
         self._handlers: dict[str, Callable[[RequestContext], Any]] = {
             "tools/call": self._call_tool,
@@ -551,15 +556,18 @@ class Server:
             info["title"] = self.title
         protocol = Connection(
             Role.SERVER,
-            capabilities=self.capabilities(),
-            info=info,
             instructions=self.instructions,
             supported_versions=self.protocol_versions,
             history=self.request_history,
             remember_ids=self.remembered_requests,
         )
-        protocol.modern_capabilities = self.modern_capabilities()
-        protocol.cache_hints = dict(self.cache_hints)
+        # Every session declares the same objects while the registry does
+        # not change (Shared): made afresh, then dropped for the last equal
+        # ones, never a copy per session (issue #16). Nothing changes them.
+        protocol.local_capabilities = self._shared_capabilities(self.capabilities())
+        protocol.modern_capabilities = self._shared_modern(self.modern_capabilities())
+        protocol.local_info = self._shared_info(info)
+        protocol.cache_hints = self._shared_hints(dict[str, tuple[int, str]](self.cache_hints))
         protocol.result_server_info = self.server_info_in_results
         return protocol
 
