@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import trio
 import trio.testing
@@ -82,12 +84,12 @@ async def test_a_flag_nobody_waited_for_never_makes_an_event() -> None:
 
 
 def test_shared_hands_out_the_last_equal_value_and_replaces_a_different_one() -> None:
-    shared: Shared[dict[str, object]] = Shared()
+    shared: Shared[dict[str, Any]] = Shared()
     first = {"tools": {"listChanged": True}}
     assert shared(first) is first
     again = {"tools": {"listChanged": True}}
     assert shared(again) is first  # equal: the copy is dropped
-    other = {"tools": {}}
+    other: dict[str, Any] = {"tools": {}}
     assert shared(other) is other  # different: the new one from now on
     assert shared({"tools": {}}) is other
     assert first == {"tools": {"listChanged": True}}  # nothing was changed

@@ -136,10 +136,10 @@ def run_stdio(server: SessionServer, *, fast_exit: bool = True, **options: Any) 
 
 
 class _HttpSessions:
-    """The transport handlers that serve a server's sessions over Streamable HTTP.
+    """The one-request sessions of a server's stateless POSTs over Streamable
+    HTTP (a stateful session is served by :func:`serve_session` itself).
 
-    Cancellation: each handler runs until its session closes; cancelling it
-    shuts the session down (bounded), as any session.
+    Cancellation: see :meth:`stateless_session`.
     """
 
     __slots__ = ("server", "session_options")
@@ -147,15 +147,6 @@ class _HttpSessions:
     def __init__(self, server: SessionServer, session_options: Mapping[str, Any]) -> None:
         self.server = server
         self.session_options = session_options
-
-    async def serve(self, transport: HttpServerTransport) -> None:
-        """Serve one stateful session (from its ``initialize`` to its end).
-
-        As on every other transport, the session gets its list-changed and
-        resource-updated notifications (:func:`serve_session`), over the
-        standalone GET stream.
-        """
-        await serve_session(self.server, transport, **self.session_options)
 
     @asynccontextmanager
     async def stateless_session(
@@ -227,9 +218,12 @@ def http_app(
     tasks = getattr(server, "tasks", None)
     if tasks is not None:
         app_options.setdefault("background", tasks.serving)
-    return StreamableHTTPApp(
-        sessions.serve, stateless_session=sessions.stateless_session, **app_options
-    )
+    # A stateful session (from its initialize to its end) is served as on
+    # every other transport, with its list-changed and resource-updated
+    # notifications over the standalone GET stream; the handler is
+    # serve_session itself, so an idle session holds no frame of a wrapper.
+    serve = partial(serve_session, server, **options)
+    return StreamableHTTPApp(serve, stateless_session=sessions.stateless_session, **app_options)
 
 
 async def serve_http(

@@ -252,20 +252,22 @@ class TaskRunner:
                 self._nursery = None
                 nursery.cancel_scope.cancel(reason="the server is shutting down")
 
-    @asynccontextmanager
-    async def serving(self) -> AsyncIterator[TaskRunner]:
+    def serving(self) -> AbstractAsyncContextManager[TaskRunner]:
         """:meth:`running`, unless it is open already (then the block just
         uses it): what each ``serve_*`` entry point and
         :func:`~trio_mcp._server._serve.serve_session` open, so the outermost
-        one owns the runner and everything inside shares it.
+        one owns the runner and everything inside shares it. Which of the two
+        is decided when this is called (enter the result at once).
+
+        The shared case is a plain ``nullcontext``: every session of an HTTP
+        server enters it and holds it while it lives, and a generator-based
+        context manager would be ~0.5 KiB of each idle session (issue #16).
 
         Cancellation: as :meth:`running` for the owner; nothing for the others.
         """
         if self._nursery is not None:
-            yield self
-            return
-        async with self.running():
-            yield self
+            return nullcontext(self)
+        return self.running()
 
     # ------------------------------------------------------------ starting
 

@@ -71,8 +71,8 @@ cancelled (no reply can be written), and the session is marked closed.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Coroutine
+from contextlib import AbstractAsyncContextManager
 from typing import Any, NoReturn, TypeVar, cast, final
 from typing import Protocol as TypingProtocol
 
@@ -1251,8 +1251,7 @@ def _adopt_bound(transport: Transport, protocol: Connection, bound: int | None) 
         protocol.max_message_size = own
 
 
-@asynccontextmanager
-async def open_session(
+def open_session(
     transport: Transport,
     protocol: Connection,
     dispatcher: Dispatcher,
@@ -1270,7 +1269,7 @@ async def open_session(
     progress_interval: float = 0.0,
     max_message_size: int | None = None,
     reader: bool = True,
-) -> AsyncIterator[Session]:
+) -> AbstractAsyncContextManager[Session]:
     """Run a session over *transport* for the duration of the ``async with`` body.
 
     Args:
@@ -1333,48 +1332,165 @@ async def open_session(
         raise ValueError("progress_interval must be >= 0")
     if max_queued is not None and max_queued < 0:
         raise ValueError("max_queued must be >= 0 (or None)")
-    protocol.progress_interval = progress_interval
-    _adopt_bound(transport, protocol, max_message_size)
-    try:
-        async with trio.open_nursery() as nursery:
-            session = Session(
-                transport,
-                protocol,
-                dispatcher,
-                nursery,
-                max_concurrent=max_concurrent,
-                max_queued=max_queued,
-                outgoing_buffer=outgoing_buffer,
-                progress_idle_timeout=progress_idle_timeout,
-                max_duration=max_duration,
-                shutdown_grace=shutdown_grace,
-                cancel_notify_grace=cancel_notify_grace,
-            )
-            # The run's clock itself, not trio.current_time(): the same reading
-            # (MockClock included) without a run-context lookup, and the
-            # connection reads it five times per request.
-            protocol.clock = trio.lowlevel.current_clock().current_time
-            if observer is not None:
-                protocol.observer = observer
-                protocol.observing = True
-            if session._send_nowait is None:
-                # No write-through: every frame goes by the writer.
-                session._start_writer()
-            if reader:
-                nursery.start_soon(session._reader, name="trio_mcp reader")
-            else:
-                session._readerless = True
-            if keepalive_interval is not None:
-                nursery.start_soon(
-                    session._keepalive,
-                    keepalive_interval,
-                    keepalive_interval if keepalive_timeout is None else keepalive_timeout,
-                    name="trio_mcp keepalive",
-                )
+    return _OpenSession(
+        transport,
+        protocol,
+        dispatcher,
+        {
+            "max_concurrent": max_concurrent,
+            "max_queued": max_queued,
+            "outgoing_buffer": outgoing_buffer,
+            "progress_idle_timeout": progress_idle_timeout,
+            "max_duration": max_duration,
+            "shutdown_grace": shutdown_grace,
+            "cancel_notify_grace": cancel_notify_grace,
+        },
+        _Extras(
+            observer,
+            keepalive_interval,
+            keepalive_timeout,
+            progress_interval,
+            max_message_size,
+            reader,
+        ),
+    )
+
+
+@attrs.frozen
+class _Extras:
+    """What :func:`open_session` sets up around the :class:`Session` itself."""
+
+    observer: RequestObserver | None
+    keepalive_interval: float | None
+    keepalive_timeout: float | None
+    progress_interval: float
+    max_message_size: int | None
+    reader: bool
+
+
+@final
+class _OpenSession:
+    """The context manager :func:`open_session` returns.
+
+    A class, not an ``@asynccontextmanager`` generator: the server's task per
+    session holds it for the session's life, and a generator (its frame with
+    every argument, its context manager, Trio's record of a live async
+    generator) was ~0.6 KiB of every idle session (issue #16). It does what
+    the generator did, in the same order: open the nursery, start the
+    session; at the exit, shut the session down (``aclose``), cancel the
+    nursery, leave it with the body's exception, and give back the one real
+    error of an exception group. Entered once.
+    """
+
+    __slots__ = ("_nursery", "_nursery_manager", "_session", "_setup")
+
+    def __init__(
+        self,
+        transport: Transport,
+        protocol: Connection,
+        dispatcher: Dispatcher,
+        options: dict[str, Any],
+        extras: _Extras,
+    ) -> None:
+        # Dropped once entered: an idle session keeps none of it.
+        self._setup: tuple[Transport, Connection, Dispatcher, dict[str, Any], _Extras] | None = (
+            transport,
+            protocol,
+            dispatcher,
+            options,
+            extras,
+        )
+        self._nursery_manager: AbstractAsyncContextManager[trio.Nursery] | None = None
+        self._nursery: trio.Nursery | None = None
+        self._session: Session | None = None
+
+    async def __aenter__(self) -> Session:
+        if self._setup is None:
+            raise RuntimeError("open_session(...) can be entered only once")
+        transport, protocol, dispatcher, options, extras = self._setup
+        self._setup = None
+        protocol.progress_interval = extras.progress_interval
+        _adopt_bound(transport, protocol, extras.max_message_size)
+        manager = trio.open_nursery()
+        nursery = await manager.__aenter__()
+        try:
+            session = _start(Session(transport, protocol, dispatcher, nursery, **options), extras)
+        except BaseException as error:
+            # As a failure in a generator's body before its yield: the
+            # nursery is left with it (its tasks cancelled and waited for).
             try:
-                yield session
-            finally:
-                await session.aclose("session closed by its owner")
-                nursery.cancel_scope.cancel(reason="session closed")
-    except BaseExceptionGroup as group:
-        reraise_unwrapped(group)
+                await manager.__aexit__(type(error), error, error.__traceback__)
+            except BaseExceptionGroup as group:
+                reraise_unwrapped(group)
+            raise
+        self._nursery_manager, self._nursery, self._session = manager, nursery, session
+        return session
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: object,
+    ) -> bool:
+        try:
+            await self._leave(exc)
+        except BaseException as error:
+            if error is exc:
+                return False  # the body's own exception goes on, as it was
+            raise
+        # Left without an exception, or the nursery absorbed the body's (a
+        # Cancelled of its own scope): nothing propagates.
+        return True
+
+    async def _leave(self, exc: BaseException | None) -> None:
+        """The generator's tail, with the body's exception *exc* in flight."""
+        manager, nursery, session = self._nursery_manager, self._nursery, self._session
+        if manager is None or nursery is None or session is None:
+            raise RuntimeError("open_session(...) was left without being entered")
+        self._nursery_manager = self._nursery = self._session = None
+        try:
+            try:
+                try:
+                    if exc is not None:
+                        raise exc
+                finally:
+                    await session.aclose("session closed by its owner")
+                    nursery.cancel_scope.cancel(reason="session closed")
+            except BaseException as error:
+                if not await manager.__aexit__(type(error), error, error.__traceback__):
+                    raise
+            else:
+                await manager.__aexit__(None, None, None)
+        except BaseExceptionGroup as group:
+            reraise_unwrapped(group)
+
+
+def _start(session: Session, extras: _Extras) -> Session:
+    """Start *session*'s parts in its nursery (just opened): its clock and
+    observer, the writer if it cannot write through, the reader unless the
+    owner takes the frames, the keepalive."""
+    protocol = session.protocol
+    # The run's clock itself, not trio.current_time(): the same reading
+    # (MockClock included) without a run-context lookup, and the
+    # connection reads it five times per request.
+    protocol.clock = trio.lowlevel.current_clock().current_time
+    if extras.observer is not None:
+        protocol.observer = extras.observer
+        protocol.observing = True
+    if session._send_nowait is None:
+        # No write-through: every frame goes by the writer.
+        session._start_writer()
+    if extras.reader:
+        session._nursery.start_soon(session._reader, name="trio_mcp reader")
+    else:
+        session._readerless = True
+    interval = extras.keepalive_interval
+    if interval is not None:
+        timeout = extras.keepalive_timeout
+        session._nursery.start_soon(
+            session._keepalive,
+            interval,
+            interval if timeout is None else timeout,
+            name="trio_mcp keepalive",
+        )
+    return session

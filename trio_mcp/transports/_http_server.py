@@ -17,7 +17,7 @@ method (405), ``Content-Type`` (415) and ``Accept`` (406), the
 unknown, ended or another principal's (404); only an ``initialize`` without a
 session id creates one, and only below ``max_sessions`` (503). So a flood of
 refused requests allocates no session and no task (reliability D-06). A session
-that fails is logged and closed alone (:func:`run_contained`).
+that fails is logged and closed alone (``StreamableHTTPApp._run_session``).
 
 Layout: this module holds the application (the session table, the sessions'
 lifetime, routing and the checks every path shares) and the ways to run it.
@@ -77,23 +77,6 @@ ScopesFor = Callable[[str, Any], frozenset[str]]
 #: The ASGI scope key a request's verified ``AccessToken`` is kept under
 #: (``StreamableHTTPApp(auth=...)``); never the raw token.
 ACCESS_TOKEN_KEY = "trio_mcp.access_token"
-
-
-async def run_contained(handler: TransportHandler, transport: HttpServerTransport) -> None:
-    """Run one session's *handler*; an unexpected exception is logged, not raised.
-
-    One session's failure (a bug in a handler or a dispatcher, a frame its
-    writer cannot encode) must end that session only, never the server nor the
-    other sessions, which share the application's nursery. The caller closes
-    the transport afterwards, which ends the session's open responses.
-
-    Cancellation: ``Cancelled`` (and ``KeyboardInterrupt``, ``SystemExit``)
-    propagate unchanged; only ``Exception`` is contained.
-    """
-    try:
-        await handler(transport)
-    except* Exception as failure:
-        logger.error("an HTTP session failed and was closed; serving goes on", exc_info=failure)
 
 
 class _Entry:
@@ -350,8 +333,22 @@ class StreamableHTTPApp:
             yield
 
     async def _run_session(self, sid: str, transport: HttpServerTransport) -> None:
+        """Run one session's handler until it ends, then forget the session.
+
+        One session's failure (a bug in a handler or a dispatcher, a frame its
+        writer cannot encode) must end that session only, never the server nor
+        the other sessions, which share the application's nursery: an
+        unexpected exception is logged, not raised, and the transport is closed
+        afterwards, which ends the session's open responses. (In this frame,
+        not a helper's: each idle session holds its frames, issue #16.)
+
+        Cancellation: ``Cancelled`` (and ``KeyboardInterrupt``, ``SystemExit``)
+        propagate unchanged; only ``Exception`` is contained.
+        """
         try:
-            await run_contained(self._handler, transport)
+            await self._handler(transport)
+        except* Exception as failure:
+            logger.error("an HTTP session failed and was closed; serving goes on", exc_info=failure)
         finally:
             transport.close()
             entry = self._sessions.get(sid)
@@ -380,7 +377,7 @@ class StreamableHTTPApp:
             access_token=access_token,
         )
         self._sessions[sid] = _Entry(transport, principal)
-        self._nursery.start_soon(self._run_session, sid, transport)
+        self._nursery.start_soon(self._run_session, sid, transport, name="trio_mcp HTTP session")
         return transport
 
     def lookup(self, sid: str, scope: Scope, *, refresh: bool = True) -> HttpServerTransport | None:

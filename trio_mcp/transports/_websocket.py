@@ -331,7 +331,7 @@ class _Acceptor:
         raise ``ConnectionClosed``; that, or a failing session, used to escape
         into the listener's nursery and stop the whole server (reliability
         W-07). Logged instead: the peer leaving at DEBUG, anything else at
-        ERROR, as the HTTP server does (``run_contained``).
+        ERROR, as the HTTP server does (``StreamableHTTPApp._run_session``).
         """
         try:
             await self._connection(stream)
