@@ -208,6 +208,36 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         ``aclose`` closes at once, then checkpoints.
     """
 
+    # Slots: a server holds many idle sessions, and an instance dict of this
+    # many attributes was ~300 bytes of each (issue #16).
+    __slots__ = (
+        "_backlog",
+        "_backlog_size",
+        "_by_request",
+        "_by_token",
+        "_closed",
+        "_get_attached",
+        "_get_stream",
+        "_inbox",
+        "_inbox_size",
+        "_initialize_key",
+        "_next_stream",
+        "_peer_closed",
+        "_reader",
+        "_senders",
+        "_server_requests",
+        "_streams",
+        "access_token",
+        "connection_buffer",
+        "event_store",
+        "last_activity",
+        "on_close",
+        "principal",
+        "protocol_version",
+        "session_id",
+        "single_stream",
+    )
+
     def __init__(
         self,
         session_id: str | None,
@@ -318,12 +348,14 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         if self._reader is not None:
             raise trio.BusyResourceError("another task is receiving from this transport")
         self._reader = trio.lowlevel.current_task()
+        # A bound method, not a closure: an idle session's reader is parked
+        # here for its whole life, holding it (issue #16).
+        return await trio.lowlevel.wait_task_rescheduled(self._abort_receive)  # type: ignore[no-any-return]
 
-        def abort(_: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
-            self._reader = None
-            return trio.lowlevel.Abort.SUCCEEDED
-
-        return await trio.lowlevel.wait_task_rescheduled(abort)  # type: ignore[no-any-return]
+    def _abort_receive(self, _: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
+        """A parked receive was cancelled: it took no frame."""
+        self._reader = None
+        return trio.lowlevel.Abort.SUCCEEDED
 
     def _receive_nowait(self) -> bytes:
         if self._closed.is_set():
