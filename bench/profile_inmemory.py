@@ -1,19 +1,21 @@
 """Where the time of one in-process ``tools/call`` goes: counts and a profile.
 
 Runs trio_mcp's in-memory echo (the ``(c) trio_mcp`` row of ``inmemory.py``)
-sequentially and prints, per call:
+sequentially, or with ``--concurrency N`` calls in flight (N tasks sharing
+the calls), and prints, per call:
 
 * microseconds, wall and CPU (this process's CPU time: on a shared machine
   far steadier than the wall time, which other processes' load inflates);
 * task steps (a Trio task resumed: each hand-off between tasks costs one),
   tasks spawned, and cancel scopes entered;
+* Python function calls (cProfile's count, exact like the others);
 * with ``--profile``, the top functions of a cProfile run by own time.
 
 The counts are exact and do not depend on the machine's load: they are what
 to compare before and after a change to the session's hot path.
 
 Run: ``.venv/bin/python bench/profile_inmemory.py [--era legacy|modern]
-[--calls N] [--profile]``.
+[--calls N] [--concurrency N] [--profile]``.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ class _Counter(trio.abc.Instrument):
 
 
 async def _run(
-    era: str, calls: int, counter: _Counter, profile: cProfile.Profile | None
+    era: str, calls: int, concurrency: int, counter: _Counter, profile: cProfile.Profile | None
 ) -> tuple[float, float]:
     import trio_mcp
     from trio_mcp.testing import open_memory_client
@@ -62,9 +64,18 @@ async def _run(
             profile.enable()
         start = time.perf_counter()
         cpu_start = time.process_time()
-        for _ in range(calls):
-            result = await client.call_tool("echo", ARGUMENTS)
-            assert getattr(result.content[0], "text", None) == "hello"
+
+        async def worker(share: int) -> None:
+            for _ in range(share):
+                result = await client.call_tool("echo", ARGUMENTS)
+                assert getattr(result.content[0], "text", None) == "hello"
+
+        if concurrency == 1:
+            await worker(calls)
+        else:
+            async with trio.open_nursery() as nursery:
+                for _ in range(concurrency):
+                    nursery.start_soon(worker, calls // concurrency)
         elapsed = time.perf_counter() - start
         cpu = time.process_time() - cpu_start
         if profile is not None:
@@ -102,24 +113,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--era", choices=["legacy", "modern"], default="legacy")
     parser.add_argument("--calls", type=int, default=5000)
+    parser.add_argument("--concurrency", type=int, default=1, help="calls in flight")
     parser.add_argument("--profile", action="store_true", help="print a cProfile by own time")
     parser.add_argument("--top", type=int, default=30, help="rows of the profile")
     args = parser.parse_args()
+    concurrency = max(1, args.concurrency)
+    calls = args.calls // concurrency * concurrency
     counter = _Counter()
     # The counts run first, unprofiled (the profiler would slow the timing).
-    elapsed, cpu = trio.run(_run, args.era, args.calls, counter, None)
-    calls = args.calls
+    elapsed, cpu = trio.run(_run, args.era, calls, concurrency, counter, None)
+    profile = cProfile.Profile()
+    trio.run(_run, args.era, calls, concurrency, _Counter(), profile)
+    stats = pstats.Stats(profile)
+    pattern = "sequential" if concurrency == 1 else f"{concurrency} in flight"
     print(
-        f"trio_mcp {args.era}, in-memory, sequential: {elapsed / calls * 1e6:.1f} us/call wall, "
+        f"trio_mcp {args.era}, in-memory, {pattern}: {elapsed / calls * 1e6:.1f} us/call wall, "
         f"{cpu / calls * 1e6:.1f} us/call CPU, "
         f"{counter.steps / calls:.2f} task steps/call, "
         f"{counter.spawned / calls:.2f} tasks spawned/call, "
-        f"{counter.scopes / calls:.2f} cancel scopes entered/call"  # type: ignore[attr-defined]
+        f"{counter.scopes / calls:.2f} cancel scopes entered/call, "  # type: ignore[attr-defined]
+        f"{stats.total_calls / calls:.0f} function calls/call"  # type: ignore[attr-defined]
     )
     if args.profile:
-        profile = cProfile.Profile()
-        trio.run(_run, args.era, calls, _Counter(), profile)
-        stats = pstats.Stats(profile)
         stats.sort_stats("tottime").print_stats(args.top)
 
 
