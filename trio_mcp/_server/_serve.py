@@ -63,11 +63,13 @@ class Peer:
         return _NO_SUBSCRIPTIONS if subscriptions is None else subscriptions
 
     def subscribe(self, uri: str) -> None:
+        """Subscribe to *uri* (``resources/subscribe``; idempotent)."""
         if self._subscriptions is None:
             self._subscriptions = set()
         self._subscriptions.add(uri)
 
     def unsubscribe(self, uri: str) -> None:
+        """Drop the subscription to *uri*, if any (``resources/unsubscribe``)."""
         if self._subscriptions is not None:
             self._subscriptions.discard(uri)
 
