@@ -73,7 +73,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
-from typing import Any, NoReturn, TypeVar, cast, final
+from typing import Any, NamedTuple, NoReturn, TypeVar, cast, final
 from typing import Protocol as TypingProtocol
 
 import attrs
@@ -1356,9 +1356,9 @@ def open_session(
     )
 
 
-@attrs.frozen
-class _Extras:
-    """What :func:`open_session` sets up around the :class:`Session` itself."""
+class _Extras(NamedTuple):
+    """What :func:`open_session` sets up around the :class:`Session` itself
+    (a tuple: made for every 2026-07-28 POST, and dropped once entered)."""
 
     observer: RequestObserver | None
     keepalive_interval: float | None
