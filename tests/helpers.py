@@ -12,6 +12,8 @@
   can reach the session's error boundary without the Server's tool wrapper
   (which turns tool exceptions into ``isError`` results).
 * :class:`Recorder` is an observer that keeps every transition and frame.
+* :func:`task_names`, :func:`initialize_frame` and :func:`blocking_handler`
+  are the small pieces many tests build the same way.
 """
 
 from __future__ import annotations
@@ -415,3 +417,47 @@ def first_text(result: mcp_types.CallToolResult) -> str:
     block = result.content[0]
     assert isinstance(block, mcp_types.TextContent), block
     return block.text
+
+
+def task_names() -> list[str]:
+    """The names of every task of the run, the root's descendants included."""
+    root = trio.lowlevel.current_root_task()
+    assert root is not None
+    names: list[str] = []
+
+    def walk(task: trio.lowlevel.Task) -> None:
+        names.append(task.name)
+        for nursery in task.child_nurseries:
+            for child in nursery.child_tasks:
+                walk(child)
+
+    walk(root)
+    return names
+
+
+def initialize_frame(request_id: Any = 1, version: str = LATEST, client: str = "t") -> bytes:
+    """A client's ``initialize`` request as one raw frame (*client*: its name)."""
+    return orjson.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": client, "version": "0"},
+            },
+        }
+    )
+
+
+def blocking_handler() -> tuple[trio.Event, Callable[[RequestContext], Awaitable[Any]]]:
+    """A request handler that sets the returned event once it runs, then
+    blocks until cancelled; for tests of who cancels a running request."""
+    started = trio.Event()
+
+    async def handler(ctx: RequestContext) -> Any:
+        started.set()
+        await trio.sleep_forever()
+
+    return started, handler

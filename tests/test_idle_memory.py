@@ -17,7 +17,7 @@ import orjson
 import pytest
 import trio
 import trio.testing
-from helpers import FnDispatcher, open_raw_server
+from helpers import FnDispatcher, open_raw_server, task_names
 
 from trio_mcp import Server
 from trio_mcp._server._registry import serve_session
@@ -28,21 +28,6 @@ from trio_mcp.transports._event_store import MemoryEventStore
 from trio_mcp.transports._http_session import HttpServerTransport, compact
 
 NOTIFIER = "trio_mcp notifier"
-
-
-def _task_names() -> list[str]:
-    root = trio.lowlevel.current_root_task()
-    assert root is not None
-    names: list[str] = []
-
-    def walk(task: trio.lowlevel.Task) -> None:
-        names.append(task.name)
-        for nursery in task.child_nurseries:
-            for child in nursery.child_tasks:
-                walk(child)
-
-    walk(root)
-    return names
 
 
 class GatedDispatcher(FnDispatcher):
@@ -68,14 +53,14 @@ async def test_the_notifier_runs_only_while_notifications_wait(
     dispatcher = GatedDispatcher()
     async with open_raw_server(dispatcher) as (peer, _session):
         await trio.testing.wait_all_tasks_blocked()
-        assert NOTIFIER not in _task_names()
+        assert NOTIFIER not in task_names()
         dispatcher.gate = trio.Event()
         await peer.send(_roots_changed())
         await trio.testing.wait_all_tasks_blocked()
-        assert NOTIFIER in _task_names()
+        assert NOTIFIER in task_names()
         dispatcher.gate.set()
         await trio.testing.wait_all_tasks_blocked()
-        assert NOTIFIER not in _task_names()
+        assert NOTIFIER not in task_names()
         # initialized (from the handshake) and the one above, in order.
         assert [n.method for n in dispatcher.notifications] == [
             "notifications/initialized",
@@ -99,7 +84,7 @@ async def test_notifications_keep_receive_order_and_the_bound_holds_the_reader(
         dispatcher.gate.set()
         await peer.wait_response(ping_id)
         await trio.testing.wait_all_tasks_blocked()
-        assert NOTIFIER not in _task_names()
+        assert NOTIFIER not in task_names()
     assert [n.method for n in dispatcher.notifications] == [
         "notifications/initialized",
         *["notifications/roots/list_changed"] * 4,

@@ -10,13 +10,12 @@ open_session is a class-based context manager (issue #16: a generator was
 from __future__ import annotations
 
 import traceback
-from typing import Any
 
 import orjson
 import pytest
 import trio
 import trio.testing
-from helpers import FnDispatcher
+from helpers import FnDispatcher, blocking_handler
 
 from trio_mcp.lowlevel import CancelOrigin, Session, open_session
 from trio_mcp.protocol import Connection, Role
@@ -127,12 +126,7 @@ async def test_an_error_closing_the_transport_comes_out_of_the_exit() -> None:
 async def test_a_request_running_at_the_exit_is_cancelled_with_origin_shutdown(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    started = trio.Event()
-
-    async def forever(ctx: Any) -> Any:
-        started.set()
-        await trio.sleep_forever()
-
+    started, forever = blocking_handler()
     ours, peer = memory_transport_pair()
     request = {
         "jsonrpc": "2.0",

@@ -19,7 +19,7 @@ import orjson
 import pytest
 import trio
 import trio.testing
-from helpers import FnDispatcher, Recorder
+from helpers import FnDispatcher, Recorder, blocking_handler
 
 from trio_mcp import SessionClosed
 from trio_mcp.lowlevel import CancelOrigin, RequestContext, RequestState, Session, open_session
@@ -133,12 +133,7 @@ async def test_bad_frames_fed_get_their_errors_with_the_callers_id_and_the_sessi
 async def test_feed_eof_cancels_a_running_request_with_origin_transport(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    started = trio.Event()
-
-    async def forever(ctx: RequestContext) -> Any:
-        started.set()
-        await trio.sleep_forever()
-
+    started, forever = blocking_handler()
     recorder = Recorder()
     async with fed_session(FnDispatcher(forever=forever), recorder) as (session, peer):
         await session.feed(call(3, "forever"))
@@ -210,12 +205,7 @@ async def test_after_feed_eof_closing_the_transport_is_shielded_and_bounded_by_t
 async def test_cancelling_the_owner_while_a_fed_request_runs_ends_it_once_and_writes_nothing(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    started = trio.Event()
-
-    async def forever(ctx: RequestContext) -> Any:
-        started.set()
-        await trio.sleep_forever()
-
+    started, forever = blocking_handler()
     recorder = Recorder()
     with trio.CancelScope() as owner:
         async with fed_session(FnDispatcher(forever=forever), recorder) as (session, _peer):

@@ -18,7 +18,7 @@ import orjson
 import pytest
 import trio
 import trio.testing
-from helpers import FnDispatcher, Recorder
+from helpers import FnDispatcher, Recorder, blocking_handler, initialize_frame, task_names
 
 from trio_mcp import Server
 from trio_mcp._server._registry import serve_session
@@ -39,21 +39,6 @@ def call(request_id: Any, tool: str) -> bytes:
     return orjson.dumps(
         {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
     )
-
-
-def task_names() -> list[str]:
-    root = trio.lowlevel.current_root_task()
-    assert root is not None
-    names: list[str] = []
-
-    def walk(task: trio.lowlevel.Task) -> None:
-        names.append(task.name)
-        for nursery in task.child_nurseries:
-            for child in nursery.child_tasks:
-                walk(child)
-
-    walk(root)
-    return names
 
 
 def modern_protocol(recorder: Recorder | None = None) -> Connection:
@@ -146,12 +131,7 @@ async def test_closing_the_session_from_another_task_ends_the_reading(
 async def test_a_cancelled_owner_stops_reading_and_the_session_shuts_down(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    started = trio.Event()
-
-    async def forever(ctx: RequestContext) -> Any:
-        started.set()
-        await trio.sleep_forever()
-
+    started, forever = blocking_handler()
     ours, peer = memory_transport_pair()
     recorder = Recorder()
     with trio.CancelScope() as owner:
@@ -230,20 +210,7 @@ async def test_a_served_idle_session_runs_in_one_task() -> None:
     ours, theirs = memory_transport_pair()
     async with trio.open_nursery() as nursery:
         session = await nursery.start(serve_session, server, theirs)
-        await ours.send(
-            orjson.dumps(
-                {
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "initialize",
-                    "params": {
-                        "protocolVersion": "2025-11-25",
-                        "capabilities": {},
-                        "clientInfo": {"name": "c", "version": "1"},
-                    },
-                }
-            )
-        )
+        await ours.send(initialize_frame())
         assert orjson.loads(await ours.receive())["id"] == 1
         await ours.send(orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         await trio.testing.wait_all_tasks_blocked()

@@ -31,7 +31,7 @@ import orjson
 import pytest
 import trio
 import trio.testing
-from helpers import FnDispatcher, Recorder
+from helpers import FnDispatcher, Recorder, initialize_frame, task_names
 
 from trio_mcp.lowlevel import RequestContext, Session, open_session
 from trio_mcp.protocol import Connection, FrameDirection, Role
@@ -269,20 +269,6 @@ async def test_the_http_server_transport_routes_a_frame_without_yielding() -> No
         transport.send_nowait(reply)
 
 
-def _task_names() -> list[str]:
-    """The names of every task of this run (walked from the root task)."""
-    root = trio.lowlevel.current_root_task()
-    assert root is not None
-    names: list[str] = []
-    todo = [root]
-    while todo:
-        task = todo.pop()
-        names.append(task.name)
-        for nursery in task.child_nurseries:
-            todo.extend(nursery.child_tasks)
-    return names
-
-
 async def test_the_writer_task_starts_only_when_a_frame_must_wait_for_it() -> None:
     async def echo(ctx: RequestContext) -> Any:
         return {"content": [{"type": "text", "text": TEXT}]}
@@ -290,12 +276,12 @@ async def test_the_writer_task_starts_only_when_a_frame_must_wait_for_it() -> No
     async with open_piped_server(FnDispatcher(echo=echo)) as (peer, _session, recorder):
         # The handshake's answers were written through: no writer yet.
         await trio.testing.wait_all_tasks_blocked()
-        assert "trio_mcp writer" not in _task_names()
+        assert "trio_mcp writer" not in task_names()
         # The peer stops reading: a reply does not fit, and the writer takes its rest.
         for request_id in range(1, 7):
             await _send(peer, _call(request_id, "echo"))
         await trio.testing.wait_all_tasks_blocked()
-        assert _task_names().count("trio_mcp writer") == 1
+        assert task_names().count("trio_mcp writer") == 1
         # Every reply arrives whole, the last one too: a line the writer's own
         # non-blocking write left in part is finished at once, not when (if
         # ever) another frame is written. Bounded, so that a lost rest fails.
@@ -305,7 +291,7 @@ async def test_the_writer_task_starts_only_when_a_frame_must_wait_for_it() -> No
         assert lines == _out_frames(recorder)[-6:]
         # Drained, it stays (parked) for the session's life: one writer, ever.
         await trio.testing.wait_all_tasks_blocked()
-        assert _task_names().count("trio_mcp writer") == 1
+        assert task_names().count("trio_mcp writer") == 1
 
 
 async def test_an_in_memory_session_never_spawns_its_writer() -> None:
@@ -323,7 +309,7 @@ async def test_an_in_memory_session_never_spawns_its_writer() -> None:
             result = await client.call_tool("echo", {"text": "hi"})
             assert getattr(result.content[0], "text", None) == "hi"
         await trio.testing.wait_all_tasks_blocked()
-        assert "trio_mcp writer" not in _task_names()
+        assert "trio_mcp writer" not in task_names()
         stats = client.session.statistics()
         assert stats.written_through == stats.frames_out
 
@@ -355,21 +341,8 @@ async def test_a_transport_without_send_nowait_has_its_writer_from_the_start() -
     protocol = Connection(Role.SERVER, capabilities={"tools": {}})
     async with open_session(transport, protocol, FnDispatcher()) as session:
         await trio.testing.wait_all_tasks_blocked()
-        assert _task_names().count("trio_mcp writer") == 1
-        await to_server.send(
-            orjson.dumps(
-                {
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "initialize",
-                    "params": {
-                        "protocolVersion": "2025-11-25",
-                        "capabilities": {},
-                        "clientInfo": {"name": "t", "version": "0"},
-                    },
-                }
-            )
-        )
+        assert task_names().count("trio_mcp writer") == 1
+        await to_server.send(initialize_frame())
         answer = orjson.loads(await from_server.receive())
         assert answer["id"] == 1
         assert "result" in answer

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import orjson
 import trio
+from helpers import initialize_frame
 
 from trio_mcp import Client, Server, http_app, serve_http
 from trio_mcp.transports._http_client import HttpClientTransport
@@ -37,18 +38,8 @@ def make_server() -> Server:
 
 
 def init_body(request_id: Any = 1, version: str = LATEST) -> bytes:
-    return orjson.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": request_id,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": version,
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"},
-            },
-        }
-    )
+    """A raw HTTP client's ``initialize`` body."""
+    return initialize_frame(request_id, version, client="raw")
 
 
 def post_headers(session_id: str | None = None, **extra: str) -> dict[str, str]:
