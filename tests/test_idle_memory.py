@@ -10,6 +10,7 @@ replaced) and bound the memory of an idle in-memory session.
 from __future__ import annotations
 
 import gc
+import sys
 import tracemalloc
 from typing import Any
 
@@ -21,7 +22,7 @@ from helpers import FnDispatcher, open_raw_server, task_names
 
 from trio_mcp import Server
 from trio_mcp._server._registry import serve_session
-from trio_mcp.lowlevel import Session
+from trio_mcp.lowlevel import RequestState, Session
 from trio_mcp.protocol import CancelOrigin, Connection, NotificationReceived, Role
 from trio_mcp.testing import memory_transport_pair
 from trio_mcp.transports._event_store import MemoryEventStore
@@ -174,6 +175,41 @@ async def test_the_event_store_and_get_backlog_keep_equal_frames() -> None:
     assert event_id is not None
     assert store.events_after_nowait("sid", event_id) == ("0", [])
     transport.close()
+
+
+async def test_an_answered_stream_leaves_its_tables_as_small_as_new_ones() -> None:
+    # A dict keeps the size it grew to; an idle session's tables are empty,
+    # so they are made afresh when they empty (issue #16).
+    empty = sys.getsizeof({})
+    transport = HttpServerTransport("sid")
+    for request_id in range(1, 4):
+        stream = transport.open_stream([request_id], {}, json=True)
+        assert sys.getsizeof(transport._by_request) > empty
+        await transport.send(orjson.dumps({"jsonrpc": "2.0", "id": request_id, "result": {}}))
+        assert stream.done
+        assert transport.live_stream(stream.stream_id) is None
+        assert sys.getsizeof(transport._by_request) == empty
+        assert sys.getsizeof(transport._streams) == empty
+    transport.close()
+
+
+def test_a_finished_inbound_request_leaves_the_book_table_as_small_as_a_new_one() -> None:
+    protocol = Connection(Role.SERVER, capabilities={"tools": {}})
+    protocol.start_stateless("2026-07-28")
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    frame = orjson.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
+    )
+    assert [type(e).__name__ for e in protocol.receive_data(frame)] == ["RequestReceived"]
+    protocol.start_inbound(1)
+    assert sys.getsizeof(protocol._book._inbound) > sys.getsizeof({})
+    protocol.respond(1, {"tools": []})
+    assert sys.getsizeof(protocol._book._inbound) == sys.getsizeof({})
+    (record,) = protocol.requests()
+    assert (record.id, record.state) == (1, RequestState.COMPLETED)
 
 
 # ------------------------------------------------ the HTTP transport's inbox

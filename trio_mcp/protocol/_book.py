@@ -319,7 +319,12 @@ class RequestBook:
             entry.encoded = None
             self._outbound.pop(entry.id, None)
         else:
-            self._inbound.pop(entry.id, None)
+            inbound = self._inbound
+            inbound.pop(entry.id, None)
+            if not inbound:
+                # Made afresh when it empties: a dict keeps the size it grew
+                # to, and an idle session holds it empty (issue #16).
+                self._inbound = {}
             # Its cancel handle (the session's scope) is read only while in
             # flight (Connection.handle); the remembered entry need not keep it.
             entry.user_data = None

@@ -556,8 +556,18 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
             return
         stream.pending.discard(key)
         if not stream.pending:
-            self._finish(stream)
-            self._streams.pop(stream.stream_id, None)
+            self._drop_stream(stream)
+
+    def _drop_stream(self, stream: Stream) -> None:
+        """*stream* is answered: end it and forget it. A table that empties is
+        made afresh: a dict keeps the size it grew to (224 bytes for one
+        entry), and an idle session keeps these empty (issue #16)."""
+        self._finish(stream)
+        self._streams.pop(stream.stream_id, None)
+        if not self._streams:
+            self._streams = {}
+        if not self._by_request:
+            self._by_request = {}
 
     async def deliver(self, frame: bytes) -> None:
         """Hand a POSTed frame to the session (waits while its inbound queue is full).
@@ -670,8 +680,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
                 for token in stream.tokens:
                     if self._by_token.get(token) is stream:
                         del self._by_token[token]
-                self._finish(stream)
-                self._streams.pop(stream.stream_id, None)
+                self._drop_stream(stream)
             return
         params = msg.get("params")
         params = params if isinstance(params, dict) else {}
