@@ -921,6 +921,40 @@ class Session:
             channel = self._start_writer()
         channel.send_nowait(item)
 
+    def _start(
+        self,
+        observer: RequestObserver | None,
+        keepalive_interval: float | None,
+        keepalive_timeout: float | None,
+        reader: bool,
+    ) -> None:
+        """Start the session's parts in its nursery, just opened (see
+        :func:`open_session`): its clock and observer, the writer if it cannot
+        write through, the reader unless the owner takes the frames, the
+        keepalive."""
+        protocol = self.protocol
+        # The run's clock itself, not trio.current_time(): the same reading
+        # (MockClock included) without a run-context lookup, and the
+        # connection reads it five times per request.
+        protocol.clock = trio.lowlevel.current_clock().current_time
+        if observer is not None:
+            protocol.observer = observer
+            protocol.observing = True
+        if self._send_nowait is None:
+            # No write-through: every frame goes by the writer.
+            self._start_writer()
+        if reader:
+            self._nursery.start_soon(self._reader, name="trio_mcp reader")
+        else:
+            self._readerless = True
+        if keepalive_interval is not None:
+            self._nursery.start_soon(
+                self._keepalive,
+                keepalive_interval,
+                keepalive_interval if keepalive_timeout is None else keepalive_timeout,
+                name="trio_mcp keepalive",
+            )
+
     def _start_writer(self) -> trio.MemorySendChannel[Message | bytes]:
         """Make the writer's queue and start the writer (once)."""
         send, self._receive_channel = trio.open_memory_channel[Message | bytes](
@@ -1414,7 +1448,10 @@ class _OpenSession:
         manager = trio.open_nursery()
         nursery = await manager.__aenter__()
         try:
-            session = _start(Session(transport, protocol, dispatcher, nursery, **options), extras)
+            session = Session(transport, protocol, dispatcher, nursery, **options)
+            session._start(
+                extras.observer, extras.keepalive_interval, extras.keepalive_timeout, extras.reader
+            )
         except BaseException as error:
             # As a failure in a generator's body before its yield: the
             # nursery is left with it (its tasks cancelled and waited for).
@@ -1463,34 +1500,3 @@ class _OpenSession:
                 await manager.__aexit__(None, None, None)
         except BaseExceptionGroup as group:
             reraise_unwrapped(group)
-
-
-def _start(session: Session, extras: _Extras) -> Session:
-    """Start *session*'s parts in its nursery (just opened): its clock and
-    observer, the writer if it cannot write through, the reader unless the
-    owner takes the frames, the keepalive."""
-    protocol = session.protocol
-    # The run's clock itself, not trio.current_time(): the same reading
-    # (MockClock included) without a run-context lookup, and the
-    # connection reads it five times per request.
-    protocol.clock = trio.lowlevel.current_clock().current_time
-    if extras.observer is not None:
-        protocol.observer = extras.observer
-        protocol.observing = True
-    if session._send_nowait is None:
-        # No write-through: every frame goes by the writer.
-        session._start_writer()
-    if extras.reader:
-        session._nursery.start_soon(session._reader, name="trio_mcp reader")
-    else:
-        session._readerless = True
-    interval = extras.keepalive_interval
-    if interval is not None:
-        timeout = extras.keepalive_timeout
-        session._nursery.start_soon(
-            session._keepalive,
-            interval,
-            interval if timeout is None else timeout,
-            name="trio_mcp keepalive",
-        )
-    return session
