@@ -28,8 +28,8 @@ Groups and subjects (each in both eras where it has them):
   ``StreamableHTTPClientTransport``; limit: hypercorn + httpx on Trio with no
   MCP (``limits.py http``).
 
-Under each group's table: trio_mcp/TypeScript, trio_mcp/limit and
-trio_mcp/Python SDK for every cell (rates: above 1 is better for trio_mcp;
+Under each group's table: src/trio_mcp/TypeScript, src/trio_mcp/limit and
+src/trio_mcp/Python SDK for every cell (rates: above 1 is better for trio_mcp;
 times: ``time ratio``, below 1 is better), and ``modern/legacy`` per subject.
 """
 

@@ -3,7 +3,7 @@
 Times encode and decode of typical MCP frames (a tools/call request, a small
 result, a 64 KiB result, a tools/list result with 50 tools) with the standard
 library's json (strict: allow_nan=False) and with orjson, in one run. The codec
-(trio_mcp/protocol/_codec.py) uses the faster one; this script is the evidence.
+(src/trio_mcp/protocol/_codec.py) uses the faster one; this script is the evidence.
 
 Run: .venv/bin/python bench/codec.py [--seconds 0.3]
 """

@@ -249,7 +249,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--calls", type=int, default=10_000, help="measured calls per row")
     parser.add_argument("--warmup", type=int, default=1_000, help="unmeasured calls first")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per subject")
-    parser.add_argument("--target", type=float, default=3.0, help="trio_mcp/mcp target ratio")
+    parser.add_argument("--target", type=float, default=3.0, help="src/trio_mcp/mcp target ratio")
     parser.add_argument("-v", "--verbose", action="store_true", help="tracebacks of failures")
     return parser.parse_args(argv)
 

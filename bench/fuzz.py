@@ -594,7 +594,7 @@ async def stdio_target() -> AsyncIterator[Target]:
 @asynccontextmanager
 async def http_target(*, modern: bool, json_response: bool) -> AsyncIterator[Target]:
     from trio_mcp import http_app, serve_http
-    from trio_mcp.transports._sse import SSEParser
+    from trio_mcp.transports._http._sse import SSEParser
 
     app = http_app(
         make_server(),
@@ -736,7 +736,7 @@ async def _handshake_http(target: Any) -> None:
 @asynccontextmanager
 async def legacy_sse_target() -> AsyncIterator[Target]:
     from trio_mcp import http_app, serve_http
-    from trio_mcp.transports._sse import SSEParser
+    from trio_mcp.transports._http._sse import SSEParser
 
     app = http_app(make_server(), max_body_size=BOUND, session_options={"max_duration": None})
 
@@ -1095,8 +1095,8 @@ async def http_client_pipe(*, modern: bool, sse: bool) -> AsyncIterator[tuple[Cl
     from hypercorn.trio import serve
 
     from trio_mcp import open_http_client
-    from trio_mcp.transports._http_server import hypercorn_config
-    from trio_mcp.transports._sse import format_event
+    from trio_mcp.transports._http.server._app import hypercorn_config
+    from trio_mcp.transports._http._sse import format_event
 
     queued_send, queued = trio.open_memory_channel[bytes](float("inf"))
     #: The answer channel of each request waiting for ``answer``, by its id.

@@ -532,7 +532,7 @@ def _ratio(
     return top / bottom
 
 
-HEADLINE: Final = "trio_mcp/mcp"
+HEADLINE: Final = "src/trio_mcp/mcp"
 """Ratios whose name starts with this are checked against ``--target``."""
 
 
@@ -710,7 +710,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="seconds one subject may take before it is abandoned as failed (default 120)",
     )
     parser.add_argument(
-        "--target", type=float, default=3.0, help="trio_mcp/mcp throughput target (default 3)"
+        "--target", type=float, default=3.0, help="src/trio_mcp/mcp throughput target (default 3)"
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
     parser.add_argument(

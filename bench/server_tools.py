@@ -150,7 +150,7 @@ def render(results: list[SubjectResult], args: argparse.Namespace) -> str:
         if top and bottom:
             verdict = "met" if top / bottom >= args.target else "NOT met"
             lines.append(
-                f"throughput trio_mcp/mcp {pattern}: {top / bottom:.2f}x "
+                f"throughput src/trio_mcp/mcp {pattern}: {top / bottom:.2f}x "
                 f"(target >= {args.target:g}x: {verdict})"
             )
     return "\n".join(lines)

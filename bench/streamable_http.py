@@ -519,7 +519,7 @@ def main() -> None:
     if "trio_mcp" in results and "mcp" in results:
         ours, theirs = results["trio_mcp"], results["mcp"]
         print(
-            "trio_mcp/mcp: sequential {:.2f}x, concurrent {:.2f}x (target >= 1); "
+            "src/trio_mcp/mcp: sequential {:.2f}x, concurrent {:.2f}x (target >= 1); "
             "idle session memory {:.2f} (target <= 0.5)".format(
                 ours["sequential_calls_s"] / theirs["sequential_calls_s"],
                 ours["concurrent_calls_s"] / theirs["concurrent_calls_s"],
@@ -529,7 +529,7 @@ def main() -> None:
     if "trio_mcp modern/raw" in results and "mcp modern/raw" in results:
         ours, theirs = results["trio_mcp modern/raw"], results["mcp modern/raw"]
         print(
-            "modern, raw driver, trio_mcp/mcp: sequential {:.2f}x, concurrent {:.2f}x".format(
+            "modern, raw driver, src/trio_mcp/mcp: sequential {:.2f}x, concurrent {:.2f}x".format(
                 ours["sequential_calls_s"] / theirs["sequential_calls_s"],
                 ours["concurrent_calls_s"] / theirs["concurrent_calls_s"],
             )

@@ -1,7 +1,7 @@
 """Paper Trail, the demo's order-lookup server: ``python examples/paper_trail.py``.
 
 The server ships inside the package (``trio-mcp demo`` needs it in an installed
-wheel), so its source is ``trio_mcp/examples/paper_trail.py``; this file runs
+wheel), so its source is ``src/trio_mcp/examples/paper_trail.py``; this file runs
 that module, with the same options (``--http HOST:PORT``), for the paths that
 the README and the tests use.
 """

@@ -25,7 +25,7 @@ import trio_mcp.lowlevel
 from trio_mcp.protocol import Connection, Role
 from trio_mcp.testing import memory_transport_pair, open_memory_client
 from trio_mcp.transports import HttpServerTransport, MemoryEventStore
-from trio_mcp.transports._http_session import Stream
+from trio_mcp.transports._http.server._transport import Stream
 
 #: The public namespaces; ``trio_mcp.lowlevel`` is walked once it exists.
 NAMESPACES = (

@@ -572,7 +572,7 @@ def test_demo_finds_its_server_outside_the_checkout(tmp_path: Path) -> None:
     # come from the package itself.
     site = tmp_path / "site-packages"
     shutil.copytree(
-        ROOT / "trio_mcp", site / "trio_mcp", ignore=shutil.ignore_patterns("__pycache__")
+        ROOT / "src" / "trio_mcp", site / "trio_mcp", ignore=shutil.ignore_patterns("__pycache__")
     )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

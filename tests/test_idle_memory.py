@@ -25,8 +25,8 @@ from trio_mcp._server._registry import serve_session
 from trio_mcp.lowlevel import RequestState, Session
 from trio_mcp.protocol import CancelOrigin, Connection, NotificationReceived, Role
 from trio_mcp.testing import memory_transport_pair
-from trio_mcp.transports._event_store import MemoryEventStore
-from trio_mcp.transports._http_session import HttpServerTransport, compact
+from trio_mcp.transports._http.server._event_store import MemoryEventStore
+from trio_mcp.transports._http.server._transport import HttpServerTransport, compact
 
 NOTIFIER = "trio_mcp notifier"
 

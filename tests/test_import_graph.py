@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE_ROOT = Path(__file__).resolve().parents[1] / "trio_mcp"
+PACKAGE_ROOT = Path(__file__).resolve().parents[1] / "src" / "trio_mcp"
 
 
 def module_name(path: Path) -> str:
@@ -161,6 +161,7 @@ FORBIDDEN = {
     },
     "transports": {"_session", "_server", "_client", "_cli", "lowlevel", "testing", "trio_mcp"},
     "_session": {"_server", "_client", "_cli", "testing", "trio_mcp"},
+    "_tasks": {"_server", "_client", "_cli", "testing", "trio_mcp"},
 }
 
 

@@ -115,7 +115,7 @@ def run_fresh(code: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-# ``trio_mcp/__init__.py`` imports lazily (PEP 562), so importing the sans-I/O
+# ``src/trio_mcp/__init__.py`` imports lazily (PEP 562), so importing the sans-I/O
 # layer through the package does not pull trio in.
 @pytest.mark.parametrize("module", ["trio_mcp.protocol", "trio_mcp.types"])
 def test_importing_sans_io_layer_in_fresh_interpreter_does_not_import_trio(module: str) -> None:

@@ -244,8 +244,8 @@ async def test_an_in_memory_round_trip_is_written_through_on_both_sides() -> Non
 
 
 async def test_the_http_server_transport_routes_a_frame_without_yielding() -> None:
-    from trio_mcp.transports._event_store import MemoryEventStore
-    from trio_mcp.transports._http_session import HttpServerTransport
+    from trio_mcp.transports._http.server._event_store import MemoryEventStore
+    from trio_mcp.transports._http.server._transport import HttpServerTransport
 
     reply = orjson.dumps({"jsonrpc": "2.0", "id": 1, "result": {}})
     transport = HttpServerTransport("sid")

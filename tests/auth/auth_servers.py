@@ -36,7 +36,7 @@ from hypercorn.trio import serve
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 
-from trio_mcp.transports._http_server import StreamableHTTPApp, hypercorn_config
+from trio_mcp.transports._http.server._app import StreamableHTTPApp, hypercorn_config
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]

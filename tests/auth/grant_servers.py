@@ -40,7 +40,7 @@ from joserfc.jwk import ECKey, Key, KeySet
 from joserfc.jws import JWSRegistry
 from joserfc.jwt import JWTClaimsRegistry
 
-from trio_mcp.transports._http_server import hypercorn_config
+from trio_mcp.transports._http.server._app import hypercorn_config
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]

@@ -34,7 +34,7 @@ from joserfc.jwk import RSAKey
 
 from trio_mcp import Server, http_app
 from trio_mcp.auth import AccessToken, InsufficientScope, JWTVerifier, ResourceServer
-from trio_mcp.transports._http_server import StreamableHTTPApp, hypercorn_config
+from trio_mcp.transports._http.server._app import StreamableHTTPApp, hypercorn_config
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]

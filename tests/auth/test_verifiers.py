@@ -405,7 +405,7 @@ def test_only_the_jwt_module_imports_joserfc() -> None:
     import ast
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[2] / "trio_mcp"
+    root = Path(__file__).resolve().parents[2] / "src" / "trio_mcp"
     importers = set()
     for path in root.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):

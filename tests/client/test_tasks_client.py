@@ -32,7 +32,7 @@ from trio_mcp import (
     serve_http,
 )
 from trio_mcp import types as t
-from trio_mcp._server._task_runner import TaskRunner
+from trio_mcp._tasks._runner import TaskRunner
 from trio_mcp.lowlevel import TaskHandle
 from trio_mcp.protocol import (
     Direction,

@@ -23,8 +23,8 @@ import pytest
 import trio
 import trio.testing
 
-from trio_mcp._server._redis_task_store import RedisTaskStore
-from trio_mcp._server._task_store import MemoryTaskStore, TaskStore
+from trio_mcp._tasks._redis_store import RedisTaskStore
+from trio_mcp._tasks._store import MemoryTaskStore, TaskStore
 from trio_mcp.protocol import Direction, TaskForm, TaskRecord, TaskState, new_task_id
 
 T = TypeVar("T")

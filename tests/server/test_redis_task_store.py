@@ -27,14 +27,14 @@ import trio.testing
 from coredis.tokens import PureToken
 from task_store_helpers import T0, task, until_waiting
 
-from trio_mcp._server._redis_task_store import (
+from trio_mcp._tasks._redis_store import (
     RedisTaskStore,
     TaskStoreUnavailable,
     UnsupportedOwner,
     decode_record,
     encode_record,
 )
-from trio_mcp._server._task_store import (
+from trio_mcp._tasks._store import (
     MAX_TASKS,
     MAX_TASKS_PER_OWNER,
     REMEMBER_EXPIRED,
@@ -427,7 +427,7 @@ async def test_a_store_must_be_open_and_redis_reachable(redis_url: str, tmp_path
 def test_coredis_is_imported_by_the_redis_store_only() -> None:
     """``import trio_mcp`` never needs coredis (the ``redis`` extra is optional)."""
     importers = set()
-    for path in (ROOT / "trio_mcp").rglob("*.py"):
+    for path in (ROOT / "src" / "trio_mcp").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             names = (
                 [alias.name for alias in node.names]
@@ -443,8 +443,8 @@ def test_coredis_is_imported_by_the_redis_store_only() -> None:
     # lowlevel names it, importing it only when asked for (the subprocess
     # below proves the import of trio_mcp.lowlevel does not load coredis).
     assert importers == {
-        "trio_mcp/_server/_redis_task_store.py",
-        "imports the store: trio_mcp/lowlevel.py",
+        "src/trio_mcp/_tasks/_redis_store.py",
+        "imports the store: src/trio_mcp/lowlevel.py",
     }
     code = (
         "import sys, trio_mcp, trio_mcp.lowlevel, trio_mcp._server; print('coredis' in sys.modules)"

@@ -35,7 +35,7 @@ from task_store_helpers import (
     without_waiting,
 )
 
-from trio_mcp._server._task_store import (
+from trio_mcp._tasks._store import (
     MAX_TASKS,
     MAX_TASKS_PER_OWNER,
     REMEMBER_EXPIRED,

@@ -19,7 +19,7 @@ import trio.testing
 from helpers import RawPeer, open_raw_server
 
 from trio_mcp import Context, RPCError, Server, ToolError
-from trio_mcp._server._task_store import TaskStoreError
+from trio_mcp._tasks._store import TaskStoreError
 from trio_mcp.lowlevel import MemoryTaskStore, TaskRunner
 from trio_mcp.protocol import TaskCause, TaskState
 

@@ -13,9 +13,9 @@ import trio
 from helpers import initialize_frame
 
 from trio_mcp import Client, Server, http_app, serve_http
-from trio_mcp.transports._http_client import HttpClientTransport
-from trio_mcp.transports._http_server import StreamableHTTPApp
-from trio_mcp.transports._http_session import HttpServerTransport
+from trio_mcp.transports._http.client._transport import HttpClientTransport
+from trio_mcp.transports._http.server._app import StreamableHTTPApp
+from trio_mcp.transports._http.server._transport import HttpServerTransport
 
 ACCEPT_BOTH = "application/json, text/event-stream"
 LATEST = "2025-11-25"
@@ -86,7 +86,7 @@ async def open_raw_session(http: httpx.AsyncClient, version: str = LATEST) -> st
 
 
 def sse_messages(text: str) -> list[dict[str, Any]]:
-    from trio_mcp.transports._sse import SSEParser
+    from trio_mcp.transports._http._sse import SSEParser
 
     events = SSEParser().feed(text.encode())
     return [orjson.loads(e.data) for e in events if e.event == "message" and e.data]

@@ -22,8 +22,8 @@ from http_helpers import (
 
 from trio_mcp import Context, Server
 from trio_mcp.transports import MemoryEventStore
-from trio_mcp.transports._http_common import is_visible_ascii, new_session_id
-from trio_mcp.transports._sse import SSEParser
+from trio_mcp.transports._http._common import is_visible_ascii, new_session_id
+from trio_mcp.transports._http._sse import SSEParser
 
 CALL = orjson.dumps(
     {

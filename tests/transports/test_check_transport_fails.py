@@ -1,7 +1,7 @@
 """Every rule check_transport checks fails for a transport that breaks it.
 
 Each broken transport wraps the in-memory transport and breaks exactly one rule
-of the contract in ``trio_mcp/_transport.py``; check_transport must name that
+of the contract in ``src/trio_mcp/_transport.py``; check_transport must name that
 rule in its AssertionError.
 """
 

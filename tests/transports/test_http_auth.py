@@ -25,7 +25,7 @@ from trio_mcp.auth import (
     VerifierUnavailable,
 )
 from trio_mcp.protocol._headers import request_headers
-from trio_mcp.transports._http_server import StreamableHTTPApp
+from trio_mcp.transports._http.server._app import StreamableHTTPApp
 
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"

@@ -12,7 +12,7 @@ from helpers import first_text
 from http_helpers import LATEST, http_transport_of, make_server, raw_client, running
 
 from trio_mcp import RPCError, SessionClosed, http_app, open_http_client
-from trio_mcp.transports._event_store import MemoryEventStore
+from trio_mcp.transports._http.server._event_store import MemoryEventStore
 
 
 @pytest.mark.spec("HT-06")

@@ -21,9 +21,9 @@ from http_helpers import http_transport_of
 
 from trio_mcp import Server, http_app, open_http_client
 from trio_mcp.lowlevel import open_session
-from trio_mcp.transports._asgi import ASGIApp, Message
-from trio_mcp.transports._http_server import StreamableHTTPApp
-from trio_mcp.transports._http_session import HttpServerTransport
+from trio_mcp.transports._http.server._asgi import ASGIApp, Message
+from trio_mcp.transports._http.server._app import StreamableHTTPApp
+from trio_mcp.transports._http.server._transport import HttpServerTransport
 
 URL = "http://127.0.0.1:8000/mcp"
 #: open_http_client's default bound on waiting for a cancelled call's POST head.

@@ -32,7 +32,7 @@ from modern_http_script import Post, discover_result, scripted
 from trio_mcp import InvalidPeerResult, open_http_client
 from trio_mcp._client._connect import forget_eras
 from trio_mcp._errors import RPCError
-from trio_mcp.transports._http_common import batch_frames, id_key
+from trio_mcp.transports._http._common import batch_frames, id_key
 
 NOT_HUNG = 10.0
 

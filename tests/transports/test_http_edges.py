@@ -31,9 +31,9 @@ from http_helpers import (
 from test_http_hardening import asgi_scope, call_app, whole_body
 
 from trio_mcp import Server, http_app, serve_http
-from trio_mcp.transports import _http_server
-from trio_mcp.transports._asgi import Message
-from trio_mcp.transports._http_server import StreamableHTTPApp
+from trio_mcp.transports._http.server import _app as _http_server
+from trio_mcp.transports._http.server._asgi import Message
+from trio_mcp.transports._http.server._app import StreamableHTTPApp
 
 Headers = list[tuple[str, str]]
 

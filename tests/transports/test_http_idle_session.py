@@ -16,7 +16,7 @@ import trio
 import trio.testing
 from http_helpers import make_server, open_raw_session, post_headers, raw_client, running
 
-from trio_mcp.transports._http_server import StreamableHTTPApp
+from trio_mcp.transports._http.server._app import StreamableHTTPApp
 
 SESSION_TASK = "trio_mcp HTTP session"
 

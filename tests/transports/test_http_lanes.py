@@ -22,7 +22,7 @@ from http_helpers import http_transport_of, make_server, running
 
 from trio_mcp import open_http_client
 from trio_mcp._tls import default_tls_context
-from trio_mcp.transports._http_lanes import LanePool, default_lane
+from trio_mcp.transports._http.client._lanes import LanePool, default_lane
 
 BASE = "http://127.0.0.1:1"  # never connected to: fake lanes answer themselves
 

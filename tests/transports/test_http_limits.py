@@ -16,8 +16,8 @@ from helpers import first_text
 from http_helpers import make_server
 
 from trio_mcp import http_app, open_http_client, parse_http_option
-from trio_mcp.transports._http_common import id_key
-from trio_mcp.transports._http_session import UNDELIVERABLE, HttpServerTransport
+from trio_mcp.transports._http._common import id_key
+from trio_mcp.transports._http.server._transport import UNDELIVERABLE, HttpServerTransport
 
 ROOT = Path(__file__).resolve().parents[2]
 

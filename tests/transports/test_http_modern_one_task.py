@@ -22,7 +22,7 @@ from trio_mcp.lowlevel import CancelOrigin, RequestState
 from trio_mcp.protocol import FrameDirection
 from trio_mcp.testing import RecordingObserver
 from trio_mcp.transports import StreamableHTTPApp
-from trio_mcp.transports._http_session import HttpServerTransport
+from trio_mcp.transports._http.server._transport import HttpServerTransport
 
 MODERN = "2026-07-28"
 META = {

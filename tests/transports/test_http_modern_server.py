@@ -28,7 +28,7 @@ from trio_mcp import Context, Header, Server, http_app
 from trio_mcp.lowlevel import CancelOrigin, RequestRecord, RequestState
 from trio_mcp.protocol._headers import encode_header_value
 from trio_mcp.testing import RecordingObserver
-from trio_mcp.transports._http_modern import modern_status
+from trio_mcp.transports._http.server._modern import modern_status
 
 MODERN = "2026-07-28"
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"

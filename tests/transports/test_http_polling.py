@@ -10,7 +10,7 @@ from http_helpers import make_server, running
 
 from trio_mcp import Context, open_http_client
 from trio_mcp.lowlevel import Progress
-from trio_mcp.transports._event_store import MemoryEventStore
+from trio_mcp.transports._http.server._event_store import MemoryEventStore
 
 
 @pytest.mark.spec("HT-11")

@@ -16,7 +16,7 @@ from http_helpers import (
     sse_messages,
 )
 
-from trio_mcp.transports._http_common import is_visible_ascii, new_session_id
+from trio_mcp.transports._http._common import is_visible_ascii, new_session_id
 
 CALL = orjson.dumps(
     {

@@ -17,7 +17,7 @@ import pytest
 from http_helpers import make_server, running
 
 from trio_mcp import RPCError, open_http_client
-from trio_mcp.transports._http_client import HttpClientTransport
+from trio_mcp.transports._http.client._transport import HttpClientTransport
 
 
 def _record_text(record: logging.LogRecord) -> str:

@@ -21,9 +21,9 @@ from http_helpers import LATEST, init_body, legacy_sse_stream, make_server, raw_
 import trio_mcp
 from trio_mcp import http_app, open_http_client
 from trio_mcp.testing import check_transport
-from trio_mcp.transports._http_client import HttpClientTransport
-from trio_mcp.transports._http_server import StreamableHTTPApp
-from trio_mcp.transports._http_session import HttpServerTransport
+from trio_mcp.transports._http.client._transport import HttpClientTransport
+from trio_mcp.transports._http.server._app import StreamableHTTPApp
+from trio_mcp.transports._http.server._transport import HttpServerTransport
 
 
 @asynccontextmanager

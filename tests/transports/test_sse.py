@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from trio_mcp.protocol._codec import FrameError, decode
 from trio_mcp.protocol._head import OversizeFrame
-from trio_mcp.transports._sse import SSEEvent, SSEParser, format_event
+from trio_mcp.transports._http._sse import SSEEvent, SSEParser, format_event
 
 
 def feed_bytewise(raw: bytes) -> list[SSEEvent]:

@@ -46,7 +46,7 @@ from trio_mcp.transports._bounds import (
     websocket_drain_limit,
 )
 from trio_mcp.transports._bounds import WEBSOCKET_MAX_MESSAGE_SIZE as MAX_MESSAGE_SIZE
-from trio_mcp.transports._http_common import OriginPolicy
+from trio_mcp.transports._http._common import OriginPolicy
 from trio_mcp.transports._websocket import (
     WebSocketHandler,
     WebSocketTransport,

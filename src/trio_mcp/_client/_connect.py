@@ -1,0 +1,267 @@
+"""Connecting a :class:`~trio_mcp.Client` to a server: over stdio (a spawned
+process), Streamable HTTP and WebSocket.
+
+Each ``open_*_client`` opens a transport from :mod:`trio_mcp.transports` and
+runs :func:`~trio_mcp.open_client` over it; leaving the block closes the client,
+then the transport (for stdio: the process shutdown).
+
+Spec: SI-01, SI-10, LC-16, TR-02, TR-03.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from ..protocol import DEFAULT_MAX_MESSAGE_SIZE
+from ..transports._stdio_client import BeforeSpawn, ProcessEvent, open_stdio_process
+from ._client import Client, open_client
+from ._era import ProbeClosedConnection
+
+logger = logging.getLogger("trio_mcp.client")
+
+#: The era each stdio server command turned out to speak, in this process
+#: (VR-12): a command remembered as handshake-era is not probed again.
+_ERA_CACHE: dict[tuple[str, tuple[str, ...], str | None], str] = {}
+#: Bound on the remembered commands.
+_ERA_CACHE_SIZE = 256
+
+
+#: The era each Streamable HTTP endpoint (scheme, authority, path) turned out
+#: to speak, in this process (VR-12): one remembered as handshake-era is not
+#: probed again. Keyed finer than the origin: one origin may host several
+#: endpoints (a gateway), and they need not speak the same era.
+_HTTP_ERA_CACHE: dict[tuple[str, str, str], str] = {}
+
+
+def forget_eras() -> None:
+    """Forget which era each stdio server command and HTTP endpoint speaks
+    (they are probed again)."""
+    _ERA_CACHE.clear()
+    _HTTP_ERA_CACHE.clear()
+
+
+def _http_endpoint_key(url: str) -> tuple[str, str, str]:
+    parts = urlsplit(url)
+    return parts.scheme.lower(), parts.netloc.lower(), parts.path or "/"
+
+
+def _remember(cache: dict[Any, str], key: Any, era: str) -> None:
+    if len(cache) >= _ERA_CACHE_SIZE and key not in cache:
+        cache.pop(next(iter(cache)))
+    cache[key] = era
+
+
+# The HTTP and WebSocket transports are imported by the functions that use
+# them: a host that only spawns stdio servers never loads httpx or
+# trio-websocket (most of its start-up otherwise).
+if TYPE_CHECKING:
+    import httpx
+
+#: The ``server/discover`` probe's bound for a server this client has just
+#: spawned, instead of :func:`~trio_mcp.open_client`'s 2 s: the first answer
+#: of a fresh process includes its interpreter start and imports (the official
+#: Python SDK's server needs about 1.3 s idle, and over 2 s on a loaded
+#: machine, where a 2 s probe then times out and the session starts with a
+#: refused ``initialize``). A server that silently drops the probe costs this
+#: once per command, then it is remembered (VR-12).
+STDIO_PROBE_TIMEOUT = 10.0
+
+
+@asynccontextmanager
+async def open_stdio_client(
+    command: str,
+    args: Sequence[str] = (),
+    *,
+    env: Mapping[str, str] | None = None,
+    inherit_env: bool = False,
+    cwd: str | os.PathLike[str] | None = None,
+    stderr: Callable[[str], None] | str | None = "forward",
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    close_grace: float = 2.0,
+    terminate_grace: float = 2.0,
+    on_event: Callable[[ProcessEvent], None] | None = None,
+    before_spawn: BeforeSpawn | None = None,
+    remember_era: bool = True,
+    **client_options: Any,
+) -> AsyncIterator[Client]:
+    """Spawn a stdio MCP server, open the connection, yield the connected :class:`~trio_mcp.Client`.
+
+    With ``era="auto"`` (the default of :func:`~trio_mcp.open_client`) the
+    client probes with ``server/discover`` (bounded by *probe_timeout*, here
+    :data:`STDIO_PROBE_TIMEOUT` unless given: it includes the process start)
+    and falls back to the handshake in the same process; only when the
+    server *exits* on the probe is a fresh process started for the handshake
+    (SI-14). With *remember_era* a command found to be handshake-era is
+    remembered for this process (by command, arguments and working directory,
+    VR-12) and not probed again; if it turns out to be modern after all (it
+    refuses ``initialize`` with -32022), the client goes modern and the memory
+    is corrected.
+
+    Process options are those of :func:`~trio_mcp.transports.open_stdio_process`;
+    *client_options* go to :func:`~trio_mcp.open_client` (name, version,
+    protocol_version and session options such as ``observer``). The transport, with its
+    :attr:`~trio_mcp.transports.StdioProcess.exit_step` after the block, is
+    ``client.session.transport``.
+
+    *before_spawn* (see :func:`~trio_mcp.transports.open_stdio_process`) sees
+    the exact argv, working directory and environment before anything is
+    started; an exception it raises vetoes the spawn and comes out of this
+    ``async with`` unchanged.
+
+    Cancellation:
+        As :func:`~trio_mcp.open_client`, then the process shutdown of
+        :func:`~trio_mcp.transports.open_stdio_process` (bounded, shielded).
+
+    Spec: SI-01, SI-10, LC-16, TR-02 (reliability catalogue: X-03).
+    """
+    key = (command, tuple(args), None if cwd is None else os.fspath(cwd))
+    client_options.setdefault("probe_timeout", STDIO_PROBE_TIMEOUT)
+    era = client_options.pop("era", "auto")
+    if era == "auto" and remember_era and _ERA_CACHE.get(key) == "legacy":
+        client_options.setdefault("probe", False)
+
+    def spawn() -> Any:
+        return open_stdio_process(
+            command,
+            args,
+            env=env,
+            inherit_env=inherit_env,
+            cwd=cwd,
+            stderr=stderr,
+            max_message_size=max_message_size,
+            close_grace=close_grace,
+            terminate_grace=terminate_grace,
+            on_event=on_event,
+            before_spawn=before_spawn,
+        )
+
+    async with AsyncExitStack() as stack:
+        try:
+            transport = await stack.enter_async_context(spawn())
+            client = await stack.enter_async_context(
+                open_client(transport, era=era, **client_options)
+            )
+        except ProbeClosedConnection as exc:
+            # The server exited on server/discover: a handshake-era server
+            # that dies on an unknown method. A fresh process, no probe.
+            logger.debug("%s; starting it again for the handshake", exc)
+            await stack.aclose()
+            transport = await stack.enter_async_context(spawn())
+            client = await stack.enter_async_context(
+                open_client(transport, era="legacy", **client_options)
+            )
+        if remember_era and era == "auto":
+            _remember(_ERA_CACHE, key, client.era)
+        yield client
+
+
+@asynccontextmanager
+async def open_http_client(
+    url: str,
+    *,
+    headers: dict[str, str] | None = None,
+    http_client: httpx.AsyncClient | None = None,
+    auth: httpx.Auth | None = None,
+    legacy_fallback: bool = True,
+    terminate_on_close: bool = True,
+    reconnect_delay: float = 1.0,
+    close_timeout: float = 2.0,
+    reinitialize: bool = False,
+    remember_era: bool = True,
+    **client_options: Any,
+) -> AsyncIterator[Client]:
+    """Connect to the MCP endpoint at *url*, choose the era, yield a :class:`~trio_mcp.Client`.
+
+    With ``era="auto"`` (the default of :func:`~trio_mcp.open_client`) the
+    first request is a 2026-07-28 one, ``server/discover``, POSTed on its own
+    (HM-32, VR-11). A discover result means 2026-07-28: every request is then
+    its own POST with its metadata headers, no session (HM-04). A -32022
+    naming a 2026-07-28 version we speak (the 400 body of a modern server) is
+    retried with that version and never falls back. Anything else (a 404
+    without a JSON-RPC body, a 400 with a handshake-era body, a 405, ...)
+    means a handshake-era server: ``initialize`` follows, and from there the
+    2024-11-05 HTTP+SSE fallback as before (SS-08). A dual-era server that
+    serves the old era without sessions (no ``Mcp-Session-Id``, 405 on GET and
+    DELETE) is fine either way. ``era="modern"`` and ``era="legacy"`` speak one
+    era only. With *remember_era* an endpoint (scheme, authority and path)
+    found to be handshake-era is remembered for this process and starts with
+    ``initialize`` next time (VR-12); should it refuse that with -32022 naming
+    a 2026-07-28 version, the client goes modern and the memory is corrected.
+
+    With *auth* (an ``httpx.Auth``, e.g. :class:`trio_mcp.auth.OAuthProvider`)
+    every request carries its credentials (AU-09); a failed authorization
+    raises :class:`~trio_mcp.auth.AuthorizationFailed`.
+
+    The transport options (*headers*, an own *http_client*, the legacy
+    fallback, DELETE on close, the reconnect delay, the close bound and
+    re-initialization after a 404) are those of
+    :func:`~trio_mcp.transports.open_http_transport`; *client_options* go to
+    :func:`~trio_mcp.open_client`.
+
+    Cancellation:
+        In 2026-07-28 cancelling a call closes its response stream, which is
+        the cancel (HM-13); nothing else is sent. In the handshake era, leaving
+        the block (normally, by an error, or by an outer cancel) sends
+        ``notifications/cancelled`` for unanswered requests and DELETE,
+        shielded and bounded by *close_timeout*, then closes everything.
+
+    Spec: HT-33, HT-34, SS-08, HM-04, HM-13, HM-32, VR-11, VR-12, AU-09.
+    """
+    from ..transports._http.client._transport import open_http_transport
+
+    key = _http_endpoint_key(url)
+    era = client_options.pop("era", "auto")
+    if era == "auto" and remember_era and _HTTP_ERA_CACHE.get(key) == "legacy":
+        client_options.setdefault("probe", False)
+    async with (
+        open_http_transport(
+            url,
+            headers=headers,
+            http_client=http_client,
+            auth=auth,
+            legacy_fallback=legacy_fallback,
+            terminate_on_close=terminate_on_close,
+            reconnect_delay=reconnect_delay,
+            close_timeout=close_timeout,
+            reinitialize=reinitialize,
+        ) as transport,
+        open_client(transport, era=era, **client_options) as client,
+    ):
+        if remember_era and era == "auto":
+            _remember(_HTTP_ERA_CACHE, key, client.era)
+        yield client
+
+
+@asynccontextmanager
+async def open_websocket_client(
+    url: str,
+    *,
+    headers: dict[str, str] | None = None,
+    max_message_size: int | None = None,
+    **client_options: Any,
+) -> AsyncIterator[Client]:
+    """Connect to an MCP WebSocket server, run the handshake, yield a :class:`~trio_mcp.Client`.
+
+    The socket is :func:`~trio_mcp.transports.open_websocket_transport`'s
+    (the ``mcp`` subprotocol); *client_options* go to :func:`~trio_mcp.open_client`.
+    *max_message_size*: the transport's bound (default 16 MiB + 1 KiB); a
+    response over it fails its call with :class:`~trio_mcp.ResponseTooLarge`
+    and the session goes on (issue 17 §1).
+
+    Cancellation: as :func:`~trio_mcp.open_client`; the socket is closed on exit.
+
+    Spec: TR-03.
+    """
+    from ..transports._websocket import open_websocket_transport
+
+    bound = {} if max_message_size is None else {"max_message_size": max_message_size}
+    async with (
+        open_websocket_transport(url, headers=headers, **bound) as transport,
+        open_client(transport, **client_options) as client,
+    ):
+        yield client

@@ -1,0 +1,928 @@
+"""``Server``: a registry of tools, resources, prompts and completions that
+answers a session's requests.
+
+The registry does no I/O. It is *run* by ``serve_*`` functions
+(:func:`serve_session` for any transport), so one ``Server`` serves many
+sessions over many transports at once. Capabilities are derived from what is
+registered and from the constructor's options, never declared by hand, so a
+feature that was not declared is refused on the wire (the protocol answers
+-32601, LC-11). They are fixed per session when it starts: a session that
+began with no tools has no ``tools`` capability (pass ``features=("tools",)``
+to declare a feature before anything is registered).
+
+Changes while sessions are live (``add_tool``, ``remove_prompt``, ...) queue a
+``notifications/*/list_changed`` to every session that negotiated it, and
+:meth:`Server.resource_updated` queues ``notifications/resources/updated`` to
+the sessions subscribed to that URI (or a parent of it). The registration
+methods are synchronous; delivery is done by a small task that
+:func:`serve_session` (``trio_mcp._server._serve``) runs next to each session,
+so a slow client never blocks the code that changed the registry. Repeated
+changes before delivery are
+coalesced into one notification.
+
+Both eras are served by one ``Server`` (VR-08, VR-10): each connection's
+opening decides its era (see ``trio_mcp.protocol._lifecycle``), and handlers
+read what differs from the request's revision (``ctx.revision``). In
+2026-07-28 the change notices go to the connections' ``subscriptions/listen``
+streams (``trio_mcp._server._subscriptions``) instead of the sessions, inputs
+are asked for through input-required rounds (``trio_mcp._server._input``) whose
+``requestState`` the server seals (``trio_mcp._server._request_state``), and
+every result carries ``resultType``, ``serverInfo`` and, where cacheable, the
+cache hints this server declares.
+
+Spec: TL-01, TL-02, RS-01, RS-05, RS-06, PR-01, PR-03, LG-01, CP-01, VR-08,
+VR-09, VR-10, DS-01..DS-03, CA-01, ME-11, LG-06, LG-07.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
+
+import attrs
+import trio
+
+from .. import types as mcp_types
+from .._errors import RPCError, SessionClosed
+from .._session._engine import RequestContext, Session
+from .._util import Shared
+from ..protocol import (
+    ALL_VERSIONS,
+    Connection,
+    ErrorCode,
+    LocalProtocolError,
+    NotificationReceived,
+    NotJSON,
+    Role,
+    TaskForm,
+)
+from ..protocol._headers import HeaderAnnotation
+from ._context import Context
+from ._input import MAY_ASK, open_round
+from ._logging import coerce_level, log_params
+from ._pagination import paginate
+from ._request_state import RequestStateSealer
+from ._scopes import INSUFFICIENT_SCOPE, targets, visible
+from ._serve import Peer, serve_session, subscribed
+from ._subscriptions import Listeners, listen
+from ._task_input import TaskInputRound
+from ._task_methods import OwnerOf, TaskMethods
+from ._task_methods import task_owner as default_task_owner
+from .._tasks._runner import TaskRunner
+from ._tools import (
+    RegisteredTool,
+    ToolError,
+    ToolOptions,
+    error_result,
+    to_call_tool_result,
+    unknown_tool,
+)
+
+if TYPE_CHECKING:
+    from .._auth._token import AccessToken
+    from ._completion import Completer
+    from ._prompts import PromptOptions, RegisteredPrompt
+    from ._resources import RegisteredResource, RegisteredTemplate, ResourceOptions, TemplateOptions
+
+# Resources, prompts and completion (with the URI templates) are imported by
+# the first registration or request of one (their functions below): a server
+# of tools only never loads them, some milliseconds of every start-up (#16).
+
+__all__ = [
+    "Context",
+    "RegisteredTool",
+    "Server",
+    "ToolError",
+    "error_result",
+    "serve_session",
+    "to_call_tool_result",
+]
+
+logger = logging.getLogger("trio_mcp.server")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_TOOLS_CHANGED = "notifications/tools/list_changed"
+_RESOURCES_CHANGED = "notifications/resources/list_changed"
+_PROMPTS_CHANGED = "notifications/prompts/list_changed"
+_RESOURCE_UPDATED = "notifications/resources/updated"
+
+
+class Server:
+    """An MCP server: register tools, resources, prompts and completions, then
+    serve sessions.
+
+    Example::
+
+        server = Server("demo", version="1.0")
+
+        @server.tool()
+        async def add(a: int, b: int) -> int:
+            \"\"\"Add two integers.\"\"\"
+            return a + b
+
+    Args:
+        name, version: the ``serverInfo``.
+        instructions: sent in the ``initialize`` result.
+        page_size: items per page of every list method (None: one page).
+        list_changed: declare ``listChanged`` for tools, resources and prompts
+            and send the notifications.
+        subscribe: declare ``resources.subscribe`` (when resources exist).
+        logging: declare ``logging`` (log messages from :class:`Context`).
+        features: declare these features even when nothing is registered yet
+            (any of ``"tools"``, ``"resources"``, ``"prompts"``, ``"completions"``).
+        protocol_versions: the revisions served, newest first: both eras by
+            default (a dual-era server). Leave out 2026-07-28 for a
+            handshake-only server, or every handshake version for a
+            2026-07-28-only one (``initialize`` is then refused with -32022
+            naming what it speaks, VR-13).
+        cache_hints: 2026-07-28 cache hints ``(ttlMs, cacheScope)`` by method
+            (``tools/list``, ``prompts/list``, ``resources/list``,
+            ``resources/templates/list``, ``resources/read``,
+            ``server/discover``) for complete results that set none; a method
+            not listed gets ``(0, "private")``: stale at once and never shared
+            across authorization contexts, the safe default (CA-01, CA-05).
+        server_info_in_results: 2026-07-28: put ``serverInfo`` in every
+            result's ``_meta`` (ME-11).
+        request_state: seals the ``requestState`` of input-required rounds
+            (PT-08..PT-10). The default signs with a random key of this process
+            and a 300 s expiry; give every worker of a scaled-out server the
+            same :class:`~trio_mcp.RequestStateSealer` key.
+        tasks: runs the tools registered with ``task_support`` as tasks and
+            keeps their records (:class:`~trio_mcp.TaskRunner`; the default
+            keeps them in memory). Give every worker of a scaled-out server a
+            runner on one shared store.
+        task_list: offer 2025-11-25's ``tasks/list``. Off by default: without
+            an authorization context every anonymous task would be listed to
+            every anonymous client (TK-18).
+        task_owner: the owner of the tasks a request creates and may see (its
+            authorization context, any hashable; another owner's task is
+            unknown to it, TK-18). Default: the principal the request's
+            transport names, else None (anonymous: the 128-bit task id is all
+            that guards a task).
+        filter_lists_by_scope: leave out of ``tools/list``,
+            ``resources/list``, ``resources/templates/list`` and
+            ``prompts/list`` the items whose ``scopes=`` an authenticated
+            caller's token does not grant (ST-06). Off by default: lists show
+            everything and a call without the scope is refused with a step-up
+            challenge (see :meth:`required_scopes`).
+        request_history: finished requests each session keeps for
+            ``Session.requests()`` (1000).
+        remembered_requests: finished requests each session remembers so a
+            peer reusing an id while its reply is owed is refused (BP-04, C-02;
+            4096). A remembered request costs about 0.4 KiB, so a busy session
+            holds up to ~1.6 MiB by default, and a server's memory grows with
+            its sessions' calls until each is at the bound: lower both for
+            servers with many long sessions.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.0.0",
+        *,
+        instructions: str | None = None,
+        title: str | None = None,
+        page_size: int | None = None,
+        list_changed: bool = True,
+        subscribe: bool = True,
+        logging: bool = True,
+        features: Collection[str] = (),
+        protocol_versions: Sequence[str] = ALL_VERSIONS,
+        cache_hints: Mapping[str, tuple[int, mcp_types.CacheScope]] | None = None,
+        server_info_in_results: bool = True,
+        request_state: RequestStateSealer | None = None,
+        tasks: TaskRunner | None = None,
+        task_list: bool = False,
+        task_owner: OwnerOf | None = None,
+        filter_lists_by_scope: bool = False,
+        request_history: int = 1000,
+        remembered_requests: int = 4096,
+    ) -> None:
+        if page_size is not None and page_size < 1:
+            raise ValueError("page_size must be at least 1")
+        if request_history < 0 or remembered_requests < 0:
+            raise ValueError("request_history and remembered_requests must be >= 0")
+        self.request_history = request_history
+        self.remembered_requests = remembered_requests
+        self.name = name
+        self.version = version
+        self.title = title
+        self.instructions = instructions
+        self.page_size = page_size
+        self.list_changed = list_changed
+        self.subscribe = subscribe
+        self.logging = logging
+        self.features = frozenset(features)
+        self.protocol_versions = tuple(protocol_versions)
+        self.cache_hints = dict(cache_hints or {})
+        for method, (ttl, scope) in self.cache_hints.items():
+            if not (isinstance(ttl, int) and ttl >= 0) or scope not in ("public", "private"):
+                raise ValueError(f"cache hint for {method!r} must be (ttlMs >= 0, public|private)")
+        self.server_info_in_results = server_info_in_results
+        self.request_state = request_state or RequestStateSealer()
+        #: Where this server's tasks run and are kept (see :class:`TaskRunner`).
+        self.tasks = tasks if tasks is not None else TaskRunner()
+        self.task_list = task_list
+        self.filter_lists_by_scope = filter_lists_by_scope
+        self._task_methods = TaskMethods(self.tasks, task_owner or default_task_owner)
+        self._listeners = Listeners()
+        self._tools: dict[str, RegisteredTool] = {}
+        self._resources: dict[str, RegisteredResource] = {}
+        self._templates: dict[str, RegisteredTemplate] = {}
+        self._prompts: dict[str, RegisteredPrompt] = {}
+        self._completers: dict[tuple[str, str, str], Completer] = {}
+        self._shared_capabilities: Shared[dict[str, Any]] = Shared()
+        self._shared_modern: Shared[dict[str, Any]] = Shared()
+        self._shared_info: Shared[dict[str, Any]] = Shared()
+        self._shared_hints: Shared[dict[str, tuple[int, str]]] = Shared()
+        self._peers: weakref.WeakKeyDictionary[Session, Peer] = weakref.WeakKeyDictionary()
+        self._handlers: dict[str, Callable[[RequestContext], Any]] = {
+            "tools/call": self._call_tool,
+            "tools/list": self._list_tools,
+            "resources/list": self._list_resources,
+            "resources/templates/list": self._list_templates,
+            "resources/read": self._read_resource,
+            "resources/subscribe": self._subscribe,
+            "resources/unsubscribe": self._unsubscribe,
+            "prompts/list": self._list_prompts,
+            "prompts/get": self._get_prompt,
+            "completion/complete": self._complete,
+            "logging/setLevel": self._set_level,
+            "subscriptions/listen": self._listen,
+            **self._task_methods.handlers(),
+        }
+
+    # ----------------------------------------------------------- tools
+
+    @overload
+    def tool(self, name: F, /) -> F: ...
+    @overload
+    def tool(self, name: str | None = None, **options: Unpack[ToolOptions]) -> Callable[[F], F]: ...
+    def tool(
+        self, name: F | str | None = None, **options: Unpack[ToolOptions]
+    ) -> F | Callable[[F], F]:
+        """Register a function as a tool (decorator form of :meth:`add_tool`);
+        usable bare (``@server.tool``) or called (``@server.tool(title=...)``)."""
+        if callable(name):
+            self.add_tool(name)
+            return name
+
+        def decorate(fn: F) -> F:
+            self.add_tool(fn, name=name, **options)
+            return fn
+
+        return decorate
+
+    def add_tool(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        **options: Unpack[ToolOptions],
+    ) -> None:
+        """Register *fn* (``async def`` or plain) as a tool.
+
+        The input schema comes from the signature: parameter types from the
+        closed set in :mod:`trio_mcp._server._schema`, defaults, descriptions from the
+        docstring's ``Args:`` section; a parameter annotated ``Context`` (or
+        ``RequestContext``) is injected. A structured return annotation gives an
+        ``outputSchema`` (``structured_output=False`` turns that off). Plain
+        functions run in a worker thread that is abandoned on cancellation.
+        Replacing an existing tool of the same name is allowed.
+
+        A parameter annotated ``Annotated[T, Header("Name")]``
+        (:class:`trio_mcp.Header`) is mirrored into the ``Mcp-Param-Name``
+        header by 2026-07-28 HTTP clients; ``input_schema=`` gives the tool
+        its own schema instead of the generated one (its ``x-mcp-header``
+        annotations are checked the same way). Do not mark secrets: headers
+        are visible to intermediaries (HM-30).
+
+        ``scopes=["files:write"]`` names the OAuth scopes a caller's access
+        token must grant to call it (HTTP 403 ``insufficient_scope`` with the
+        step-up challenge otherwise, AU-12; see :meth:`required_scopes`).
+
+        Raises:
+            TypeError: an unsupported parameter or return type, or an
+                ``input_schema`` that does not fit *fn*.
+            ValueError: an invalid tool name (TL-11).
+            trio_mcp.protocol.InvalidHeaderAnnotation: an ``x-mcp-header``
+                that breaks HM-26 (the message names the tool, the parameter
+                and the reason); the tool is not registered.
+
+        Spec: TL-06, TL-07, TL-10, TL-11, HM-25, HM-26, HM-30, AU-12.
+        """
+        tool = RegisteredTool.from_function(fn, name=name, **options)
+        self._tools[tool.name] = tool
+        self._changed(_TOOLS_CHANGED)
+
+    def tool_header_annotations(self, name: str) -> tuple[HeaderAnnotation, ...]:
+        """The ``x-mcp-header`` annotations of the tool *name*, in schema order,
+        for checking a 2026-07-28 ``tools/call``'s ``Mcp-Param-*`` headers
+        against its body (:func:`trio_mcp.protocol._headers.header_mismatch`).
+
+        Read once when the tool was registered (already checked: HM-26), never
+        per request; empty for a tool without annotations or an unknown one
+        (a call of an unknown tool fails on its own, -32602). Synchronous and
+        without checkpoints.
+
+        Spec: HM-25, HM-28.
+        """
+        tool = self._tools.get(name)
+        return () if tool is None else tool.header_annotations
+
+    def remove_tool(self, name: str) -> None:
+        """Unregister a tool. Raises ``KeyError`` if there is none of that name."""
+        del self._tools[name]
+        self._changed(_TOOLS_CHANGED)
+
+    # -------------------------------------------------------- resources
+
+    def resource(self, uri: str, **options: Unpack[ResourceOptions]) -> Callable[[F], F]:
+        """Register a function as the resource *uri* (decorator form of
+        :meth:`add_resource`)."""
+
+        def decorate(fn: F) -> F:
+            self.add_resource(uri, fn, **options)
+            return fn
+
+        return decorate
+
+    def add_resource(
+        self,
+        uri: str,
+        fn: Callable[..., Any],
+        **options: Unpack[ResourceOptions],
+    ) -> None:
+        """Register *fn* (no parameters but a context) as the resource *uri*.
+
+        It returns ``str`` (text), ``bytes`` (sent base64), resource contents,
+        or a list of those.
+
+        ``scopes=`` names the OAuth scopes a caller's token must grant to read
+        (or subscribe to) it, as for tools.
+
+        Raises:
+            ValueError: the URI has no scheme. TypeError: *fn* takes parameters.
+
+        Spec: RS-02, RS-04, RS-14.
+        """
+        from ._resources import RegisteredResource
+
+        resource = RegisteredResource.from_function(uri, fn, **options)
+        self._resources[uri] = resource
+        self._changed(_RESOURCES_CHANGED)
+
+    def remove_resource(self, uri: str) -> None:
+        """Unregister a resource. Raises ``KeyError`` if there is none."""
+        del self._resources[uri]
+        self._changed(_RESOURCES_CHANGED)
+
+    def resource_template(
+        self, uri_template: str, **options: Unpack[TemplateOptions]
+    ) -> Callable[[F], F]:
+        """Register a function for an RFC 6570 URI template (decorator form of
+        :meth:`add_resource_template`)."""
+
+        def decorate(fn: F) -> F:
+            self.add_resource_template(uri_template, fn, **options)
+            return fn
+
+        return decorate
+
+    def add_resource_template(
+        self,
+        uri_template: str,
+        fn: Callable[..., Any],
+        **options: Unpack[TemplateOptions],
+    ) -> None:
+        """Register *fn* for *uri_template*; its parameters are the template's variables.
+
+        Raising ``KeyError`` or ``FileNotFoundError`` from *fn* answers -32002.
+
+        ``scopes=`` names the OAuth scopes a caller's token must grant to read
+        a URI of the template (or complete its variables), as for tools.
+
+        Raises:
+            ValueError: a malformed template, or variables and parameters differ.
+
+        Spec: RS-02, RS-08.
+        """
+        from ._resources import RegisteredTemplate
+
+        template = RegisteredTemplate.from_function(uri_template, fn, **options)
+        self._templates[uri_template] = template
+        self._changed(_RESOURCES_CHANGED)
+
+    def remove_resource_template(self, uri_template: str) -> None:
+        """Unregister a resource template. Raises ``KeyError`` if there is none."""
+        del self._templates[uri_template]
+        self._changed(_RESOURCES_CHANGED)
+
+    def resource_updated(self, uri: str) -> None:
+        """Queue ``notifications/resources/updated`` for every session subscribed
+        to *uri* or to a parent of it (RS-06), and for every 2026-07-28 listen
+        stream that asked for it (SB-01). Not a checkpoint; never blocks."""
+        self._listeners.resource_updated(uri)
+        for peer in list(self._peers.values()):
+            if subscribed(peer.subscriptions, uri):
+                peer.push(_RESOURCE_UPDATED, uri)
+
+    # ---------------------------------------------------------- prompts
+
+    @overload
+    def prompt(self, name: F, /) -> F: ...
+    @overload
+    def prompt(
+        self, name: str | None = None, **options: Unpack[PromptOptions]
+    ) -> Callable[[F], F]: ...
+    def prompt(
+        self, name: F | str | None = None, **options: Unpack[PromptOptions]
+    ) -> F | Callable[[F], F]:
+        """Register a function as a prompt (decorator form of :meth:`add_prompt`)."""
+        if callable(name):
+            self.add_prompt(name)
+            return name
+
+        def decorate(fn: F) -> F:
+            self.add_prompt(fn, name=name, **options)
+            return fn
+
+        return decorate
+
+    def add_prompt(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        **options: Unpack[PromptOptions],
+    ) -> None:
+        """Register *fn* as a prompt; its ``str`` parameters are the arguments
+        (required unless they have a default).
+
+        ``scopes=`` names the OAuth scopes a caller's token must grant to get
+        (or complete) it, as for tools.
+
+        Spec: PR-01, PR-05, PR-06.
+        """
+        from ._prompts import RegisteredPrompt
+
+        prompt = RegisteredPrompt.from_function(fn, name=name, **options)
+        self._prompts[prompt.definition.name] = prompt
+        self._changed(_PROMPTS_CHANGED)
+
+    def remove_prompt(self, name: str) -> None:
+        """Unregister a prompt. Raises ``KeyError`` if there is none."""
+        del self._prompts[name]
+        self._changed(_PROMPTS_CHANGED)
+
+    # ------------------------------------------------------- completion
+
+    def completion(
+        self, *, argument: str, prompt: str | None = None, template: str | None = None
+    ) -> Callable[[F], F]:
+        """Register a completion function for a prompt argument or template variable.
+
+        Example::
+
+            @server.completion(prompt="greet", argument="language")
+            def languages(value: str) -> list[str]:
+                return [x for x in LANGUAGES if x.startswith(value)]
+
+        The function takes ``value`` (the partial value) and optionally
+        ``arguments`` (resolved arguments, CP-03) and a context; it returns
+        strings or a ``Completion``.
+
+        Spec: CP-01..CP-04.
+        """
+        if (prompt is None) == (template is None):
+            raise ValueError("give exactly one of prompt= or template=")
+        key = ("ref/prompt", prompt, argument) if prompt else ("ref/resource", template, argument)
+
+        def decorate(fn: F) -> F:
+            from ._completion import Completer
+
+            self._completers[key] = Completer.from_function(fn)  # type: ignore[index]
+            return fn
+
+        return decorate
+
+    # ----------------------------------------------------- capabilities
+
+    def capabilities(self) -> dict[str, Any]:
+        """The capabilities object this server declares (derived from the registry)."""
+        changed = {"listChanged": True} if self.list_changed else {}
+        caps: dict[str, Any] = {}
+        if self._prompts or "prompts" in self.features:
+            caps["prompts"] = dict(changed)
+        if self._resources or self._templates or "resources" in self.features:
+            caps["resources"] = {**({"subscribe": True} if self.subscribe else {}), **changed}
+        if self._tools or "tools" in self.features:
+            caps["tools"] = dict(changed)
+        if self.logging:
+            caps["logging"] = {}
+        if self._completers or "completions" in self.features:
+            caps["completions"] = {}
+        if self.has_task_tools:
+            # 2025-11-25's utility (TK-01); modern_capabilities() moves it to
+            # the extension.
+            caps["tasks"] = {
+                **({"list": {}} if self.task_list else {}),
+                "cancel": {},
+                "requests": {"tools": {"call": {}}},
+            }
+        return caps
+
+    @property
+    def has_task_tools(self) -> bool:
+        """Whether a registered tool may run as a task."""
+        return any(tool.task_support != "forbidden" for tool in self._tools.values())
+
+    def modern_capabilities(self) -> dict[str, Any]:
+        """The capabilities ``server/discover`` shows (2026-07-28): those of
+        :meth:`capabilities` without the ``tasks`` slot, and the tasks
+        extension in ``extensions`` when a tool may run as a task (TK-19)."""
+        caps = self.capabilities()
+        if caps.pop("tasks", None) is not None:
+            caps["extensions"] = {mcp_types.TASKS_EXTENSION: {}}
+        return caps
+
+    def make_protocol(self) -> Connection:
+        """A fresh server-side :class:`Connection` for one session."""
+        info: dict[str, Any] = {"name": self.name, "version": self.version}
+        if self.title is not None:
+            info["title"] = self.title
+        protocol = Connection(
+            Role.SERVER,
+            instructions=self.instructions,
+            supported_versions=self.protocol_versions,
+            history=self.request_history,
+            remember_ids=self.remembered_requests,
+        )
+        # Every session declares the same objects while the registry does
+        # not change (Shared): made afresh, then dropped for the last equal
+        # ones, never a copy per session (issue #16). Nothing changes them.
+        protocol.local_capabilities = self._shared_capabilities(self.capabilities())
+        protocol.modern_capabilities = self._shared_modern(self.modern_capabilities())
+        protocol.local_info = self._shared_info(info)
+        protocol.cache_hints = self._shared_hints(dict[str, tuple[int, str]](self.cache_hints))
+        protocol.result_server_info = self.server_info_in_results
+        return protocol
+
+    def run_stdio(self, **options: Any) -> None:
+        """Serve this server over stdin/stdout in a fresh Trio run (for scripts).
+
+        Returns on stdin EOF, SIGTERM or Ctrl+C. Options: see
+        :func:`trio_mcp.serve_stdio`.
+
+        Cancellation: see :func:`trio_mcp.serve_stdio`.
+        """
+        # Imported here: a registry that is only served in memory never loads
+        # the transports.
+        from ._entry import run_stdio
+
+        run_stdio(self, **options)
+
+    def run_http(self, host: str = "127.0.0.1", port: int = 0, **options: Any) -> None:
+        """Serve this server over Streamable HTTP at ``/mcp`` in a fresh Trio run.
+
+        Port 0 picks a free port; the address is printed on stderr. Returns on
+        Ctrl+C. Options: see :func:`trio_mcp.http_app`.
+
+        Cancellation: see :func:`trio_mcp.run_http`.
+        """
+        from ._entry import run_http
+
+        run_http(self, host, port, **options)
+
+    def peer_of(self, session: Session) -> Peer:
+        """What this server keeps for *session*: its log level, subscriptions
+        and queued notices (made on first use, dropped with the session)."""
+        peer = self._peers.get(session)
+        if peer is None:
+            peer = self._peers[session] = Peer()
+        return peer
+
+    def _changed(self, method: str) -> None:
+        if not self.list_changed:
+            return
+        self._listeners.changed(method)
+        for session, peer in list(self._peers.items()):
+            # A 2026-07-28 connection hears of changes only through its listen
+            # streams (SB-01).
+            revision = session.protocol.revision
+            if not session.closed and (revision is None or not revision.listen_subscriptions):
+                peer.push(method)
+
+    # ------------------------------------------------------------ scopes
+
+    def required_scopes(self, method: str, params: Any) -> frozenset[str]:
+        """The OAuth scopes a request of *method* with *params* (raw JSON or
+        typed) needs: those its tool, prompt, resource or resource template
+        was registered with (``scopes=``); empty for other requests and for an
+        unknown name (which fails on its own). A URI that is no static
+        resource takes the scopes of the first template that matches it, as
+        ``resources/read`` does; a ``subscriptions/listen`` needs those of
+        every resource it subscribes to.
+
+        The Streamable HTTP endpoint asks this before a request reaches a
+        session, to answer 403 ``insufficient_scope`` (``http_app`` wires
+        it); :meth:`handle_request` checks it again for any authenticated
+        transport. Synchronous and without checkpoints.
+
+        Spec: AU-12.
+        """
+        needed: set[str] = set()
+        for kind, key in targets(method, params):
+            needed |= self._item_scopes(kind, key)
+        return frozenset(needed)
+
+    def _item_scopes(self, kind: str, key: str) -> frozenset[str]:
+        """The ``scopes=`` of the item *key* of *kind* (see :func:`targets`)."""
+        if kind == "tool":
+            tool = self._tools.get(key)
+            return tool.scopes if tool is not None else frozenset()
+        if kind == "prompt":
+            prompt = self._prompts.get(key)
+            return prompt.scopes if prompt is not None else frozenset()
+        if kind == "template":
+            template = self._templates.get(key)
+            return template.scopes if template is not None else frozenset()
+        resource = self._resources.get(key)
+        if resource is not None:
+            return resource.scopes
+        for candidate in list(self._templates.values()):
+            if candidate.template.match(key) is not None:
+                return candidate.scopes
+        return frozenset()
+
+    def _check_scopes(self, ctx: RequestContext) -> None:
+        """Refuse a request whose authenticated caller lacks a required scope
+        (-32003 with ``data.requiredScopes``); a caller without a token (no
+        authorization on its transport) is not checked."""
+        granted = _granted(ctx)
+        if granted is None:
+            return
+        needed = self.required_scopes(ctx.method, ctx.params)
+        if needed <= granted:
+            return
+        missing = sorted(needed - granted)
+        logger.info("refused %s: the token lacks scopes %s", ctx.method, " ".join(missing))
+        raise RPCError(
+            INSUFFICIENT_SCOPE,
+            "Forbidden: the access token lacks a required scope",
+            {"requiredScopes": sorted(needed), "missingScopes": missing},
+        )
+
+    def _listed_to(self, ctx: RequestContext) -> frozenset[str] | None:
+        """The scopes lists are filtered by for this request (None: no filter)."""
+        return _granted(ctx) if self.filter_lists_by_scope else None
+
+    # ---------------------------------------------------------- dispatch
+
+    async def handle_request(self, ctx: RequestContext) -> Any:
+        """Answer one request (called by the session in the request's own task).
+
+        Cancellation: the handler runs in the request's cancel scope (see
+        :class:`RequestContext`).
+        """
+        handler = self._handlers.get(ctx.method)
+        if handler is None:
+            raise RPCError(int(ErrorCode.METHOD_NOT_FOUND), f"Method not found: {ctx.method}")
+        self._check_scopes(ctx)
+        params = ctx.params
+        if getattr(params, "request_state", None) is not None or getattr(
+            params, "input_responses", None
+        ):
+            # A retry: its requestState is verified before any user code runs
+            # (a first round's InputRound is made when the handler first asks).
+            revision = ctx.revision
+            if revision is not None and revision.input_required and ctx.method in MAY_ASK:
+                ctx.user_data = open_round(ctx, self.request_state)
+        return await handler(ctx)
+
+    async def handle_notification(self, session: Session, event: NotificationReceived) -> None:
+        """React to a notification from the client (``initialized`` registers the session)."""
+        if event.method == "notifications/initialized":
+            # Notices queued during the handshake can go out now.
+            self.peer_of(session).ready()
+        logger.debug("notification %s", event.method)
+
+    async def send_log(
+        self,
+        session: Session,
+        level: mcp_types.LoggingLevel | str,
+        data: Any,
+        *,
+        logger: str | None = None,
+        request: RequestContext | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """Send ``notifications/message`` to *session* if logging is declared and
+        the level set for it lets *level* through: the session's
+        (``logging/setLevel``) in the handshake era; in 2026-07-28 only for a
+        *request* that asked with ``io.modelcontextprotocol/logLevel``, at or
+        above that level, while it runs (LG-06, LG-07; never on a listen stream)
+        and until the client cancels it: after its ``notifications/cancelled``
+        nothing more is sent for that request, log messages included (CN-16,
+        SI-09).
+
+        *meta* is the message's ``_meta`` (a 2025-11-25 task's related-task, TK-13).
+
+        Raises:
+            NotJSON: *data* is not JSON (NaN, a lone surrogate, an object JSON
+                has no form for), when the message would be sent.
+
+        Cancellation: a checkpoint; if cancelled while the queue is full, nothing is sent.
+
+        Spec: LG-01, LG-02, LG-03, LG-04, LG-06, LG-07, CN-16, TK-13.
+        """
+        wanted = coerce_level(level)
+        request_meta = request.request_meta if request is not None else None
+        revision = session.protocol.revision
+        if request_meta is not None or (revision is not None and revision.request_scoped_logging):
+            asked = request_meta.log_level if request_meta is not None else None
+            if (
+                not self.logging
+                or asked is None
+                or wanted < coerce_level(asked)
+                # A request-scoped message is a message for that request: none
+                # once the client cancelled it (a handler's shielded cleanup
+                # may still log).
+                or (request is not None and not request.may_send)
+            ):
+                await trio.lowlevel.checkpoint()
+                return
+        else:
+            threshold = self.peer_of(session).log_level
+            if not self.logging or (threshold is not None and wanted < threshold):
+                await trio.lowlevel.checkpoint()
+                return
+        params: Any = log_params(wanted, data, logger)
+        if meta is not None:
+            params = attrs.evolve(params, meta=meta)
+        try:
+            await session.notify("notifications/message", params)
+        except NotJSON:
+            raise  # the caller's data: its error to see (H-07)
+        except (LocalProtocolError, SessionClosed) as exc:  # e.g. before initialized, or gone
+            # (The ``logger`` parameter shadows the module's logger here.)
+            logging.getLogger("trio_mcp.server").debug("log message not sent: %s", exc)
+
+    # -- tools
+
+    async def _list_tools(self, ctx: RequestContext) -> mcp_types.ListToolsResult:
+        revision = ctx.revision
+        modern = revision is not None and revision.structured_output
+        with_tasks = revision is not None and revision.tasks_utility
+        granted = self._listed_to(ctx)
+        tools = [
+            (t.tasks_definition or t.definition)
+            if with_tasks
+            else t.definition
+            if modern
+            else t.legacy_definition
+            for t in self._tools.values()
+            if visible(t, granted)
+        ]
+        page, cursor = paginate("tools", tools, _cursor(ctx.params), self.page_size)
+        return mcp_types.ListToolsResult(tools=page, next_cursor=cursor)
+
+    async def _call_tool(self, ctx: RequestContext) -> Any:
+        # A CallToolResult, or its JSON object (RegisteredTool.call's fast path).
+        params: mcp_types.CallToolRequestParams = ctx.params
+        tool = self._tools.get(params.name)
+        if tool is None:
+            raise unknown_tool(params.name)
+        may_be_task = tool.task_support != "forbidden" or (
+            # A task asked of a forbidden tool is -32601 where tasks are
+            # declared (TK-04), ignored where not (TK-05).
+            params.task is not None and self.has_task_tools
+        )
+        if may_be_task and not isinstance(ctx.user_data, TaskInputRound):
+            form = self._task_methods.mode(ctx, tool)
+            if form is not None and not (tool.defer_task and form is TaskForm.EXTENSION):
+                return await self._task_methods.start_tool_task(ctx, tool, self, form)
+        return await tool.call(ctx, self, params.arguments)
+
+    async def start_task(self, request: RequestContext) -> None:
+        """``ctx.start_task()`` of a ``defer_task`` tool: hand the rest of this
+        call to a task when it can be one (see :meth:`Context.start_task`).
+
+        Cancellation: a checkpoint; when the task starts, the request ends with
+        its ``CreateTaskResult`` and this handler is unwound by ``Cancelled``.
+        """
+        if isinstance(request.user_data, TaskInputRound) or request.method != "tools/call":
+            await trio.lowlevel.checkpoint()
+            return
+        tool = self._tools.get(request.params.name)
+        form = (
+            None
+            if tool is None or tool.task_support == "forbidden"
+            else (self._task_methods.mode(request, tool))
+        )
+        if tool is None or form is None:
+            await trio.lowlevel.checkpoint()
+            return
+        result = await self._task_methods.start_tool_task(request, tool, self, form)
+        await request.finish_with(result)
+
+    # -- resources
+
+    async def _list_resources(self, ctx: RequestContext) -> mcp_types.ListResourcesResult:
+        granted = self._listed_to(ctx)
+        items = [r.definition for r in self._resources.values() if visible(r, granted)]
+        page, cursor = paginate("resources", items, _cursor(ctx.params), self.page_size)
+        return mcp_types.ListResourcesResult(resources=page, next_cursor=cursor)
+
+    async def _list_templates(self, ctx: RequestContext) -> mcp_types.ListResourceTemplatesResult:
+        granted = self._listed_to(ctx)
+        items = [t.definition for t in self._templates.values() if visible(t, granted)]
+        page, cursor = paginate("templates", items, _cursor(ctx.params), self.page_size)
+        return mcp_types.ListResourceTemplatesResult(resource_templates=page, next_cursor=cursor)
+
+    async def _read_resource(self, ctx: RequestContext) -> mcp_types.ReadResourceResult:
+        revision = ctx.revision
+        code = revision.resource_not_found_code if revision is not None else None
+        try:
+            return await self._read(ctx)
+        except RPCError as exc:
+            # A resource function may raise the handshake era's -32002: each
+            # era gets its own code for "not found" (A-22).
+            if exc.code == ErrorCode.RESOURCE_NOT_FOUND and code is not None and code != exc.code:
+                raise RPCError(code, exc.message, exc.data) from None
+            raise
+
+    async def _read(self, ctx: RequestContext) -> mcp_types.ReadResourceResult:
+        uri = ctx.params.uri
+        resource = self._resources.get(uri)
+        if resource is not None:
+            return await resource.read(ctx, self)
+        for template in list(self._templates.values()):
+            variables = template.template.match(uri)
+            if variables is not None:
+                return await template.read(uri, variables, ctx, self)
+        from ._resources import resource_not_found
+
+        raise resource_not_found(uri)
+
+    async def _subscribe(self, ctx: RequestContext) -> mcp_types.EmptyResult:
+        self.peer_of(ctx.session).subscribe(ctx.params.uri)
+        return mcp_types.EmptyResult()
+
+    async def _unsubscribe(self, ctx: RequestContext) -> mcp_types.EmptyResult:
+        self.peer_of(ctx.session).unsubscribe(ctx.params.uri)
+        return mcp_types.EmptyResult()
+
+    # -- prompts
+
+    async def _list_prompts(self, ctx: RequestContext) -> mcp_types.ListPromptsResult:
+        revision = ctx.revision
+        modern = revision is not None and revision.display_metadata
+        granted = self._listed_to(ctx)
+        items = [
+            p.definition if modern else p.legacy_definition
+            for p in self._prompts.values()
+            if visible(p, granted)
+        ]
+        page, cursor = paginate("prompts", items, _cursor(ctx.params), self.page_size)
+        return mcp_types.ListPromptsResult(prompts=page, next_cursor=cursor)
+
+    async def _get_prompt(self, ctx: RequestContext) -> mcp_types.GetPromptResult:
+        params: mcp_types.GetPromptRequestParams = ctx.params
+        prompt = self._prompts.get(params.name)
+        if prompt is None:
+            from ._prompts import unknown_prompt
+
+            raise unknown_prompt(params.name)
+        return await prompt.render(params.arguments, ctx, self)
+
+    # -- completion and logging
+
+    async def _complete(self, ctx: RequestContext) -> mcp_types.CompleteResult:
+        from ._completion import answer_complete
+
+        declared = bool(self._completers) or "completions" in self.features
+        return await answer_complete(
+            ctx, self, self._prompts, self._templates, self._completers, declared=declared
+        )
+
+    async def _listen(self, ctx: RequestContext) -> mcp_types.SubscriptionsListenResult:
+        return await listen(ctx, self._listeners, self._task_methods)
+
+    async def _set_level(self, ctx: RequestContext) -> mcp_types.EmptyResult:
+        self.peer_of(ctx.session).log_level = ctx.params.level
+        return mcp_types.EmptyResult()
+
+
+def _granted(ctx: RequestContext) -> frozenset[str] | None:
+    """The scopes the request's verified access token grants; None when its
+    transport authenticates no one (``ctx.auth`` is None)."""
+    token: AccessToken | None = getattr(ctx.session.transport, "access_token", None)
+    return None if token is None else token.scopes
+
+
+def _cursor(params: Any) -> str | None:
+    return params.cursor if params is not None else None

@@ -1,0 +1,1 @@
+"""_tasks: internal package."""

@@ -1,0 +1,1 @@
+"""_http: internal package."""

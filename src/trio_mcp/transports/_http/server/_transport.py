@@ -1,0 +1,876 @@
+"""The server side of one Streamable HTTP session, as a :data:`Transport`.
+
+A session engine (:func:`trio_mcp.lowlevel.open_session`) runs over an
+:class:`HttpServerTransport` exactly as over a pipe: ``receive`` gives the frames
+clients POSTed, ``send`` takes every frame the session writes. What HTTP adds
+is *where* each outgoing frame goes, and the transport works it out from the
+frame itself (the session engine knows nothing of HTTP):
+
+* a response or error goes to the stream of the POST that carried its request
+  (HT-13), and a stream whose requests are all answered ends (HT-16);
+* ``notifications/progress`` goes to the stream of the request that asked for
+  it (by ``progressToken``); ``notifications/cancelled`` to the stream that
+  carried the request it cancels;
+* any other request or notification is unrelated to a particular request: it
+  goes to the standalone GET stream (HT-20); while none is connected, to the
+  only open POST stream if there is exactly one (it can only relate to that
+  request), else it waits (bounded) for the GET stream. A server-to-client
+  *request* that can never be delivered (JSON-response or stateless mode with no
+  GET stream) fails at once: the transport answers it with an error on the
+  client's behalf, so the caller does not hang (reliability S-15, S-16).
+
+Every frame goes to exactly one stream (HT-23). A stream is a logical object
+that outlives HTTP connections: when its connection drops, frames are still
+stored (when an event store is configured) and a client that reconnects with
+``Last-Event-ID`` gets them (HT-17, HT-25, HT-26); without a store they are
+dropped. A disconnect never cancels a request (HT-17).
+
+A connection's buffer is bounded; a client that does not read (slow or stuck)
+overflows it and loses that *connection* (it may resume), while the session
+writer never blocks on it, so one slow client stalls nobody else (D-04).
+
+Memory: a server holds many idle sessions, so an idle transport holds little.
+The POSTed frames wait in a small FIFO of the transport's own (a bounded queue
+with one reader, made and dropped with its content, instead of a memory channel
+of ~1.7 KiB); the standalone GET stream and its backlog are made when first
+needed, and a response waits for its stream through a waker (``arm``), not an
+event; a frame kept for later (the GET backlog, the event
+store) is copied to its exact size first (orjson's bytes keep a ~4 KiB block).
+
+Cancellation:
+    ``send`` and ``receive`` are checkpoints; a cancelled ``send`` has either
+    routed the frame or not. ``aclose`` never blocks.
+
+Spec: HT-13, HT-14, HT-16, HT-17, HT-20, HT-23, HT-24, HT-26.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict, deque
+from collections.abc import Awaitable, Callable, Hashable
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Any, Protocol
+
+import orjson
+import outcome
+import trio
+
+from ...._util import Flag
+from ._event_store import EventStore, split_event_id
+from .._common import PRIMING_VERSIONS, id_key
+
+if TYPE_CHECKING:
+    from ...._auth._token import AccessToken
+
+logger = logging.getLogger("trio_mcp.http")
+
+#: Marks the end of a connection's items.
+END: Any = object()
+#: What :meth:`Connection.take_nowait` returns when no item is queued yet.
+NOTHING: Any = object()
+#: Error code of the synthesized answer to an undeliverable server request.
+UNDELIVERABLE = -32000
+#: The standalone GET stream's id.
+GET_STREAM = "0"
+
+
+class Connection:
+    """The live HTTP response of a stream: a bounded queue of ``(event_id, frame)``.
+
+    Never waited on: items are pushed and taken without yielding, and the
+    response's task learns of a new item, an overflow or the end from the
+    waker it installs (:meth:`arm`). So a deque and a flag, not a memory
+    channel (which cost a channel pair and its state on every POST, issue #16).
+    """
+
+    __slots__ = ("broken", "buffer", "closed", "items", "on_item")
+
+    def __init__(self, buffer: int) -> None:
+        self.items: deque[Any] = deque()
+        #: The most items it holds: one more and the connection is dropped.
+        self.buffer = buffer
+        #: No more items can be pushed; the queued ones can still be taken.
+        self.closed = False
+        self.broken = False
+        #: Called (never yielding) after an item is queued, after an overflow
+        #: drops the connection and at the end: lets a POST wait for its first
+        #: message and for the client's disconnect in one task (ModernPost).
+        self.on_item: Callable[[], None] | None = None
+
+    def push(self, item: Any) -> bool:
+        """Queue *item* without blocking; on overflow the connection is dropped."""
+        if self.closed:
+            return False
+        if len(self.items) >= self.buffer:
+            logger.warning("HTTP client does not read its stream; dropping the connection")
+            self.broken = True
+            self.closed = True
+            self._wake()
+            return False
+        self.items.append(item)
+        self._wake()
+        return True
+
+    def arm(self, waker: Callable[[], None] | None) -> None:
+        """Install (None: remove) the waker called by :meth:`push` and :meth:`end`."""
+        self.on_item = waker
+
+    def _wake(self) -> None:
+        if self.on_item is not None:
+            self.on_item()
+
+    def take_nowait(self) -> Any:
+        """The next item without waiting: ``END`` if the connection has ended
+        (closed, and every item taken), ``NOTHING`` if no item is queued yet."""
+        if self.items:
+            return self.items.popleft()
+        return END if self.closed else NOTHING
+
+    def take_ready(self, first: Any) -> tuple[list[Any], bool]:
+        """*first* (an item just received, or END) and every item already
+        queued behind it, without waiting; and whether the end was reached."""
+        if first is END:
+            return [], True
+        ready = [first]
+        items = self.items
+        while items:
+            item = items.popleft()
+            if item is END:  # pushed as an item (a stream replayed, not live)
+                return ready, True
+            ready.append(item)
+        return ready, self.closed
+
+    def close(self) -> None:
+        """No more items (the response stopped reading them); no wake-up."""
+        self.closed = True
+
+    def end(self) -> None:
+        """The stream is done: what is queued is taken, then ``END``."""
+        self.closed = True
+        self._wake()
+
+
+def compact(data: bytes) -> bytes:
+    """An exact-size copy of *data*, for a frame that is kept (orjson allocates
+    a frame's bytes with room to spare, ~4 KiB however short it is, and only
+    shrinks the length field)."""
+    return bytes(memoryview(data))
+
+
+class Stream:
+    """A POST's response stream or the standalone GET stream."""
+
+    __slots__ = (
+        "collected",
+        "conn",
+        "done",
+        "json",
+        "on_done",
+        "pending",
+        "stream_id",
+        "tokens",
+    )
+
+    def __init__(self, stream_id: str, *, json: bool = False) -> None:
+        self.stream_id = stream_id
+        #: Request ids (as :func:`id_key`) still owed a response.
+        self.pending: set[tuple[bool, Any]] = set()
+        self.tokens: list[tuple[bool, Any]] = []
+        self.conn: Connection | None = None
+        self.done = False
+        #: Called (never yielding) when the stream ends: lets a JSON-mode POST
+        #: wait for its answer and for the client's disconnect in one task.
+        self.on_done: Callable[[], None] | None = None
+        #: JSON-response mode: the frames of the answer, not a stream.
+        self.json = json
+        self.collected: list[bytes] = []
+
+    def arm(self, waker: Callable[[], None] | None) -> None:
+        """Install (None: remove) the waker called when the stream ends."""
+        self.on_done = waker
+
+    def set_done(self) -> None:
+        self.done = True
+        if self.on_done is not None:
+            self.on_done()
+
+
+class HttpServerTransport(trio.abc.Channel[bytes]):
+    """One HTTP session's frames (see the module docstring for routing).
+
+    Made by the HTTP application; one per session (stateful) or per POST
+    (stateless).
+
+    Cancellation:
+        ``send`` routes its frame to a stream without waiting (unless an event
+        store must keep it first), so a cancelled ``send`` delivered nothing.
+        ``aclose`` closes at once, then checkpoints.
+    """
+
+    # Slots: a server holds many idle sessions, and an instance dict of this
+    # many attributes was ~300 bytes of each (issue #16).
+    __slots__ = (
+        "_backlog",
+        "_backlog_size",
+        "_by_request",
+        "_by_token",
+        "_closed",
+        "_get_attached",
+        "_get_stream",
+        "_inbox",
+        "_inbox_size",
+        "_initialize_key",
+        "_next_stream",
+        "_peer_closed",
+        "_reader",
+        "_senders",
+        "_server_requests",
+        "_streams",
+        "access_token",
+        "connection_buffer",
+        "event_store",
+        "last_activity",
+        "on_close",
+        "principal",
+        "protocol_version",
+        "session_id",
+        "single_stream",
+    )
+
+    def __init__(
+        self,
+        session_id: str | None,
+        *,
+        event_store: EventStore | None = None,
+        inbound_buffer: int = 64,
+        connection_buffer: int = 1024,
+        backlog: int = 1024,
+        single_stream: bool = False,
+        principal: Hashable | None = None,
+        access_token: AccessToken | None = None,
+    ) -> None:
+        self.session_id = session_id
+        #: The verified access token of the latest request it carried
+        #: (``StreamableHTTPApp(auth=...)``), never the raw token; None without
+        #: authorization. Handlers read it as ``ctx.auth``.
+        self.access_token = access_token
+        #: The authenticated principal the requests it carries come from
+        #: (``StreamableHTTPApp(principal_of=...)``), None if anonymous: what
+        #: the server binds the tasks they create to (TK-18).
+        self.principal = principal
+        self.event_store = event_store if session_id is not None else None
+        # The inbound FIFO (see _deliver_nowait and receive): POSTed frames
+        # waiting for the session's reader, made with the first one that waits
+        # and dropped when it empties; the reader parked on it; POSTs waiting
+        # for room, oldest first, with their frames.
+        self._inbox: deque[bytes] | None = None
+        self._inbox_size = inbound_buffer
+        self._reader: trio.lowlevel.Task | None = None
+        self._senders: OrderedDict[trio.lowlevel.Task, bytes] | None = None
+        self.connection_buffer = connection_buffer
+        self._streams: dict[str, Stream] = {}
+        self._by_request: dict[tuple[bool, Any], Stream] = {}
+        self._by_token: dict[tuple[bool, Any], Stream] = {}
+        self._server_requests: dict[tuple[bool, Any], Stream] = {}
+        self._next_stream = 1
+        # Made when first needed (see the get_stream property).
+        self._get_stream: Stream | None = None
+        self._backlog: deque[tuple[str | None, bytes]] | None = None
+        self._backlog_size = backlog
+        #: Legacy HTTP+SSE: every frame goes to the one SSE stream.
+        self.single_stream = single_stream
+        # Flags, not Events: an Event is made only if a task waits (a
+        # 2026-07-28 POST makes a transport per request, and nobody waits).
+        self._closed = Flag()
+        #: The client side ended (peer_closed), or the transport closed.
+        self._peer_closed = Flag()
+        self._initialize_key: tuple[bool, Any] | None = None
+        #: The negotiated revision, read from the initialize result.
+        self.protocol_version: str | None = None
+        self.last_activity = trio.current_time()
+        self.on_close: list[Any] = []
+        self._get_attached: trio.Event | None = None
+
+    # ------------------------------------------------------------ Channel API
+
+    async def send(self, value: bytes) -> None:
+        await trio.lowlevel.checkpoint_if_cancelled()
+        if self._closed.is_set():
+            raise trio.ClosedResourceError("transport closed")
+        data = bytes(value)
+        await self._route(data)
+        await trio.lowlevel.cancel_shielded_checkpoint()
+
+    def send_nowait(self, value: bytes) -> None:
+        """Route *value* to its stream now, never yielding (the transport
+        contract's fast path, which the session writes through).
+
+        Raises ``trio.WouldBlock`` having done nothing when an event store must
+        keep the frame first (storing it awaits the store), and
+        ``ClosedResourceError`` once the transport is closed.
+
+        Cancellation: never yields.
+        """
+        if self._closed.is_set():
+            raise trio.ClosedResourceError("transport closed")
+        if self.event_store is not None:
+            raise trio.WouldBlock
+        # Without an event store nothing in _route awaits (its only await is
+        # the store's): one step runs the coroutine to its end.
+        route = self._route(bytes(value))
+        try:
+            route.send(None)
+        except StopIteration:
+            return
+        route.close()
+        raise AssertionError("routing a frame awaited without an event store")
+
+    async def receive(self) -> bytes:
+        """The next POSTed frame, oldest first.
+
+        Raises ``EndOfChannel`` once the client ended the session and every
+        frame was read, ``ClosedResourceError`` once the transport is closed,
+        ``BusyResourceError`` if another task is already receiving.
+
+        Cancellation: a checkpoint; a cancelled receive takes no frame.
+        """
+        if self._closed.is_set():
+            raise trio.ClosedResourceError("transport closed")
+        await trio.lowlevel.checkpoint_if_cancelled()
+        try:
+            frame = self._receive_nowait()
+        except trio.WouldBlock:
+            pass
+        else:
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            return frame
+        if self._reader is not None:
+            raise trio.BusyResourceError("another task is receiving from this transport")
+        self._reader = trio.lowlevel.current_task()
+        # A bound method, not a closure: an idle session's reader is parked
+        # here for its whole life, holding it (issue #16).
+        return await trio.lowlevel.wait_task_rescheduled(self._abort_receive)  # type: ignore[no-any-return]
+
+    def _abort_receive(self, _: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
+        """A parked receive was cancelled: it took no frame."""
+        self._reader = None
+        return trio.lowlevel.Abort.SUCCEEDED
+
+    def _receive_nowait(self) -> bytes:
+        if self._closed.is_set():
+            raise trio.ClosedResourceError("transport closed")
+        inbox = self._inbox
+        senders = self._senders
+        if inbox:
+            frame = inbox.popleft()
+            if senders:
+                # Room again: the oldest waiting POST's frame moves in.
+                task, waiting = senders.popitem(last=False)
+                inbox.append(waiting)
+                trio.lowlevel.reschedule(task)
+            if not inbox:
+                self._inbox = None
+            return frame
+        if senders:  # a zero-size inbox: straight from the oldest POST
+            task, frame = senders.popitem(last=False)
+            trio.lowlevel.reschedule(task)
+            return frame
+        if self._peer_closed.is_set():
+            raise trio.EndOfChannel
+        raise trio.WouldBlock
+
+    def _deliver_nowait(self, frame: bytes) -> None:
+        """Queue *frame* for the reader, or raise WouldBlock (full) or
+        ClosedResourceError (the session ended or the transport is closed)."""
+        if self._peer_closed.is_set():
+            raise trio.ClosedResourceError("session closed")
+        reader = self._reader
+        if reader is not None:
+            self._reader = None
+            trio.lowlevel.reschedule(reader, outcome.Value(frame))
+            return
+        inbox = self._inbox
+        if inbox is None:
+            if self._inbox_size <= 0:
+                raise trio.WouldBlock
+            inbox = self._inbox = deque()
+        elif len(inbox) >= self._inbox_size:
+            raise trio.WouldBlock
+        inbox.append(frame)
+
+    def _end_inbox(self) -> None:
+        """No more frames: a parked reader reads end-of-channel (it parks only
+        when nothing is queued), and every waiting POST fails."""
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            trio.lowlevel.reschedule(reader, outcome.Error(trio.EndOfChannel()))
+        senders, self._senders = self._senders, None
+        for task in senders or ():
+            trio.lowlevel.reschedule(
+                task, outcome.Error(trio.ClosedResourceError("session closed"))
+            )
+
+    async def aclose(self) -> None:
+        self.close()
+        await trio.lowlevel.checkpoint()
+
+    def close(self) -> None:
+        """Close now: every connection ends, later sends raise (idempotent)."""
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        self._inbox = None
+        # As a closed channel did: a reader parked now reads end-of-channel,
+        # later receives raise ClosedResourceError.
+        self._end_inbox()
+        streams = list(self._streams.values())
+        if self._get_stream is not None:
+            streams.insert(0, self._get_stream)
+        for stream in streams:
+            self._finish(stream)
+        self._streams.clear()
+        # The client side is over too (wait_peer_closed returns).
+        self._peer_closed.set()
+        for callback in self.on_close:
+            callback(self)
+
+    async def wait_closed(self) -> None:
+        """Block until the transport is closed.
+
+        Cancellation: a plain wait; cancelling it leaves the transport as it is.
+        """
+        await self._closed.wait()
+
+    async def wait_peer_closed(self) -> None:
+        """Block until the client side has ended (:meth:`peer_closed`) or the
+        transport is closed.
+
+        Cancellation: a plain wait; cancelling it leaves the transport as it is.
+        """
+        await self._peer_closed.wait()
+
+    async def wait_get_stream(self) -> None:
+        """Block until a client has attached the standalone GET stream.
+
+        Cancellation: a plain wait; cancelling it leaves the transport as it is.
+        """
+        if self._get_stream is not None and self._get_stream.conn is not None:
+            await trio.lowlevel.checkpoint()
+            return
+        if self._get_attached is None:
+            self._get_attached = trio.Event()
+        await self._get_attached.wait()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    @property
+    def get_stream(self) -> Stream:
+        """The standalone GET stream (made on first use: most sessions never
+        open one, nor send anything it would carry)."""
+        stream = self._get_stream
+        if stream is None:
+            stream = self._get_stream = Stream(GET_STREAM)
+            if self._closed.is_set():
+                stream.set_done()
+        return stream
+
+    # ------------------------------------------------------- the HTTP side
+
+    def peer_closed(self) -> None:
+        """The client ended the session (DELETE) or it expired: the session
+        reads end-of-channel after what was already delivered."""
+        if self._peer_closed.is_set():
+            return
+        self._peer_closed.set()
+        # The reader reads what is queued, then EndOfChannel; waiting POSTs fail.
+        self._end_inbox()
+
+    def touch(self) -> None:
+        self.last_activity = trio.current_time()
+
+    @property
+    def idle(self) -> bool:
+        """No HTTP connection is attached to any of this session's streams."""
+        if self._get_stream is not None and self._get_stream.conn is not None:
+            return False
+        return all(s.conn is None for s in self._streams.values())
+
+    def in_flight(self, request_id: Any) -> bool:
+        return id_key(request_id) in self._by_request
+
+    def open_stream(
+        self,
+        request_ids: list[Any],
+        progress_tokens: dict[tuple[bool, Any], Any],
+        *,
+        json: bool,
+        initialize: bool = False,
+    ) -> Stream:
+        """Register the stream that will carry the answers to *request_ids*.
+
+        Called before the frame is delivered, so no answer can race past it.
+        """
+        stream_id = str(self._next_stream)
+        self._next_stream += 1
+        stream = Stream(stream_id, json=json)
+        for rid in request_ids:
+            key = id_key(rid)
+            stream.pending.add(key)
+            self._by_request[key] = stream
+        for token in progress_tokens:
+            self._by_token[token] = stream
+            stream.tokens.append(token)
+        if initialize and request_ids:
+            self._initialize_key = id_key(request_ids[0])
+        self._streams[stream_id] = stream
+        return stream
+
+    def close_request_stream(self, request_id: Any) -> bool:
+        """End the SSE response that carries *request_id*'s answer now (HT-11).
+
+        The request keeps running; what it sends from now on is stored in the
+        event store, and the client, which saw the stream end without an answer,
+        reconnects with ``Last-Event-ID`` after the ``retry`` interval and gets it
+        (polling). Only resumable sessions can do this (an event store, and a
+        revision with priming events); returns False otherwise, or when there is
+        no such request or its answer goes out as JSON.
+        """
+        stream = self._by_request.get(id_key(request_id))
+        if stream is None or stream.json or not self.primes:
+            return False
+        conn = stream.conn
+        if conn is not None:
+            stream.conn = None
+            conn.end()
+        return True
+
+    def forget_request(self, request_id: Any) -> None:
+        """The client cancelled *request_id*: no answer will come (peer-cancelled
+        requests are never answered), so its stream must not wait for one."""
+        key = id_key(request_id)
+        stream = self._by_request.pop(key, None)
+        if stream is None:
+            return
+        stream.pending.discard(key)
+        if not stream.pending:
+            self._drop_stream(stream)
+
+    def _drop_stream(self, stream: Stream) -> None:
+        """*stream* is answered: end it and forget it. A table that empties is
+        made afresh: a dict keeps the size it grew to (224 bytes for one
+        entry), and an idle session keeps these empty (issue #16)."""
+        self._finish(stream)
+        self._streams.pop(stream.stream_id, None)
+        if not self._streams:
+            self._streams = {}
+        if not self._by_request:
+            self._by_request = {}
+
+    async def deliver(self, frame: bytes) -> None:
+        """Hand a POSTed frame to the session (waits while its inbound queue is full).
+
+        Raises ``ClosedResourceError`` when the session has ended (or ends while
+        this waits).
+
+        Cancellation: a checkpoint; if cancelled, the frame was not delivered.
+        """
+        await trio.lowlevel.checkpoint_if_cancelled()
+        try:
+            self._deliver_nowait(frame)
+        except trio.WouldBlock:
+            pass
+        else:
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            return
+        # Full: wait in line (FIFO); the reader moves our frame in when it
+        # makes room, or fails us when the session ends.
+        task = trio.lowlevel.current_task()
+        senders = self._senders
+        if senders is None:
+            senders = self._senders = OrderedDict()
+        senders[task] = frame
+
+        def abort(_: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
+            waiting = self._senders
+            if waiting is not None:
+                waiting.pop(task, None)
+                if not waiting:
+                    self._senders = None
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        await trio.lowlevel.wait_task_rescheduled(abort)
+
+    def live_stream(self, stream_id: str) -> Stream | None:
+        if stream_id == GET_STREAM:
+            return self.get_stream
+        return self._streams.get(stream_id)
+
+    def attach(self, stream: Stream) -> Connection:
+        """Attach a new connection to *stream* (the caller checked ``stream.conn``)."""
+        conn = Connection(self.connection_buffer)
+        stream.conn = conn
+        if stream is self._get_stream:
+            if self._get_attached is not None:
+                self._get_attached.set()
+                self._get_attached = None
+            backlog = self._backlog
+            while backlog:
+                if not conn.push(backlog.popleft()):
+                    break
+            if not backlog:
+                self._backlog = None
+        if stream.done or self._closed.is_set():
+            conn.end()
+        return conn
+
+    def detach(self, stream: Stream, conn: Connection) -> None:
+        if stream.conn is conn:
+            stream.conn = None
+        conn.close()
+
+    @property
+    def primes(self) -> bool:
+        """Does this session send priming events (resumable, 2025-11-25 or later)?"""
+        return self.event_store is not None and self.protocol_version in PRIMING_VERSIONS
+
+    async def prime(self, stream: Stream) -> str | None:
+        """Store a priming event for *stream* (HT-10); returns its id.
+
+        Cancellation: as :meth:`EventStore.store_event`; with nothing to store,
+        a plain checkpoint.
+        """
+        if self.event_store is None or self.session_id is None:
+            await trio.lowlevel.checkpoint()
+            return None
+        return await self.event_store.store_event(self.session_id, stream.stream_id, None)
+
+    # --------------------------------------------------------------- routing
+
+    async def _route(self, data: bytes) -> None:
+        if self.single_stream:
+            await self._emit(self.get_stream, data)
+            return
+        try:
+            msg = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            msg = None
+        if not isinstance(msg, dict):
+            await self._emit(self._unrelated_stream(), data)
+            return
+        method = msg.get("method")
+        if method is None:
+            key = id_key(msg.get("id"))
+            stream = self._by_request.pop(key, None)
+            if key == self._initialize_key:
+                result = msg.get("result")
+                if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
+                    self.protocol_version = result["protocolVersion"]
+                self._initialize_key = None
+            if stream is None:
+                # An answer whose POST is gone (e.g. after a failed delivery):
+                # the GET stream may carry it only when resuming; drop it.
+                logger.debug("dropped a response for an unknown request: %.200r", data)
+                return
+            stream.pending.discard(key)
+            await self._emit(stream, data)
+            if not stream.pending:
+                for token in stream.tokens:
+                    if self._by_token.get(token) is stream:
+                        del self._by_token[token]
+                self._drop_stream(stream)
+            return
+        params = msg.get("params")
+        params = params if isinstance(params, dict) else {}
+        target: Stream | None = None
+        if method == "notifications/progress":
+            target = self._by_token.get(id_key(params.get("progressToken")))
+        elif method == "notifications/cancelled":
+            target = self._server_requests.pop(id_key(params.get("requestId")), None)
+        if target is None:
+            target = self._unrelated_stream()
+        if "id" in msg:
+            # A request needs a connected stream now: waiting for a GET stream
+            # that may never come would hang the caller.
+            if target is None or target.json or target.conn is None:
+                await self._refuse_server_request(msg)
+                return
+            self._server_requests[id_key(msg["id"])] = target
+        if target is None:
+            logger.debug("no stream for a notification (stateless): %.200r", data)
+            return
+        if target.json:
+            return  # JSON-response mode: a related notification has nowhere to go
+        await self._emit(target, data)
+
+    def _unrelated_stream(self) -> Stream | None:
+        if self._get_stream is not None and self._get_stream.conn is not None:
+            return self._get_stream
+        open_streams = [s for s in self._streams.values() if not s.json and s.conn is not None]
+        if len(open_streams) == 1:
+            return open_streams[0]
+        if self.session_id is None:
+            return None
+        return self.get_stream
+
+    async def _refuse_server_request(self, msg: dict[str, Any]) -> None:
+        reply = orjson.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": msg["id"],
+                "error": {
+                    "code": UNDELIVERABLE,
+                    "message": "No stream can carry this request to the client "
+                    "(JSON-response or stateless mode, and no GET stream)",
+                },
+            }
+        )
+        try:
+            self._deliver_nowait(reply)
+        except (trio.WouldBlock, trio.ClosedResourceError):
+            logger.debug("could not refuse an undeliverable server request")
+
+    async def _emit(self, stream: Stream | None, data: bytes) -> None:
+        if stream is None:
+            return
+        if stream.json:
+            stream.collected.append(data)
+            return
+        event_id: str | None = None
+        conn = stream.conn
+        if self.event_store is not None and self.session_id is not None:
+            # Kept (for a resume): an exact-size copy, not orjson's 4 KiB block.
+            data = compact(data)
+            event_id = await self.event_store.store_event(self.session_id, stream.stream_id, data)
+            conn = stream.conn
+        if conn is not None:
+            if not conn.push((event_id, data)):
+                self.detach(stream, conn)
+        elif stream is self._get_stream:
+            backlog = self._backlog
+            if backlog is None:
+                backlog = self._backlog = deque(maxlen=self._backlog_size)
+            if event_id is None:
+                data = compact(data)
+                if len(backlog) == backlog.maxlen:
+                    logger.warning("GET stream backlog full; dropping the oldest message")
+            # Stored: a resuming GET replays it; a fresh GET gets it from the backlog.
+            backlog.append((event_id, data))
+
+    def _finish(self, stream: Stream) -> None:
+        stream.set_done()
+        if stream.conn is not None:
+            stream.conn.end()
+
+
+def event_seq(event_id: str | None) -> int:
+    """The session-wide sequence number of an event id (-1 if none)."""
+    if event_id is None:
+        return -1
+    parsed = split_event_id(event_id)
+    return -1 if parsed is None else parsed[1]
+
+
+class FrameSink(Protocol):
+    """How a stateless POST hands its one frame to a session with no reader
+    (a :class:`~trio_mcp.lowlevel.Session` opened with ``reader=False``)."""
+
+    async def feed(self, data: bytes) -> None: ...
+
+    def feed_eof(self) -> None: ...
+
+
+class OpenStateless(Protocol):
+    """Opens the one-request session of a stateless POST over its transport,
+    in the caller's task, given the revision it opens in (None: its
+    connection decides from the request). Its body serves the POST and ends
+    with the transport's ``peer_closed()``; leaving it waits until the
+    session has stopped.
+
+    With ``fed=True`` the caller has the POST's frame in its own task: the
+    context may then yield a :class:`FrameSink` to take it (a session with
+    no reader task, a spawn and two scheduler passes fewer per POST), or
+    None, and the caller delivers to the transport as without it.
+    """
+
+    def __call__(
+        self, transport: HttpServerTransport, version: str | None, *, fed: bool
+    ) -> AbstractAsyncContextManager[FrameSink | None]: ...
+
+
+#: Hands the POST's frame to its session: a sink's ``feed`` or the
+#: transport's ``deliver``.
+Deliver = Callable[[bytes], Awaitable[None]]
+
+
+async def run_stateless_session(
+    open_stateless: OpenStateless, transport: HttpServerTransport, version: str | None
+) -> None:
+    """Run the one-request session of a stateless POST in a task of its own,
+    beside the task that answers the POST, until that task ends the client
+    side (``peer_closed``). A session that fails is logged as an error and
+    closed alone; the transport is then closed, so the answering task sees its
+    stream end and answers with what it has (the handshake-era stateless POST,
+    which keeps this shape; :func:`run_one_request` is the one-task form).
+
+    Cancellation: cancelled with the POST (its handler's nursery).
+    """
+    # The session's body only waits: the answering task delivers the frame
+    # (from its own task, so to the transport) and ends the client side.
+    await run_one_request(
+        open_stateless, transport, version, lambda _deliver: transport.wait_peer_closed()
+    )
+
+
+async def run_one_request(
+    open_stateless: OpenStateless,
+    transport: HttpServerTransport,
+    version: str | None,
+    answer: Callable[[Deliver], Awaitable[None]],
+    *,
+    fed: bool = False,
+) -> bool:
+    """Serve a stateless POST: run ``answer(deliver)`` (which delivers the
+    body with ``deliver`` and writes the response) inside the POST's
+    one-request session, in the caller's own task; True if ``answer`` ran to
+    its end. With *fed*, ``deliver`` is the session's own ``feed`` when the
+    session has no reader (see :class:`OpenStateless`), else the transport's
+    ``deliver``.
+
+    Why in the caller's task: a POST already is a task, and a session task of
+    its own (with the nursery around it) was a spawn and several scheduler
+    passes per request, about 5 % of a 2026-07-28 POST's cost in the server.
+
+    When ``answer`` ends (the response is out, or the client left) the client
+    side of the session ends (``peer_closed``, and the sink's ``feed_eof``
+    when it was fed): a request still running is
+    cancelled, origin ``transport`` (HM-13, CN-13). A session that fails (a bug
+    in a handler's dispatcher or the writer: one session's failure must never
+    end the server) is logged as an error and ends this POST only; ``answer``
+    was then cancelled, and False tells the caller to answer 500 if the
+    response has not started. The transport is closed in every case.
+
+    Cancellation: cancelling the caller (the client went and the server
+    cancelled the POST) cancels the session and its request at once, as for
+    any session inside a cancelled scope.
+    """
+    answered = False
+    try:
+        async with open_stateless(transport, version, fed=fed) as sink:
+            try:
+                await answer(transport.deliver if sink is None else sink.feed)
+                answered = True
+            finally:
+                transport.peer_closed()
+                if sink is not None:
+                    sink.feed_eof()
+    except* Exception as failure:
+        logger.error(
+            "a stateless HTTP request's session failed and was closed; serving goes on",
+            exc_info=failure,
+        )
+    finally:
+        transport.close()
+    return answered
