@@ -438,7 +438,7 @@ def test_coredis_is_imported_by_the_redis_store_only() -> None:
             )
             if any(name.split(".")[0] == "coredis" for name in names):
                 importers.add(path.relative_to(ROOT).as_posix())
-            if any("_redis_task_store" in name for name in names):
+            if any(name.endswith("_redis_store") for name in names):
                 importers.add(f"imports the store: {path.relative_to(ROOT).as_posix()}")
     # lowlevel names it, importing it only when asked for (the subprocess
     # below proves the import of trio_mcp.lowlevel does not load coredis).
