@@ -1095,8 +1095,8 @@ async def http_client_pipe(*, modern: bool, sse: bool) -> AsyncIterator[tuple[Cl
     from hypercorn.trio import serve
 
     from trio_mcp import open_http_client
-    from trio_mcp.transports._http.server._app import hypercorn_config
     from trio_mcp.transports._http._sse import format_event
+    from trio_mcp.transports._http.server._app import hypercorn_config
 
     queued_send, queued = trio.open_memory_channel[bytes](float("inf"))
     #: The answer channel of each request waiting for ``answer``, by its id.

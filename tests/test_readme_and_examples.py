@@ -99,7 +99,8 @@ def _layout_table_paths() -> set[str]:
 def test_readme_layout_table_has_every_subpackage() -> None:
     listed = _layout_table_paths()
     subpackages = sorted(
-        f"src/trio_mcp/{init.parent.name}/" for init in (ROOT / "src" / "trio_mcp").glob("*/__init__.py")
+        f"src/trio_mcp/{init.parent.name}/"
+        for init in (ROOT / "src" / "trio_mcp").glob("*/__init__.py")
     )
     assert subpackages, "no subpackage found"
     assert [path for path in subpackages if path not in listed] == []

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from ._client._tasks import TaskHandle
 from ._diagnostics import SlowStepReporter
+from ._session._engine import Dispatcher, RequestContext, Session, SessionStatistics, open_session
 from ._tasks._runner import TaskRunner
 from ._tasks._store import MemoryTaskStore, TaskStore
-from ._session._engine import Dispatcher, RequestContext, Session, SessionStatistics, open_session
 from ._transport import Transport
 from .protocol import (
     CancelOrigin,

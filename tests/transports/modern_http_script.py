@@ -17,9 +17,9 @@ import orjson
 import trio
 from hypercorn.trio import serve
 
-from trio_mcp.transports._http.server._asgi import Receive, Scope, Send
-from trio_mcp.transports._http.server._app import hypercorn_config
 from trio_mcp.transports._http._sse import format_event
+from trio_mcp.transports._http.server._app import hypercorn_config
+from trio_mcp.transports._http.server._asgi import Receive, Scope, Send
 
 MODERN = "2026-07-28"
 

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from test_http_hardening import asgi_scope, call_app, whole_body
 
 from trio_mcp import Context, Server, http_app
+from trio_mcp.transports._http._sse import SSEParser
 from trio_mcp.transports._http.server._asgi import Message
 from trio_mcp.transports._http.server._event_store import MAX_BYTES_PER_SESSION, MemoryEventStore
-from trio_mcp.transports._http._sse import SSEParser
 
 KIB = 1024
 

@@ -21,8 +21,8 @@ from http_helpers import http_transport_of
 
 from trio_mcp import Server, http_app, open_http_client
 from trio_mcp.lowlevel import open_session
-from trio_mcp.transports._http.server._asgi import ASGIApp, Message
 from trio_mcp.transports._http.server._app import StreamableHTTPApp
+from trio_mcp.transports._http.server._asgi import ASGIApp, Message
 from trio_mcp.transports._http.server._transport import HttpServerTransport
 
 URL = "http://127.0.0.1:8000/mcp"

@@ -23,9 +23,9 @@ import trio.testing
 from http_helpers import http_transport_of, make_server, running
 
 from trio_mcp import Server, http_app, open_http_client
-from trio_mcp.transports._http.server._asgi import Receive, Scope, Send
 from trio_mcp.transports._http.client._transport import MAX_CONNECTIONS, session_fingerprint
 from trio_mcp.transports._http.server._app import StreamableHTTPApp
+from trio_mcp.transports._http.server._asgi import Receive, Scope, Send
 
 URL = "http://127.0.0.1:8000/mcp"
 

@@ -27,8 +27,8 @@ from trio_mcp import Server, http_app, open_http_client
 from trio_mcp._client._connect import forget_eras
 from trio_mcp._errors import HandshakeRefused, RPCError
 from trio_mcp._util import unwrap_group
-from trio_mcp.transports._http.server._asgi import Receive, Scope, Send
 from trio_mcp.transports._http.server._app import hypercorn_config
+from trio_mcp.transports._http.server._asgi import Receive, Scope, Send
 
 NOT_HUNG = 10.0
 

@@ -32,8 +32,8 @@ from test_http_hardening import asgi_scope, call_app, whole_body
 
 from trio_mcp import Server, http_app, serve_http
 from trio_mcp.transports._http.server import _app as _http_server
-from trio_mcp.transports._http.server._asgi import Message
 from trio_mcp.transports._http.server._app import StreamableHTTPApp
+from trio_mcp.transports._http.server._asgi import Message
 
 Headers = list[tuple[str, str]]
 

@@ -22,9 +22,9 @@ from hypercorn.trio import serve
 from trio_mcp import open_http_client
 from trio_mcp._errors import HandshakeRefused, MCPError
 from trio_mcp._util import unwrap_group
-from trio_mcp.transports._http.server._asgi import Receive, Scope, Send
-from trio_mcp.transports._http.server._app import hypercorn_config
 from trio_mcp.transports._http._sse import format_event
+from trio_mcp.transports._http.server._app import hypercorn_config
+from trio_mcp.transports._http.server._asgi import Receive, Scope, Send
 
 HTML = b"<!doctype html><html><body><h1>Not here</h1></body></html>"
 

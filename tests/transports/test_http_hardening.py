@@ -29,8 +29,6 @@ from http_helpers import (
 )
 
 from trio_mcp import http_app, serve_http, serve_session
-from trio_mcp.transports._http.server import _app as _http_server
-from trio_mcp.transports._http.server._asgi import Message
 from trio_mcp.transports._bounds import HEADER_TIMEOUT, LISTEN_BACKLOG
 from trio_mcp.transports._http._common import (
     OriginPolicy,
@@ -38,7 +36,9 @@ from trio_mcp.transports._http._common import (
     is_json_content_type,
     parse_media_type,
 )
+from trio_mcp.transports._http.server import _app as _http_server
 from trio_mcp.transports._http.server._app import StreamableHTTPApp, hypercorn_config
+from trio_mcp.transports._http.server._asgi import Message
 from trio_mcp.transports._http.server._transport import HttpServerTransport
 
 CALL = orjson.dumps(

@@ -8,8 +8,8 @@ import trio
 from http_helpers import LATEST, make_server, open_raw_session, post_headers, raw_client, running
 
 from trio_mcp import Context, Server
-from trio_mcp.transports._http.server._event_store import MemoryEventStore
 from trio_mcp.transports._http._sse import SSEEvent, SSEParser
+from trio_mcp.transports._http.server._event_store import MemoryEventStore
 
 STEPS = 6
 

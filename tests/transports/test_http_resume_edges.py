@@ -21,10 +21,10 @@ from helpers import first_text
 from test_http_hardening import asgi_scope
 
 from trio_mcp import Context, Server, http_app, open_http_client
+from trio_mcp.transports._http._sse import SSEEvent, SSEParser, format_event
+from trio_mcp.transports._http.server._app import StreamableHTTPApp
 from trio_mcp.transports._http.server._asgi import Message
 from trio_mcp.transports._http.server._event_store import MemoryEventStore
-from trio_mcp.transports._http.server._app import StreamableHTTPApp
-from trio_mcp.transports._http._sse import SSEEvent, SSEParser, format_event
 
 LATEST = "2025-11-25"
 INIT = orjson.dumps(

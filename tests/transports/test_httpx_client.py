@@ -18,8 +18,8 @@ from http_helpers import make_server
 from hypercorn.trio import serve
 
 from trio_mcp import http_app, open_http_client
-from trio_mcp.transports._http.server._app import hypercorn_config
 from trio_mcp.transports._http.client._httpx import OwnHttpClient, request_url
+from trio_mcp.transports._http.server._app import hypercorn_config
 
 
 class AffinityCookie:

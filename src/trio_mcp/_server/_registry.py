@@ -47,6 +47,7 @@ import trio
 from .. import types as mcp_types
 from .._errors import RPCError, SessionClosed
 from .._session._engine import RequestContext, Session
+from .._tasks._runner import TaskRunner
 from .._util import Shared
 from ..protocol import (
     ALL_VERSIONS,
@@ -70,7 +71,6 @@ from ._subscriptions import Listeners, listen
 from ._task_input import TaskInputRound
 from ._task_methods import OwnerOf, TaskMethods
 from ._task_methods import task_owner as default_task_owner
-from .._tasks._runner import TaskRunner
 from ._tools import (
     RegisteredTool,
     ToolError,

@@ -24,9 +24,9 @@ import trio
 
 from .. import types as mcp_types
 from .._errors import SessionClosed
+from .._tasks._store import Owner
 from ..protocol import JSONObject, LocalProtocolError, TaskForm, TaskRecord
 from ._input import InputRound, missing_capabilities, raw_inputs, structure_answer
-from .._tasks._store import Owner
 
 if TYPE_CHECKING:
     from .._session._engine import RequestContext

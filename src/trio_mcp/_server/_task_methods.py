@@ -31,10 +31,10 @@ import attrs
 
 from .. import types as mcp_types
 from .._errors import RPCError
+from .._tasks._runner import TaskRunner, Work, WorkEnd
 from ..protocol import ErrorCode, JSONObject, TaskForm, TaskRecord, TaskState
 from ._input import InputRound
 from ._task_input import TaskInputRound
-from .._tasks._runner import TaskRunner, Work, WorkEnd
 
 if TYPE_CHECKING:
     from .._session._engine import RequestContext

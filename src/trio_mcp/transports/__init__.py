@@ -48,11 +48,11 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from ._http.server._event_store import EventStore, MemoryEventStore
     from ._framing import LineChannel, LineStatistics
-    from ._http.client._transport import HttpClientTransport, open_http_transport
     from ._http._common import OriginPolicy
+    from ._http.client._transport import HttpClientTransport, open_http_transport
     from ._http.server._app import StreamableHTTPApp, serve_http_app
+    from ._http.server._event_store import EventStore, MemoryEventStore
     from ._http.server._transport import HttpServerTransport
     from ._stdio_client import (
         SAFE_ENVIRONMENT,

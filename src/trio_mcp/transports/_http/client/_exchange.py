@@ -42,6 +42,8 @@ import trio
 from ...._errors import HandshakeRefused
 from ....protocol import ErrorCode, RequestId
 from ....protocol._head import OversizeFrame
+from .._common import batch_frames, id_key
+from ._httpx import request_url
 from ._keeper import (
     EXPIRED,
     HTTP_ERROR,
@@ -54,8 +56,6 @@ from ._keeper import (
     read_sse,
     rpc_error,
 )
-from .._common import batch_frames, id_key
-from ._httpx import request_url
 
 logger = logging.getLogger("trio_mcp.http.client")
 

@@ -47,6 +47,8 @@ from ....protocol import RequestId
 from ....protocol._codec import DEFAULT_MAX_MESSAGE_SIZE
 from ....protocol._head import OversizeFrame
 from ....protocol._headers import HeaderAnnotation, request_headers
+from .._common import batch_frames, id_key
+from ._httpx import request_url
 from ._keeper import (
     ACCEPT_BOTH,
     HTTP_ERROR,
@@ -59,8 +61,6 @@ from ._keeper import (
     read_sse,
     rpc_error,
 )
-from .._common import batch_frames, id_key
-from ._httpx import request_url
 
 logger = logging.getLogger("trio_mcp.http.client")
 

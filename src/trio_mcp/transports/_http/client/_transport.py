@@ -72,12 +72,12 @@ import trio
 from ...._tls import default_tls_context
 from ...._util import unwrapping
 from ....protocol._codec import DEFAULT_MAX_MESSAGE_SIZE
-from ._exchange import Exchange
-from ._modern import ModernExchange, ToolHeaders, is_modern_request
-from ._keeper import SessionKeeper, oversize_answer_key
 from .._common import id_key
-from ._lanes import LanePool, default_lane
+from ._exchange import Exchange
 from ._httpx import OwnHttpClient
+from ._keeper import SessionKeeper, oversize_answer_key
+from ._lanes import LanePool, default_lane
+from ._modern import ModernExchange, ToolHeaders, is_modern_request
 
 logger = logging.getLogger("trio_mcp.http.client")
 

@@ -48,14 +48,14 @@ import trio
 
 from ...._auth._resource import Refusal
 from ....protocol import ALL_VERSIONS, DEFAULT_MAX_MESSAGE_SIZE, HANDSHAKE_VERSIONS, MODERN_VERSIONS
-from ._asgi import JSON, JsonPostReader, Receive, Scope, Send, refuse, refuse_with, respond
 from ..._bounds import HEADER_TIMEOUT, LISTEN_BACKLOG
-from ._event_store import EventStore
 from .._common import OriginPolicy, is_loopback_host, new_session_id
+from ._asgi import JSON, JsonPostReader, Receive, Scope, Send, refuse, refuse_with, respond
 from ._endpoint import Endpoint
+from ._event_store import EventStore
+from ._legacy_sse import LegacyEndpoint
 from ._modern import MODERN_HEAD_DEFERRAL, MODERN_KEEPALIVE, ModernPost, ToolHeaders
 from ._transport import FrameSink, HttpServerTransport, OpenStateless
-from ._legacy_sse import LegacyEndpoint
 
 if TYPE_CHECKING:
     from hypercorn.config import Config as HypercornConfig

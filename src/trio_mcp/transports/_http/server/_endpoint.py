@@ -46,6 +46,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 import trio
 
 from ....protocol import LATEST_VERSION, REVISIONS, SUPPORTED_VERSIONS
+from .._common import (
+    DEFAULT_HTTP_VERSION,
+    PRIMING_VERSIONS,
+    Headers,
+    accept_types,
+    accepts,
+    admits,
+    check_version,
+    is_visible_ascii,
+    one_header,
+)
 from ._asgi import (
     JSON,
     JsonPostReader,
@@ -60,17 +71,6 @@ from ._asgi import (
     wait_for_wake_or_disconnect,
 )
 from ._event_store import split_event_id
-from .._common import (
-    DEFAULT_HTTP_VERSION,
-    PRIMING_VERSIONS,
-    Headers,
-    accept_types,
-    accepts,
-    admits,
-    check_version,
-    is_visible_ascii,
-    one_header,
-)
 from ._modern import ModernPost, body_version
 from ._transport import (
     END,

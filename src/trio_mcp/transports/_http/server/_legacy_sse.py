@@ -21,10 +21,10 @@ from urllib.parse import parse_qs
 
 import trio
 
-from ._asgi import JsonPostReader, Receive, Scope, Send, refuse, refuse_with, respond, stream_sse
 from .._common import accepts, one_header
-from ._endpoint import SessionHost
 from .._sse import format_event
+from ._asgi import JsonPostReader, Receive, Scope, Send, refuse, refuse_with, respond, stream_sse
+from ._endpoint import SessionHost
 
 
 class LegacyEndpoint:

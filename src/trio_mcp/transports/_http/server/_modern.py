@@ -51,6 +51,8 @@ import trio
 from ...._errors import SessionClosed
 from ....protocol._errors import ErrorCode
 from ....protocol._headers import HeaderAnnotation, header_mismatch
+from .._common import error_body
+from .._sse import format_event
 from ._asgi import (
     JSON,
     PostedMessage,
@@ -63,7 +65,6 @@ from ._asgi import (
     stream_sse,
     wait_for_wake_or_disconnect,
 )
-from .._common import error_body
 from ._transport import (
     END,
     NOTHING,
@@ -74,7 +75,6 @@ from ._transport import (
     Stream,
     run_one_request,
 )
-from .._sse import format_event
 
 if TYPE_CHECKING:
     from ...._auth._token import AccessToken

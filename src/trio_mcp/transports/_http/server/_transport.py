@@ -57,8 +57,8 @@ import outcome
 import trio
 
 from ...._util import Flag
-from ._event_store import EventStore, split_event_id
 from .._common import PRIMING_VERSIONS, id_key
+from ._event_store import EventStore, split_event_id
 
 if TYPE_CHECKING:
     from ...._auth._token import AccessToken
