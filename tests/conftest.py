@@ -21,7 +21,9 @@
 """
 
 import os
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -29,6 +31,12 @@ from process_check import child_pids, running
 from redis_server import MISSING, SKIP_VARIABLE, redis_binary, running_redis, session_pids
 
 from trio_mcp._client._connect import forget_eras
+
+# The transport tests live in one folder per transport (tests/transports/http,
+# stdio, websocket) and share the helpers of tests/transports/ (http_helpers,
+# stdio_helpers): pytest's default import mode puts only a test's own folder on
+# sys.path, so the shared folder is put there once, here.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "transports"))
 
 settings.register_profile("trio_mcp", deadline=None, derandomize=True, database=None)
 settings.load_profile("trio_mcp")

@@ -117,7 +117,7 @@ async def test_a_peer_that_stops_reading_stops_being_read(
     # Before: a handler gave its slot back before its reply was queued, so
     # while the writer was stuck behind a peer that does not read, every new
     # request still ran and its reply piled up (unbounded memory, found by
-    # tests/transports/test_websocket_edges.py's slow reader). Now the slots
+    # tests/transports/websocket/test_websocket_edges.py's slow reader). Now the slots
     # stay taken until the replies are queued: the queue fills, the reader
     # blocks on the refusals, and the transport's back-pressure stops the peer.
     async def echo(ctx: RequestContext) -> Any:

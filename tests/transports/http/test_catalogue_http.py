@@ -292,7 +292,7 @@ def test_the_harness_dns_rebinding_scenario_is_expected_to_pass() -> None:
     is on no expected-failure list (its two checks, an evil Host refused and
     the real localhost Host served, are rows of ``test_dns_rebinding_defence``)."""
     lists = sorted(
-        (Path(__file__).resolve().parents[2] / "conformance").glob("expected-failures-*.yml")
+        (Path(__file__).resolve().parents[3] / "conformance").glob("expected-failures-*.yml")
     )
     assert lists  # the harness's lists are there to read
     for path in lists:

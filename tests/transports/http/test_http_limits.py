@@ -19,7 +19,7 @@ from trio_mcp import http_app, open_http_client, parse_http_option
 from trio_mcp.transports._http._common import id_key
 from trio_mcp.transports._http.server._transport import UNDELIVERABLE, HttpServerTransport
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.spec("HT-32")
