@@ -383,7 +383,7 @@ def main() -> int:
         http_calls=args.http_calls,
         rounds_startup=args.startup_rounds,
         timeout=args.timeout,
-        env={"PYTHONPATH": str(ROOT)},
+        env={"PYTHONPATH": str(ROOT / "src")},
     )
     groups = args.group or list(METRICS)
     subjects = args.subject or list(SUBJECTS)

@@ -570,7 +570,7 @@ async def stdio_target() -> AsyncIterator[Target]:
             await stream.send_all(frame.replace(b"\n", b" ") + b"\n")
 
     target = Stdio()
-    env = {"PYTHONPATH": str(ROOT)}
+    env = {"PYTHONPATH": str(ROOT / "src")}
     async with open_stdio_process(
         sys.executable,
         [SCRIPT, "--serve-stdio"],
@@ -992,7 +992,7 @@ async def stdio_client_pipe() -> AsyncIterator[tuple[ClientPipe, Any]]:
         client = open_stdio_client(
             sys.executable,
             [SCRIPT, "--relay", str(port)],
-            env={"PYTHONPATH": str(ROOT)},
+            env={"PYTHONPATH": str(ROOT / "src")},
             stderr=pipe.stderr.append,
             era="legacy",
             discover=False,

@@ -53,7 +53,7 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 LATEST = "2025-11-25"
 #: The checkout this file is in: stdio servers spawned here import trio_mcp from it.
 ROOT = os.path.dirname(_here)
-CHILD_ENV = {"PYTHONPATH": ROOT}
+CHILD_ENV = {"PYTHONPATH": os.path.join(ROOT, "src")}
 
 
 # ------------------------------------------------------------------ helpers

@@ -203,7 +203,7 @@ async def interrupted(argv: list[str], ready: bytes) -> tuple[int, str, str]:
         [sys.executable, "-u", "-m", "trio_mcp", *argv],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
         # As in a terminal's foreground job: a test run started in the
         # background of a non-interactive shell (``scripts/test &``) ignores
         # SIGINT and SIGQUIT, the program would inherit that, and Python then

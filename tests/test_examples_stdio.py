@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FILESYSTEM = str(ROOT / "examples" / "filesystem.py")
 SCAN_REPOSITORY = str(ROOT / "examples" / "scan_repository.py")
 #: The spawned servers import this checkout's trio_mcp.
-CHILD_ENV = {"PYTHONPATH": str(ROOT)}
+CHILD_ENV = {"PYTHONPATH": str(ROOT / "src")}
 
 
 class Recording(trio.abc.Channel[bytes]):

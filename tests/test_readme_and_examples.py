@@ -79,7 +79,7 @@ def test_readme_cli_command_runs(line: str) -> None:
         timeout=120,
         check=False,
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""

@@ -27,7 +27,7 @@ def soak(*args: str) -> dict[str, Any]:
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -52,7 +52,7 @@ async def test_a_stdio_server_imports_no_http_stack_and_no_jsonschema(
 ) -> None:
     script = tmp_path / "server.py"
     script.write_text(SERVER)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     async with open_stdio_client(sys.executable, [str(script)], env=env, era=era) as client:
         assert [tool.name for tool in (await client.list_tools()).tools] == ["loaded"]
         result = await client.call_tool("loaded", {"text": "x"})
@@ -104,7 +104,7 @@ async def test_a_stdio_server_of_tools_imports_no_sampling_prompts_resources_or_
 ) -> None:
     script = tmp_path / "server.py"
     script.write_text(LAZY_SERVER)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     async with open_stdio_client(sys.executable, [str(script)], env=env, era=era) as client:
         assert [tool.name for tool in (await client.list_tools()).tools] == ["loaded"]
         result = await client.call_tool("loaded", {"text": "x"})
@@ -114,7 +114,7 @@ async def test_a_stdio_server_of_tools_imports_no_sampling_prompts_resources_or_
 
 def _fresh(code: str) -> None:
     """Run *code* in a fresh interpreter (with this checkout first on the path)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         env=env,

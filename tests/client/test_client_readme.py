@@ -32,7 +32,7 @@ def test_readme_host_script_runs() -> None:
         text=True,
         timeout=60,  # bounded; the child server is shut down by open_stdio_client
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
         check=False,
     )
     assert proc.returncode == 0, proc.stderr

@@ -20,7 +20,7 @@ from trio_mcp.protocol import FrameDirection
 EXITS_ON_PROBE = str(Path(__file__).with_name("exits_on_probe.py"))
 MODERN_ONLY = str(Path(__file__).with_name("modern_only.py"))
 #: The spawned server imports this tree's trio_mcp.
-ENV = {"PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+ENV = {"PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
 PAPER_TRAIL = ["-m", "trio_mcp.examples.paper_trail"]
 
 

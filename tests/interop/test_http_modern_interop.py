@@ -117,7 +117,7 @@ async def our_http_server(versions: Sequence[str] = DUAL) -> AsyncIterator[OurSe
     argv = [sys.executable, OUR_SERVER, "--http"]
     if versions:
         argv.append(f"--versions={','.join(versions)}")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     out, err = Lines(), RelayedLines()
     async with trio.open_nursery() as nursery:
         process: trio.Process = await nursery.start(

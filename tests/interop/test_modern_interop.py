@@ -374,7 +374,7 @@ async def run_peer_client(argv: list[str], cwd: Path) -> tuple[list[dict[str, An
 
     Cancellation: the client is killed and reaped (``trio.run_process``).
     """
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     out, err = Lines(), Lines()
     started = time.perf_counter()
     with trio.fail_after(NOT_HUNG * 2):

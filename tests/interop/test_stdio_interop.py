@@ -44,7 +44,7 @@ def ts_sdk_dir() -> Path:
 
 @pytest.mark.spec("SI-01")
 def test_official_python_client_against_our_server() -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     proc = subprocess.run(
         [sys.executable, str(HERE / "sdk_client.py"), PAPER_TRAIL],
         capture_output=True,

@@ -333,7 +333,7 @@ async def test_a_typescript_v1_client_against_our_task_server() -> None:
         done = await trio.run_process(
             ["node", str(cache / "ts_tasks_client.mjs"), *server],
             cwd=cache,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
             capture_stdout=True,
             capture_stderr=True,
             check=False,

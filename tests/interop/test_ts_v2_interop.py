@@ -479,7 +479,7 @@ def assert_v2_client_saw_paper_trail(
 async def test_a_v2_client_against_our_server_over_stdio(mode: str, tmp_path: Path) -> None:
     cache = await trio.to_thread.run_sync(ts_sdk_v2_dir)
     spawned = tmp_path / "spawned"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     server = [sys.executable, "-c", COUNTING_LAUNCHER, str(spawned), PAPER_TRAIL]
     with trio.fail_after(NOT_HUNG * 2):
         done = await trio.run_process(

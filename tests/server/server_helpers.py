@@ -23,7 +23,7 @@ from trio_mcp.testing import memory_transport_pair
 ROOT = Path(__file__).resolve().parents[2]
 EVERYTHING = ROOT / "examples" / "everything.py"
 #: The spawned server imports this tree's trio_mcp.
-EVERYTHING_ENV = {"PYTHONPATH": str(ROOT)}
+EVERYTHING_ENV = {"PYTHONPATH": str(ROOT / "src")}
 #: The example's module, for the constants the tests compare with (its PIXEL).
 everything_module = _everything
 

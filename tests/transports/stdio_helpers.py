@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 PAPER_TRAIL = str(ROOT / "examples" / "paper_trail.py")
 #: The spawned servers import this checkout's trio_mcp.
-CHILD_ENV = {"PYTHONPATH": str(ROOT)}
+CHILD_ENV = {"PYTHONPATH": str(ROOT / "src")}
 
 
 def open_fds() -> set[str]:

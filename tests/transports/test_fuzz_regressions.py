@@ -30,7 +30,7 @@ def test_a_saved_fuzz_case_no_longer_fails(case: Path) -> None:
         capture_output=True,
         text=True,
         timeout=120,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
