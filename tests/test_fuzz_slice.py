@@ -50,7 +50,11 @@ def test_the_fuzz_slice_finds_no_failure(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=300,
-        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin", "TRIO_MCP_FUZZ_SAVE": str(tmp_path)},
+        env={
+            "PYTHONPATH": str(ROOT / "src"),
+            "PATH": "/usr/bin:/bin",
+            "TRIO_MCP_FUZZ_SAVE": str(tmp_path),
+        },
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
