@@ -7,6 +7,13 @@ in 2026-07-28), waits for answers with a bound, and finds the tools the
 checks need by name and schema (a slow one, one that reports progress, an
 echo), unless the options name them.
 
+Safe by default: the checks call only the tools the user names and those the
+server annotates ``readOnlyHint: true``; ``call_unannotated_tools`` (the
+``--call-unannotated-tools`` option) adds every other tool except those
+annotated ``destructiveHint: true``, which are called only when named. The
+arguments of a tool found this way are guessed from its schema, and what a
+check says about such a call names the option that would set them.
+
 Cancellation: every wait is bounded by :attr:`Options.timeout` (or less); a
 check cancelled by its own bound closes the connections it opened.
 
@@ -47,6 +54,9 @@ class Options:
     progress_tool: str | None = None
     progress_args: dict[str, Any] | None = None
     echo_tool: str | None = None
+    #: Also call tools the server does not annotate ``readOnlyHint: true``
+    #: (never one annotated ``destructiveHint: true`` unless it is named).
+    call_unannotated_tools: bool = False
     #: Bound on any one answer, in seconds.
     timeout: float = 10.0
     #: Bound on the server's exit after end of input or SIGTERM, in seconds.
@@ -103,6 +113,68 @@ def _numeric_args(tool: dict[str, Any], long: bool, kind: str) -> dict[str, Any]
             continue
         args[name] = int(value) if integer else value
     return args
+
+
+@attrs.frozen
+class ToolChoice:
+    """A tool a check calls: its name, its arguments, and what was guessed."""
+
+    name: str
+    arguments: dict[str, Any]
+    #: The options that name the tool and set its arguments (``--slow-tool``, ``--slow-args``).
+    tool_option: str
+    args_option: str
+    #: Whether the checker picked the tool, and whether it made the arguments up.
+    guessed_tool: bool = False
+    guessed_args: bool = False
+
+    def described(self) -> str:
+        """``sleep {"seconds": 30}``: the call as a message shows it."""
+        return f"{self.name} {orjson.dumps(self.arguments).decode()}"
+
+    def advice(self) -> str:
+        """What to set when the call did not suit the check ('' when the user set it all)."""
+        if self.guessed_tool:
+            return (
+                f" (the checker picked {self.name} and guessed its arguments: name a tool "
+                f"with {self.tool_option} NAME {self.args_option} JSON)"
+            )
+        if self.guessed_args:
+            return f" (the arguments were guessed: set them with {self.args_option} JSON)"
+        return ""
+
+
+def may_call(tool: dict[str, Any], options: Options) -> bool:
+    """Whether the checker may call *tool* without it being named (see the module docstring)."""
+    annotations = tool.get("annotations")
+    if not isinstance(annotations, dict):
+        annotations = {}
+    if annotations.get("destructiveHint") is True:
+        return False
+    return annotations.get("readOnlyHint") is True or options.call_unannotated_tools
+
+
+def _passed_over(tools: list[dict[str, Any]], options: Options) -> str:
+    """Why tools were not called: the sentence a SKIP ends with."""
+    names = [
+        f"{tool.get('name')}"
+        + (" (destructive)" if (tool.get("annotations") or {}).get("destructiveHint") else "")
+        for tool in tools
+        if not may_call(tool, options)
+    ]
+    if not names:
+        return ""
+    how = (
+        "only tools named on the command line, or annotated readOnlyHint: true, are called"
+        if not options.call_unannotated_tools
+        else "a tool annotated destructiveHint: true is called only when named"
+    )
+    more = (
+        ""
+        if options.call_unannotated_tools
+        else " (or allow the rest with --call-unannotated-tools)"
+    )
+    return f"; {how}{more}; not called: {', '.join(names[:8])}"
 
 
 class Probe:
@@ -267,14 +339,20 @@ class Probe:
                 return tool
         raise CheckSkipped(f"the server has no tool {name!r}")
 
-    async def slow_tool(self) -> tuple[str, dict[str, Any]]:
-        """A tool that takes long (about 30 s): name and arguments."""
+    async def callable_tools(self) -> list[dict[str, Any]]:
+        """The tools the checker may call without their being named."""
+        return [tool for tool in await self.tools() if may_call(tool, self.options)]
+
+    async def slow_tool(self) -> ToolChoice:
+        """A tool that takes long (about 30 s), and its arguments."""
+        options = ("--slow-tool", "--slow-args")
         if self.options.slow_tool:
             tool = await self._named(self.options.slow_tool)
-            args = self.options.slow_args or _numeric_args(tool, True, "slow") or {}
-            return self.options.slow_tool, args
+            given = self.options.slow_args
+            args = given or _numeric_args(tool, True, "slow") or {}
+            return ToolChoice(self.options.slow_tool, args, *options, guessed_args=given is None)
         best: tuple[int, str, dict[str, Any]] | None = None
-        for tool in await self.tools():
+        for tool in await self.callable_tools():
             name = str(tool.get("name", ""))
             text = f"{name} {tool.get('description') or ''}".lower()
             found = _numeric_args(tool, True, "slow")
@@ -286,18 +364,23 @@ class Probe:
                 best = (score, name, found)
         if best is None:
             raise CheckSkipped(
-                "no slow tool found (name one with --slow-tool NAME --slow-args JSON)"
+                "no slow tool it may call found: name one with --slow-tool NAME --slow-args JSON"
+                + _passed_over(await self.tools(), self.options)
             )
-        return best[1], best[2]
+        return ToolChoice(best[1], best[2], *options, guessed_tool=True, guessed_args=True)
 
-    async def progress_tool(self, *, long: bool = False) -> tuple[str, dict[str, Any]]:
-        """A tool that reports progress: name and arguments (*long*: a run to cancel)."""
+    async def progress_tool(self, *, long: bool = False) -> ToolChoice:
+        """A tool that reports progress, and its arguments (*long*: a run to cancel)."""
+        options = ("--progress-tool", "--progress-args")
         if self.options.progress_tool:
             tool = await self._named(self.options.progress_tool)
-            args = self.options.progress_args or _numeric_args(tool, long, "progress") or {}
-            return self.options.progress_tool, args
+            given = self.options.progress_args
+            args = given or _numeric_args(tool, long, "progress") or {}
+            return ToolChoice(
+                self.options.progress_tool, args, *options, guessed_args=given is None
+            )
         best: tuple[int, str, dict[str, Any]] | None = None
-        for tool in await self.tools():
+        for tool in await self.callable_tools():
             name = str(tool.get("name", ""))
             description = str(tool.get("description") or "").lower()
             numeric = _numeric_args(tool, long, "progress")
@@ -309,18 +392,27 @@ class Probe:
                 best = (score, name, numeric)
         if best is None:
             raise CheckSkipped(
-                "no tool that reports progress found (name one with --progress-tool NAME)"
+                "no tool it may call that reports progress found: name one with "
+                "--progress-tool NAME --progress-args JSON"
+                + _passed_over(await self.tools(), self.options)
             )
-        return best[1], best[2]
+        return ToolChoice(best[1], best[2], *options, guessed_tool=True, guessed_args=True)
 
     async def echo_tool(self) -> tuple[str, str] | None:
-        """A tool whose answer contains its one string argument: (name, argument), or None."""
+        """A tool whose answer contains its one string argument: (name, argument), or None.
+
+        Only the tool named with ``--echo-tool`` is tried when there is one;
+        otherwise those the checker may call (see :func:`may_call`).
+        """
         key = f"echo:{self.era}"
         if key in self.findings:
             known: tuple[str, str] | None = self.findings[key]
             return known
         candidates: list[tuple[str, str]] = []
         for tool in await self.tools():
+            named = tool.get("name") == self.options.echo_tool
+            if not named and (self.options.echo_tool or not may_call(tool, self.options)):
+                continue
             schema = tool.get("inputSchema") or {}
             properties = schema.get("properties") or {}
             required = list(schema.get("required") or [])
@@ -329,8 +421,6 @@ class Probe:
                 for n, p in properties.items()
                 if isinstance(p, dict) and p.get("type") == "string"
             ]
-            if self.options.echo_tool and tool.get("name") != self.options.echo_tool:
-                continue
             if len(strings) >= 1 and set(required) <= {strings[0]}:
                 candidates.append((str(tool["name"]), strings[0]))
         candidates.sort(key=lambda c: c[0] != "echo")
@@ -345,3 +435,13 @@ class Probe:
                 break
         self.findings[key] = found
         return found
+
+    async def without_echo(self) -> str:
+        """Why no echo tool is used, and the option to name one (for a check's detail)."""
+        if self.options.echo_tool:
+            return f" ({self.options.echo_tool} did not answer with its argument)"
+        return (
+            " (no tool it may call answers with its argument: name one with --echo-tool NAME"
+            + _passed_over(await self.tools(), self.options)
+            + ")"
+        )

@@ -103,7 +103,14 @@ def _add_check(commands: Any) -> None:
         usage="trio-mcp check [options] -- CMD [ARGS...]\n"
         "       trio-mcp check [options] --url URL",
         description="Hold an MCP server (stdio or Streamable HTTP, any SDK) to the "
-        "lifecycle, cancellation and robustness rules; exit 0 only if no check failed.",
+        "lifecycle, cancellation and robustness rules; exit 0 only if no check failed. "
+        "Some checks call tools (a slow one, one that reports progress, one that echoes). "
+        "Safe by default: the checker calls only the tools named with --slow-tool, "
+        "--progress-tool and --echo-tool, and those the server annotates readOnlyHint: true; "
+        "a check that needs another tool is SKIP and says which option to set. "
+        "--call-unannotated-tools lets it call any other tool too, with made-up arguments, "
+        "except a tool annotated destructiveHint: true, which is called only when named. "
+        "Results print as each check finishes; Ctrl+C prints what finished.",
         epilog="Check areas: handshake, modern, jsonrpc, cancel, progress, concurrency, "
         "limits, shutdown, http (each check id is AREA.NAME; --json lists them).",
     )
@@ -127,11 +134,36 @@ def _add_check(commands: Any) -> None:
         default="auto",
         help="auto (default): every era the server speaks; modern or legacy: that one only",
     )
-    check.add_argument("--slow-tool", metavar="NAME", help="a tool that takes long")
-    check.add_argument("--slow-args", metavar="JSON", help="its arguments (a JSON object)")
-    check.add_argument("--progress-tool", metavar="NAME", help="a tool that reports progress")
-    check.add_argument("--progress-args", metavar="JSON", help="its arguments (a JSON object)")
-    check.add_argument("--echo-tool", metavar="NAME", help="a tool whose answer holds its argument")
+    check.add_argument(
+        "--slow-tool",
+        metavar="NAME",
+        help="a tool that takes long, called by the concurrency, cancel and shutdown checks",
+    )
+    check.add_argument(
+        "--slow-args", metavar="JSON", help="its arguments, a JSON object (long enough: ~30 s)"
+    )
+    check.add_argument(
+        "--progress-tool",
+        metavar="NAME",
+        help="a tool that reports progress, called by the progress and cancel checks",
+    )
+    check.add_argument(
+        "--progress-args",
+        metavar="JSON",
+        help="its arguments, a JSON object (a run that reports progress within --timeout)",
+    )
+    check.add_argument(
+        "--echo-tool",
+        metavar="NAME",
+        help="a tool whose answer holds its one string argument (called 64 times at once "
+        "and with a 1 MiB argument)",
+    )
+    check.add_argument(
+        "--call-unannotated-tools",
+        action="store_true",
+        help="RISKY: also call tools not annotated readOnlyHint: true, with made-up arguments "
+        "(never one annotated destructiveHint: true unless it is named)",
+    )
     check.add_argument("--timeout", type=float, default=10.0, help="bound on any one answer (s)")
     check.add_argument(
         "--exit-timeout", type=float, default=5.0, help="bound on the server's exit (s)"
@@ -255,6 +287,7 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, command: l
         progress_tool=args.progress_tool,
         progress_args=progress_args,
         echo_tool=args.echo_tool,
+        call_unannotated_tools=args.call_unannotated_tools,
         timeout=args.timeout,
         exit_timeout=args.exit_timeout,
     )

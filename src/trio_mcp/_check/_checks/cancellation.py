@@ -28,16 +28,22 @@ SETTLE = 0.3
 
 async def cancelled_call(probe: Probe) -> str:
     wire = probe.wire
-    name, args = await probe.progress_tool(long=True)
+    tool = await probe.progress_tool(long=True)
+    name, advice = tool.name, tool.advice()
     token = f"check-cancel-{new_id()}"
-    rid = await probe.start("tools/call", {"name": name, "arguments": args}, progress_token=token)
+    rid = await probe.start(
+        "tools/call", {"name": name, "arguments": tool.arguments}, progress_token=token
+    )
     first = await wire.wait_for(is_progress_for(token), probe.options.timeout)
     if first is None:
         if wire.since(0, is_response_to(rid)):
-            raise CheckSkipped(f"{name} answered before it reported progress; nothing to cancel")
-        raise CheckSkipped(f"{name} {dump(args)} reported no progress within the bound")
+            raise CheckSkipped(
+                f"{tool.described()} answered before it reported progress; nothing to "
+                f"cancel{advice}"
+            )
+        raise CheckSkipped(f"{tool.described()} reported no progress within the bound{advice}")
     if wire.since(0, is_response_to(rid)):
-        raise CheckSkipped(f"{name} {dump(args)} finished before it could be cancelled")
+        raise CheckSkipped(f"{tool.described()} finished before it could be cancelled{advice}")
     mark = wire.mark()
     await wire.cancel(rid)
     cancelled_at = trio.current_time()
@@ -53,7 +59,7 @@ async def cancelled_call(probe: Probe) -> str:
         if answered_at <= cancelled_at + IN_FLIGHT_GRACE:
             raise CheckSkipped(
                 f"{name} finished as it was cancelled (a race the spec allows); "
-                "name a longer one with --progress-tool/--progress-args"
+                "name a longer run with --progress-tool NAME --progress-args JSON"
             )
         raise CheckFailed(
             f"the cancelled call was answered {answered_at - cancelled_at:.3f}s after the cancel: "
@@ -93,11 +99,16 @@ async def stray_cancels(probe: Probe) -> str:
 
 async def duplicate_id(probe: Probe) -> str:
     wire = probe.wire
-    name, args = await probe.slow_tool()
+    tool = await probe.slow_tool()
     rid = new_id()
-    await probe.start("tools/call", {"name": name, "arguments": args}, request_id=rid)
+    await probe.start(
+        "tools/call", {"name": tool.name, "arguments": tool.arguments}, request_id=rid
+    )
     await wire.quiet(SETTLE)
-    expect(not wire.since(0, is_response_to(rid)), f"{name} {dump(args)} answered at once")
+    expect(
+        not wire.since(0, is_response_to(rid)),
+        f"{tool.described()} answered at once{tool.advice()}",
+    )
     await probe.start(probe.liveness_method, request_id=rid)
     await wire.quiet(DUPLICATE_WATCH)
     with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):

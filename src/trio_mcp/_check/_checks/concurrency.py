@@ -30,8 +30,9 @@ async def _cancel_quietly(wire: Wire, request_id: RequestId) -> None:
 
 async def answer_while_slow(probe: Probe) -> str:
     wire = probe.wire
-    name, args = await probe.slow_tool()
-    slow = await probe.start("tools/call", {"name": name, "arguments": args})
+    slow_tool = await probe.slow_tool()
+    name = slow_tool.name
+    slow = await probe.start("tools/call", {"name": name, "arguments": slow_tool.arguments})
     try:
         await wire.quiet(0.2)
         rid = await probe.start(probe.liveness_method)
@@ -39,7 +40,8 @@ async def answer_while_slow(probe: Probe) -> str:
         expect("result" in answer, f"{probe.liveness_method} got {dump(answer)}")
         expect(
             not wire.since(0, is_response_to(slow)),
-            f"{name} {dump(args)} ended before the {probe.liveness_method}: pick a slower one",
+            f"{slow_tool.described()} ended before the {probe.liveness_method}: it is not slow "
+            f"enough{slow_tool.advice()}",
         )
     finally:
         await _cancel_quietly(wire, slow)
@@ -82,7 +84,10 @@ async def burst(probe: Probe) -> str:
                 f"{dump(message)}",
             )
     if echo is None:
-        return f"{BURST} {probe.liveness_method} requests in one write, each answered once"
+        return (
+            f"{BURST} {probe.liveness_method} requests in one write, each answered once"
+            + await probe.without_echo()
+        )
     return f"{BURST} calls of {echo[0]} in one write, each answered once with its own payload"
 
 

@@ -21,7 +21,8 @@ async def large_argument(probe: Probe) -> str:
     expect("result" in answer or "code" in error_of(answer), f"the answer is {dump(answer)}")
     await probe.still_answers()
     how = "answered" if "result" in answer else f"refused with {error_of(answer).get('code')}"
-    return f"a {LARGE >> 20} MiB argument to {name} {how}, with the caller's id"
+    why = "" if echo is not None else await probe.without_echo()
+    return f"a {LARGE >> 20} MiB argument to {name} {how}, with the caller's id{why}"
 
 
 CHECKS = (

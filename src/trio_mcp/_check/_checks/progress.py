@@ -10,7 +10,7 @@ import itertools
 import trio
 
 from .._definition import Check
-from .._model import CheckSkipped
+from .._model import CheckFailed, CheckSkipped
 from .._probe import Probe
 from .._wire import is_progress_for, is_response_to, new_id
 from ._common import dump, expect
@@ -21,19 +21,25 @@ AFTER_WATCH = 0.3
 
 async def progress(probe: Probe) -> str:
     wire = probe.wire
-    name, args = await probe.progress_tool()
+    tool = await probe.progress_tool()
+    name = tool.name
     token = f"check-progress-{new_id()}"
     mark = wire.mark()
     started = trio.current_time()
-    rid = await probe.start("tools/call", {"name": name, "arguments": args}, progress_token=token)
-    answer = await probe.answer(rid)
+    rid = await probe.start(
+        "tools/call", {"name": name, "arguments": tool.arguments}, progress_token=token
+    )
+    try:
+        answer = await probe.answer(rid)
+    except CheckFailed as failed:
+        raise CheckFailed(f"{tool.described()}: {failed}{tool.advice()}") from None
     probe.findings[f"progress-seconds:{probe.era}"] = trio.current_time() - started
     await wire.quiet(AFTER_WATCH)
     window = wire.received[mark:]
     answered = window.index(answer)
     reports = [(i, m) for i, m in enumerate(window) if is_progress_for(token)(m)]
     if not reports:
-        raise CheckSkipped(f"{name} {dump(args)} sent no progress (allowed, PG-08)")
+        raise CheckSkipped(f"{tool.described()} sent no progress (allowed){tool.advice()}")
     values = [m["params"].get("progress") for _, m in reports]
     expect(
         all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values),
@@ -45,7 +51,10 @@ async def progress(probe: Probe) -> str:
     )
     after = [m for i, m in reports if i > answered]
     expect(not after, f"progress after the response: {dump(after[:1])}")
-    expect(is_response_to(rid)(answer) and "result" in answer, f"{name} failed: {dump(answer)}")
+    expect(
+        is_response_to(rid)(answer) and "result" in answer,
+        f"{name} failed: {dump(answer)}{tool.advice()}",
+    )
     return f"{len(reports)} progress notification(s) from {name}, token echoed, increasing"
 
 

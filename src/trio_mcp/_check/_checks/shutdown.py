@@ -56,11 +56,12 @@ async def _settled_leftovers(probe: Probe, wire: StdioWire, how: str) -> None:
 async def end_of_input(probe: Probe) -> str:
     idle = await _exit_after_eof(probe, await _open(probe), "idle")
     try:
-        name, args = await probe.slow_tool()
+        tool = await probe.slow_tool()
     except CheckSkipped as skipped:
         return f"exited {idle:.2f}s after end of input when idle (in flight not checked: {skipped})"
+    name = tool.name
     wire = await _open(probe)
-    await probe.start("tools/call", {"name": name, "arguments": args}, wire=wire)
+    await probe.start("tools/call", {"name": name, "arguments": tool.arguments}, wire=wire)
     await wire.quiet(0.2)
     busy = await _exit_after_eof(probe, wire, f"with {name} in flight")
     return f"exited {idle:.2f}s after end of input when idle, {busy:.2f}s with {name} in flight"
