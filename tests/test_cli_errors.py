@@ -195,10 +195,12 @@ def test_a_bug_keeps_its_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
         main(["trace", "--", *EXITS_AT_ONCE])
 
 
-async def interrupted(argv: list[str], ready: bytes) -> tuple[int, str, str]:
+async def interrupted(
+    argv: list[str], ready: bytes, stdout: list[str] | None = None
+) -> tuple[int, str, str]:
     """Run ``python -m trio_mcp *argv*`` and press Ctrl+C once *ready* shows on
     its stdout or stderr: the exit status, all of stderr, and stderr from the
-    moment of the interrupt on."""
+    moment of the interrupt on (and all of stdout appended to *stdout*)."""
     process = await trio.lowlevel.open_process(
         [sys.executable, "-u", "-m", "trio_mcp", *argv],
         stdout=subprocess.PIPE,
@@ -241,6 +243,8 @@ async def interrupted(argv: list[str], ready: bytes) -> tuple[int, str, str]:
         await process.stdout.aclose()
         await process.stderr.aclose()
     assert mark is not None, output
+    if stdout is not None:
+        stdout.append(output["out"].decode())
     return status, output["err"].decode(), output["err"][mark:].decode()
 
 
@@ -278,3 +282,32 @@ async def test_ctrl_c_during_the_demo() -> None:
     assert status == 130, err
     assert "Traceback" not in err
     assert after.splitlines() == ["trio-mcp: error: interrupted (Ctrl+C)"]
+
+
+async def test_ctrl_c_during_a_check_prints_the_checks_that_finished() -> None:
+    # The handshake checks (each on a connection of its own) finish in
+    # moments; the parse-error check waits 60 s for the answer this server
+    # never sends. Ctrl+C comes once the first result is printed: results
+    # stream as checks finish, and the interrupt keeps them.
+    faulty = str(ROOT / "tests" / "check" / "faulty_server.py")
+    argv = ["check", "--era", "legacy", "--timeout", "60", "--only", "handshake,jsonrpc"]
+    out: list[str] = []
+    status, err, after = await interrupted(
+        [*argv, "--", sys.executable, faulty, "drops-malformed"], b"PASS  legacy  handshake.", out
+    )
+    assert status == 130, err
+    assert "Traceback" not in err
+    [printed] = out
+    passed = [line for line in printed.splitlines() if line.startswith("  PASS  legacy  ")]
+    assert passed
+    summary = printed.splitlines()[-1]
+    assert re.fullmatch(
+        r"interrupted \(Ctrl\+C\): (\d+) checks finished: \1 passed, 0 failed, 0 skipped "
+        r"in [\d.]+s",
+        summary,
+    ), summary
+    assert summary.split()[2] == str(len(passed))
+    assert after.splitlines()[-1] == (
+        f"trio-mcp: error: interrupted (Ctrl+C): the report holds the {len(passed)} checks "
+        "that finished"
+    )

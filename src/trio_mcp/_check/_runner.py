@@ -57,6 +57,9 @@ class Report:
     eras: tuple[str, ...]
     results: tuple[CheckResult, ...]
     seconds: float
+    #: The run was stopped (Ctrl+C) before every check finished: *results*
+    #: holds those that did.
+    interrupted: bool = False
 
     @property
     def failed(self) -> list[CheckResult]:
@@ -71,6 +74,7 @@ class Report:
             "transport": self.transport,
             "eras": list(self.eras),
             "seconds": round(self.seconds, 3),
+            "interrupted": self.interrupted,
             "summary": {o.value.lower(): self.count(o) for o in Outcome},
             "results": [r.to_json() for r in self.results],
         }
@@ -171,6 +175,7 @@ class _Run:
             self.on_result(result)
 
     on_result: Callable[[CheckResult], None] | None = None
+    on_eras: Callable[[tuple[str, ...]], None] | None = None
 
     async def run_era(self, era: str, checks: list[Check]) -> None:
         """Probe *era*, then run its checks: shared ones in turn, fresh ones beside them."""
@@ -183,7 +188,10 @@ class _Run:
             for other in self.eras:
                 await self.probed[other].wait()
             spoken = tuple(e for e in self.eras if e in self.shared)
-            self.findings["eras"] = spoken
+            if "eras" not in self.findings:
+                self.findings["eras"] = spoken
+                if self.on_eras is not None:
+                    self.on_eras(spoken)
             mine = [(n, c) for n, c in enumerate(checks) if era in c.eras]
             if wire is None:
                 for n, check in mine:
@@ -285,37 +293,41 @@ async def run_checks(
     skip: Collection[str] = (),
     eras: Collection[str] = (LEGACY, MODERN),
     on_result: Callable[[CheckResult], None] | None = None,
+    on_eras: Callable[[tuple[str, ...]], None] | None = None,
 ) -> Report:
     """Run every selected check against *target*, in each era it speaks among *eras*.
 
-    *on_result* sees each result as it is made. Cancellation: see the module
-    docstring.
+    *on_eras* sees the eras the server speaks once they are found (before any
+    result); *on_result* sees each result as it is made, so that a caller can
+    show it at once and keep what finished if the run is cancelled.
+    Cancellation: see the module docstring.
     """
     options = options or Options()
     started = trio.current_time()
     checks = [c for c in select(ALL_CHECKS, only, skip) if target.transport in c.transports]
     run = _Run(target, options, eras)
     run.on_result = on_result
+    run.on_eras = on_eras
     async with trio.open_nursery() as nursery:
         for era in run.eras:
             nursery.start_soon(run.run_era, era, checks)
     spoken = tuple(e for e in run.eras if e in run.shared)
     results = [run.results[key] for key in sorted(run.results)]
     if not spoken:
-        results.insert(
-            0,
-            CheckResult(
-                "era",
-                "the server speaks an era",
-                ("LC-01", "VR-04"),
-                target.transport,
-                "-",
-                Outcome.FAIL,
-                "neither initialize nor server/discover was answered "
-                f"within {PROBE_TIMEOUT:g}s: not an MCP server, or not one this checker reaches",
-                trio.current_time() - started,
-            ),
+        no_era = CheckResult(
+            "era",
+            "the server speaks an era",
+            ("LC-01", "VR-04"),
+            target.transport,
+            "-",
+            Outcome.FAIL,
+            "neither initialize nor server/discover was answered "
+            f"within {PROBE_TIMEOUT:g}s: not an MCP server, or not one this checker reaches",
+            trio.current_time() - started,
         )
+        results.insert(0, no_era)
+        if on_result is not None:
+            on_result(no_era)
     return Report(
         target.describe(), target.transport, spoken, tuple(results), trio.current_time() - started
     )
