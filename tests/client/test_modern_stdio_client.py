@@ -13,9 +13,10 @@ import pytest
 import trio
 from helpers import Recorder, first_text
 
-from trio_mcp import open_stdio_client
+from trio_mcp import SessionClosed, open_stdio_client
 from trio_mcp._client._connect import _ERA_CACHE, forget_eras
 from trio_mcp.protocol import FrameDirection
+from trio_mcp.transports import ProcessEvent
 
 EXITS_ON_PROBE = str(Path(__file__).with_name("exits_on_probe.py"))
 MODERN_ONLY = str(Path(__file__).with_name("modern_only.py"))
@@ -82,4 +83,30 @@ async def test_a_command_remembered_as_handshake_era_that_turned_modern_is_corre
     # -32022 naming 2026-07-28, so the client went modern and corrected the memory.
     assert [f.get("method") for f in sent[:2]] == ["initialize", "server/discover"]
     assert _ERA_CACHE[key] == "modern"
+    forget_eras()
+
+
+async def test_a_server_that_fails_on_start_is_not_started_again(tmp_path: Path) -> None:
+    # It exits before reading the probe: starting it again for the handshake
+    # would only fail the same way (and print its traceback twice).
+    forget_eras()
+    script = tmp_path / "fails_on_start.py"
+    script.write_text(
+        "import sys\nprint('ImportError: no module named nowhere', file=sys.stderr)\n"
+        "raise SystemExit(2)\n"
+    )
+    spawned: list[int] = []
+
+    def on_event(event: ProcessEvent) -> None:
+        if event.kind == "spawned":
+            spawned.append(event.pid)
+
+    with trio.fail_after(30), pytest.raises(SessionClosed) as info:
+        async with open_stdio_client(sys.executable, [str(script)], stderr=None, on_event=on_event):
+            pass  # pragma: no cover - the connection never opens
+    assert len(spawned) == 1
+    assert str(info.value) == (
+        "the server exited with status 2 before answering "
+        "(its last stderr line: ImportError: no module named nowhere)"
+    )
     forget_eras()

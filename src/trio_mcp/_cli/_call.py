@@ -2,8 +2,10 @@
 
 Prints the result (text blocks as text, structured content as JSON), with a
 live progress bar on a terminal while the server reports progress.
-``--timeout`` is the progress-extended idle timeout (each progress
-notification restarts it). Ctrl+C cancels the call properly: the server is sent
+``--timeout`` bounds connecting (the era probe and the opening: a server
+that never answers is said to be silent within it), then it is the call's
+progress-extended idle timeout (each progress notification restarts it).
+Ctrl+C cancels the call properly: the server is sent
 ``notifications/cancelled``, then shut down, and the command exits with 130.
 ``--era auto|modern|legacy`` chooses how the connection opens; the era got
 and its version (``era: modern (2026-07-28), ...``) are said on stderr on a
@@ -81,6 +83,7 @@ async def run_call(
     out: TextIO | None = None,
     err: TextIO | None = None,
     inherit_env: bool = False,
+    env: dict[str, str] | None = None,
     handle_signals: bool = True,
     era: EraOption = "auto",
     verbose: bool = False,
@@ -93,6 +96,9 @@ async def run_call(
     interrupted). A failure is one line on *err*; the era line goes to *err*
     when it is a terminal or with *verbose*.
 
+    *progress_idle_timeout* also bounds connecting (see the module
+    docstring); *env* adds variables to the stdio server's environment.
+
     Cancellation: on Ctrl+C (or cancellation of the caller) the call is
     cancelled with ``notifications/cancelled``, then the server is shut down.
 
@@ -101,6 +107,7 @@ async def run_call(
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     bar = ProgressBar(err, live=err.isatty())
+    stdio_options: dict[str, Any] = {"env": env} if env else {}
     interrupted = False
     try:
         async with unwrapping(), trio.open_nursery() as nursery:
@@ -125,6 +132,9 @@ async def run_call(
                     name="trio-mcp-call",
                     url=url,
                     auth=auth,
+                    # With --auth, connecting waits for the user's browser.
+                    connect_timeout=None if auth else progress_idle_timeout,
+                    **stdio_options,
                 ) as client:
                     if verbose or err.isatty():
                         print(era_line(era_summary(client, era)), file=err, flush=True)

@@ -76,14 +76,18 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="bound on the whole trace (default 30 s; 330 s with --auth, the browser included)",
     )
-    trace.add_argument("--inherit-env", action="store_true", help="pass our whole environment")
+    _add_env(trace)
     _add_url(trace)
     _add_era(trace)
     call = commands.add_parser("call", help="call one tool: call -- CMD ... TOOL JSON")
     call.add_argument(
-        "--timeout", type=float, default=60.0, help="seconds without progress before giving up"
+        "--timeout",
+        type=float,
+        default=60.0,
+        help="seconds to wait for the server: to connect (probe and opening together), then "
+        "for the call's answer or its next progress (default 60)",
     )
-    call.add_argument("--inherit-env", action="store_true", help="pass our whole environment")
+    _add_env(call)
     call.add_argument(
         "--verbose",
         "-v",
@@ -170,6 +174,33 @@ def _add_check(commands: Any) -> None:
     )
 
 
+def _add_env(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set a variable in the server's environment (repeatable). The server gets only "
+        "HOME, LANG, PATH, SHELL, TERM and a few more of ours unless --inherit-env",
+    )
+    command.add_argument(
+        "--inherit-env",
+        action="store_true",
+        help="pass our whole environment to the server (secrets included)",
+    )
+
+
+def parse_env(pairs: list[str]) -> dict[str, str]:
+    """``--env NAME=VALUE`` options as a dict, or a :class:`CommandError` (status 2)."""
+    env: dict[str, str] = {}
+    for pair in pairs:
+        name, equals, value = pair.partition("=")
+        if not equals or not name:
+            raise CommandError(f"--env takes NAME=VALUE, not {pair!r}", BAD_ARGUMENTS)
+        env[name] = value
+    return env
+
+
 def _add_url(command: argparse.ArgumentParser) -> None:
     command.add_argument("--url", help="a Streamable HTTP server's URL instead of a command")
     command.add_argument(
@@ -215,6 +246,13 @@ def main(argv: list[str] | None = None) -> int:
         return _check(parser, args, command)
     if args.auth and not args.url:
         parser.error("--auth needs --url")
+    if args.env and args.url:
+        parser.error("--env is for a server command, not --url")
+    try:
+        env = parse_env(args.env)
+    except CommandError as exc:
+        print_error(sys.stderr, str(exc))
+        return exc.status
     if args.command == "trace":
         if not command and not args.url:
             parser.error("trace needs the server command after -- (or --url)")
@@ -227,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
                 as_json=args.json,
                 time_limit=args.timeout or (330.0 if args.auth else 30.0),
                 inherit_env=args.inherit_env,
+                env=env,
                 era=args.era,
                 url=args.url,
                 auth=args.auth,
@@ -252,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
             arguments,
             progress_idle_timeout=args.timeout,
             inherit_env=args.inherit_env,
+            env=env,
             era=args.era,
             verbose=args.verbose,
             url=args.url,

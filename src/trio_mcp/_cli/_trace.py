@@ -17,6 +17,7 @@ was seen so far, and reported as one ``trio-mcp: error: ...`` line on stderr
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
@@ -217,6 +218,7 @@ async def run_trace(
     colour: bool | None = None,
     time_limit: float = 30.0,
     inherit_env: bool = False,
+    env: dict[str, str] | None = None,
     era: EraOption = "auto",
     url: str | None = None,
     auth: bool = False,
@@ -227,7 +229,9 @@ async def run_trace(
     among them an *era* the server does not speak).
 
     Cancellation: the server is shut down (bounded) whatever happens; the
-    whole trace is bounded by *time_limit* seconds.
+    whole trace is bounded by *time_limit* seconds (a server that does not
+    answer the opening within it is said to be silent). *env* adds variables
+    to the stdio server's environment.
 
     Spec: SI-01 (any stdio server, spawned), LC-01 (the lifecycle it
     narrates), SI-14 (the era probe of ``auto``, shown frame by frame).
@@ -244,11 +248,15 @@ async def run_trace(
             print(printer.paint(f"== {text}", "bold"), file=out)
 
     say(f"connecting to {url}" if url is not None else f"spawning {' '.join(command)}")
+    stdio_options: dict[str, Any] = {"env": env} if env else {}
     records: list[RequestRecord] = []
     transport: StdioProcess | None = None
     status = 0
     try:
-        with trio.fail_after(time_limit):
+        # One deadline for the trace and for connecting. Until the client is
+        # connected only the connecting bound holds it (a server that has not
+        # answered the opening by then is said to be silent); then the trace's.
+        with trio.fail_at(math.inf) as whole:
             async with open_cli_client(
                 command,
                 era=era,
@@ -258,7 +266,11 @@ async def run_trace(
                 discover=False,  # the trace discovers itself, narrating each page
                 url=url,
                 auth=auth,
+                connect_timeout=time_limit,
+                connect_from=start,
+                **stdio_options,
             ) as client:
+                whole.deadline = start + time_limit
                 if isinstance(client.session.transport, StdioProcess):
                     transport = client.session.transport
                 summary = era_summary(client, era)
@@ -280,13 +292,14 @@ async def run_trace(
                 say("shutdown: closing the server's stdin" if url is None else "closing")
                 records = client.session.requests()
     except USER_ERRORS as exc:
-        say(f"failed: {exc!r}")
-        if as_json:
-            print(json.dumps({"type": "error", "error": repr(exc)}), file=out)
         if isinstance(exc, trio.TooSlowError):
-            print_error(err, f"the trace did not finish within {time_limit:g}s (--timeout)")
+            message = f"the trace did not finish within {time_limit:g}s (--timeout)"
         else:
-            print_error(err, describe(exc))
+            message = describe(exc)
+        say(f"failed: {message}")
+        if as_json:
+            print(json.dumps({"type": "error", "error": message}), file=out)
+        print_error(err, message)
         status = 1
     if url is not None and records:
         if as_json:

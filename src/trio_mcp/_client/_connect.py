@@ -17,8 +17,14 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from .._errors import SessionClosed
 from ..protocol import DEFAULT_MAX_MESSAGE_SIZE
-from ..transports._stdio_client import BeforeSpawn, ProcessEvent, open_stdio_process
+from ..transports._stdio_client import (
+    BeforeSpawn,
+    ProcessEvent,
+    StdioProcess,
+    open_stdio_process,
+)
 from ._client import Client, open_client
 from ._era import ProbeClosedConnection
 
@@ -95,8 +101,11 @@ async def open_stdio_client(
     client probes with ``server/discover`` (bounded by *probe_timeout*, here
     :data:`STDIO_PROBE_TIMEOUT` unless given: it includes the process start)
     and falls back to the handshake in the same process; only when the
-    server *exits* on the probe is a fresh process started for the handshake
-    (SI-14). With *remember_era* a command found to be handshake-era is
+    server *exits* on the probe, having read it, is a fresh process started
+    for the handshake (SI-14). A server that exits before reading anything (it
+    failed on start) is not started again: the connection fails with a
+    :class:`~trio_mcp.SessionClosed` saying how it exited and its last
+    stderr line. With *remember_era* a command found to be handshake-era is
     remembered for this process (by command, arguments and working directory,
     VR-12) and not probed again; if it turns out to be modern after all (it
     refuses ``initialize`` with -32022), the client goes modern and the memory
@@ -141,23 +150,35 @@ async def open_stdio_client(
         )
 
     async with AsyncExitStack() as stack:
+        transport = await stack.enter_async_context(spawn())
         try:
-            transport = await stack.enter_async_context(spawn())
-            client = await stack.enter_async_context(
-                open_client(transport, era=era, **client_options)
-            )
-        except ProbeClosedConnection as exc:
-            # The server exited on server/discover: a handshake-era server
-            # that dies on an unknown method. A fresh process, no probe.
-            logger.debug("%s; starting it again for the handshake", exc)
-            await stack.aclose()
-            transport = await stack.enter_async_context(spawn())
-            client = await stack.enter_async_context(
-                open_client(transport, era="legacy", **client_options)
-            )
+            try:
+                client = await stack.enter_async_context(
+                    open_client(transport, era=era, **client_options)
+                )
+            except ProbeClosedConnection as exc:
+                if transport.read_no_input:
+                    raise
+                # The server read server/discover and exited: a handshake-era
+                # server that dies on an unknown method. A fresh process, no probe.
+                logger.debug("%s; starting it again for the handshake", exc)
+                await stack.aclose()
+                transport = await stack.enter_async_context(spawn())
+                client = await stack.enter_async_context(
+                    open_client(transport, era="legacy", **client_options)
+                )
+        except SessionClosed as exc:
+            if transport.returncode is None:
+                raise
+            raise _ended_before_answering(transport, exc) from exc
         if remember_era and era == "auto":
             _remember(_ERA_CACHE, key, client.era)
         yield client
+
+
+def _ended_before_answering(transport: StdioProcess, exc: SessionClosed) -> SessionClosed:
+    """The error of a server process that ended before the connection opened, in words."""
+    return SessionClosed(f"the server {transport.in_words(' before answering')}", exc.origin)
 
 
 @asynccontextmanager

@@ -30,8 +30,11 @@ step ended the process is :attr:`StdioProcess.exit_step`, also reported to
 
 When the server's stdout ends, ``receive`` waits briefly for the process to
 exit: a clean exit (status 0) is end of channel; anything else is
-``BrokenResourceError`` naming the exit status and the last lines of stderr, so
-every pending call fails at once with that reason.
+:class:`ServerExited` (a ``BrokenResourceError``) naming the exit status and
+the last lines of stderr, so every pending call fails at once with that
+reason. :attr:`StdioProcess.read_no_input` then tells a server that failed on
+start (it never read what we wrote, so starting it again would fail the same
+way) from one that read a request and exited on it.
 
 Spec: SI-01, SI-04, SI-06, SI-10, LC-16 (reliability catalogue: X-01, X-03, P-09,
 P-14).
@@ -41,11 +44,13 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import fcntl
 import inspect
 import os
 import signal
 import subprocess
 import sys
+import termios
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -181,6 +186,52 @@ def describe_returncode(returncode: int | None) -> str:
     return f"status {returncode}"
 
 
+def exit_in_words(returncode: int | None, stderr_lines: Sequence[str], when: str = "") -> str:
+    """``exited with status 1 (its last stderr line: SyntaxError: ...)``: how a
+    server process ended, in words, for an error message; *when* (``" before
+    answering"``) goes before the parenthesis."""
+    if returncode is None:
+        text = "closed its output"
+    elif returncode < 0:
+        text = f"was killed by {describe_returncode(returncode)}"
+    else:
+        text = f"exited with {describe_returncode(returncode)}"
+    text += when
+    last = next((line.strip() for line in reversed(stderr_lines) if line.strip()), None)
+    if last is None:
+        return f"{text} (it wrote nothing to stderr)"
+    return f"{text} (its last stderr line: {last})"
+
+
+class ServerExited(trio.BrokenResourceError):
+    """The server process exited with a failure status (or was killed) and its
+    output ended: what ``receive`` raises then. The message names the process,
+    its status and its last stderr lines."""
+
+    def __init__(
+        self, message: str, *, pid: int, returncode: int | None, stderr_lines: Sequence[str]
+    ) -> None:
+        super().__init__(message)
+        self.pid = pid
+        self.returncode = returncode
+        self.stderr_lines = tuple(stderr_lines)
+
+    def in_words(self, when: str = "") -> str:
+        """``exited with status 1 (its last stderr line: ...)`` (see :func:`exit_in_words`)."""
+        return exit_in_words(self.returncode, self.stderr_lines, when)
+
+
+def _unread_bytes(fd: int) -> int | None:
+    """Bytes written to the pipe *fd* (a write end) that its reader has not read
+    (None when the system cannot say)."""
+    try:
+        buffer = bytearray(4)
+        fcntl.ioctl(fd, termios.FIONREAD, buffer)
+    except (OSError, ValueError):
+        return None
+    return int.from_bytes(buffer, sys.byteorder)
+
+
 def stderr_to_our_stderr(label: str) -> Callable[[str], None]:
     """A sink that writes each server stderr line to our stderr, prefixed ``[label]``."""
 
@@ -227,6 +278,9 @@ class StdioProcess(LineChannel):
         self._stderr_done = trio.Event()
         self._stdin_closed = False
         self._exited_before_close = False
+        #: Whether our writes reached the server at all (see read_no_input).
+        self._input_refused = False
+        self._input_unread: int | None = None
         #: The scope of a receive waiting anywhere but on the pipe (see
         #: :meth:`receive`), so that aclose can wake it.
         self._receiving: trio.CancelScope | None = None
@@ -239,6 +293,41 @@ class StdioProcess(LineChannel):
     def _event(self, kind: str, **fields: Any) -> None:
         if self._on_event is not None:
             self._on_event(ProcessEvent(kind, self.pid, trio.current_time(), **fields))
+
+    @property
+    def read_no_input(self) -> bool:
+        """Whether the server's output ended before it read anything we wrote:
+        its stdin refused our first write, or everything we wrote was still
+        in the pipe. A server that fails on start (a syntax error, a missing
+        module) does that; one that read a request and exited on it does not.
+        False while its output has not ended."""
+        if self._input_refused:
+            return True
+        written = self._bytes_out - (len(self._tail) if self._tail is not None else 0)
+        return self._input_unread is not None and self._input_unread >= written > 0
+
+    def in_words(self, when: str = "") -> str:
+        """``exited with status 1 (its last stderr line: ...)`` (see :func:`exit_in_words`)."""
+        return exit_in_words(self.returncode, self.stderr_lines, when)
+
+    async def send(self, value: bytes) -> None:
+        try:
+            await super().send(value)
+        except trio.BrokenResourceError:
+            self._input_refused = self._input_refused or self._bytes_out == 0
+            raise
+
+    def send_nowait(self, value: bytes) -> None:
+        try:
+            super().send_nowait(value)
+        except trio.BrokenResourceError:
+            self._input_refused = self._input_refused or self._bytes_out == 0
+            raise
+
+    def _note_unread_input(self) -> None:
+        stream = self.send_stream
+        if stream is not None and not self._stdin_closed and hasattr(stream, "fileno"):
+            self._input_unread = _unread_bytes(stream.fileno())
 
     def describe_exit(self) -> str:
         """``server exited with status 1; last stderr lines: ...`` (for errors)."""
@@ -270,9 +359,15 @@ class StdioProcess(LineChannel):
             # The server closed its stdout: usually it is exiting. Wait a little
             # for its status and last stderr lines, to say why in the error.
             await self._receive_in_scope(self._wait_for_exit)
+            self._note_unread_input()
             if self.returncode == 0 or self.returncode is None:
                 raise  # a clean close (SI-12) or stdout closed while it runs
-            raise trio.BrokenResourceError(self.describe_exit()) from None
+            raise ServerExited(
+                self.describe_exit(),
+                pid=self.pid,
+                returncode=self.returncode,
+                stderr_lines=self.stderr_lines,
+            ) from None
 
     async def _receive_in_scope(self, wait: Callable[[], Awaitable[_T]]) -> _T:
         """``await wait()`` in a scope :meth:`aclose` cancels: then
