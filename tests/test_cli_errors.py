@@ -15,6 +15,7 @@ import io
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -422,3 +423,93 @@ def test_call_help_documents_env(capsys: pytest.CaptureFixture[str]) -> None:
     assert "set a variable in the server's environment (repeatable)" in text
     assert "--inherit-env" in text
     assert "to connect (probe and opening together)" in text
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, then closed)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def test_a_refused_connection_is_one_sentence_without_a_json_rpc_code(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}/mcp"
+    status = main(["call", "--url", url, "--", "some_tool", "{}"])
+    assert status == 1
+    assert only_error_line(capfd) == f"cannot connect to {url}: connection refused"
+
+
+def test_a_url_without_a_scheme_is_said_in_words(capfd: pytest.CaptureFixture[str]) -> None:
+    status = main(["call", "--url", "127.0.0.1:9/mcp", "--", "some_tool", "{}"])
+    assert status == 1
+    assert only_error_line(capfd) == (
+        "cannot connect to 127.0.0.1:9/mcp: the URL must start with http:// or https://"
+    )
+
+
+def test_trace_marks_what_the_client_made_up_apart_from_frames_received(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}/mcp"
+    status = main(["trace", "--url", url])
+    assert status == 1
+    captured = capfd.readouterr()
+    lines = captured.out.splitlines()
+    # Nothing was received: no frame is shown as coming from the server.
+    assert not [line for line in lines if " <- " in line], lines
+    local = [line.split("!! local: ", 1)[1] for line in lines if "!! local: " in line]
+    assert local == [
+        f"server/discover: cannot connect to {url}: connection refused",
+        f"cannot connect to {url}: connection refused",
+    ]
+    assert f"== failed: cannot connect to {url}: connection refused" in lines
+    assert "Error(" not in captured.out + captured.err
+    assert captured.err.splitlines() == [
+        f"trio-mcp: error: cannot connect to {url}: connection refused"
+    ]
+
+
+def test_spec_ids_stay_on_the_exception_and_show_with_verbose() -> None:
+    from trio_mcp import RPCError
+    from trio_mcp._cli._errors import describe
+
+    lost = RPCError(
+        -32000,
+        "tools/call: the server's response stream ended before the answer; "
+        "the request may have run and is not sent again (HM-14)",
+        {"local": True},
+    )
+    assert describe(lost) == (
+        "tools/call: the server's response stream ended before the answer; "
+        "the request may have run and is not sent again"
+    )
+    assert describe(lost, verbose=True).endswith("is not sent again (HM-14)")
+    assert "(HM-14)" in str(lost)
+    # An error the server sent keeps its JSON-RPC code.
+    assert describe(RPCError(-32602, "Unknown tool: x")) == "Unknown tool: x (code -32602)"
+
+
+def test_a_server_that_exits_during_a_call_is_said_in_words(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "crasher.py"
+    script.write_text(
+        "import os, sys\n"
+        "from trio_mcp import Server, run_stdio\n"
+        "server = Server('crasher')\n"
+        "@server.tool()\n"
+        "async def crash() -> str:\n"
+        "    print('about to crash: disk on fire', file=sys.stderr, flush=True)\n"
+        "    os._exit(3)\n"
+        "run_stdio(server)\n"
+    )
+    status = main(["call", "--", sys.executable, str(script), "crash", "{}"])
+    assert status == 1
+    lines = capfd.readouterr().err.splitlines()
+    assert lines[-1] == (
+        "trio-mcp: error: the server exited with status 3 "
+        "(its last stderr line: about to crash: disk on fire)"
+    )

@@ -149,7 +149,7 @@ async def run_call(
             nursery.cancel_scope.cancel()
     except USER_ERRORS as exc:
         bar.finish()
-        print_error(err, describe(exc))
+        print_error(err, describe(exc, verbose=verbose))
         return 1
     bar.finish()
     if interrupted:

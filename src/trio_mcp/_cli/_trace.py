@@ -38,7 +38,7 @@ from ..protocol import (
 from ..transports import StdioProcess
 from ..transports._stdio_client import describe_returncode
 from ._era import EraOption, era_line, era_summary, open_cli_client
-from ._errors import USER_ERRORS, describe, print_error
+from ._errors import USER_ERRORS, describe, is_local_error, print_error
 
 if TYPE_CHECKING:
     from .._client._client import Client
@@ -96,7 +96,17 @@ class FramePrinter(RequestObserver):
             except ValueError:
                 message = data.decode(errors="replace")
             line = {"type": "frame", "direction": direction.value, "t": round(elapsed, 6)}
+            if direction is FrameDirection.IN and _made_up_error(data) is not None:
+                line = {"type": "local", "t": round(elapsed, 6)}
             print(json.dumps({**line, "message": message}), file=self.out)
+            return
+        local = _made_up_error(data) if direction is FrameDirection.IN else None
+        if local is not None:
+            # Made up by our client (a refused connection, say): nothing was
+            # received, so it is not shown as a frame from the server.
+            stamp = self.paint(f"{elapsed:8.3f}s", "dim")
+            prefix = f"{self.label} " if self.label else ""
+            print(f"  {stamp} {prefix}!! local: {local}", file=self.out)
             return
         arrow = "->" if direction is FrameDirection.OUT else "<-"
         text = data.decode(errors="replace")
@@ -105,6 +115,21 @@ class FramePrinter(RequestObserver):
         prefix = f"{self.label} " if self.label else ""
         stamp = self.paint(f"{elapsed:8.3f}s", "dim")
         print(f"  {stamp} {prefix}{self.paint(arrow, direction.value)} {text}", file=self.out)
+
+
+def _made_up_error(data: bytes) -> str | None:
+    """The message of an error response our own client made up (see
+    :func:`~._errors.is_local_error`), or None for a frame really received."""
+    if b'"local"' not in data:
+        return None
+    try:
+        message = json.loads(data)
+    except ValueError:
+        return None
+    error = message.get("error") if isinstance(message, dict) else None
+    if isinstance(error, dict) and is_local_error(error.get("data")):
+        return str(error.get("message", ""))
+    return None
 
 
 @attrs.frozen

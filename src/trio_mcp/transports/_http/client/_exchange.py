@@ -43,10 +43,11 @@ from ...._errors import HandshakeRefused
 from ....protocol import ErrorCode, RequestId
 from ....protocol._head import OversizeFrame
 from .._common import batch_frames, id_key
-from ._httpx import request_url
+from ._httpx import describe_failure, request_url
 from ._keeper import (
     EXPIRED,
     HTTP_ERROR,
+    LOCAL_ERROR_DATA,
     Push,
     SessionKeeper,
     describe_answer,
@@ -127,11 +128,16 @@ class Exchange:
         #: Why the server refused the handshake (``initialize`` only).
         self.refusal: HandshakeRefused | None = None
 
-    def fail(self, message: str, *, code: int = HTTP_ERROR, data: Any = None) -> None:
-        """Answer the call with an error, unless it is answered already."""
+    def fail(
+        self, message: str, *, code: int = HTTP_ERROR, data: Any = None, local: bool = True
+    ) -> None:
+        """Answer the call with an error, unless it is answered already; one
+        the transport makes up (*local*) carries :data:`LOCAL_ERROR_DATA`."""
         if self.answered:
             return
         error: dict[str, Any] = {"code": code, "message": message}
+        if local and data is None:
+            data = LOCAL_ERROR_DATA
         if data is not None:
             error["data"] = data
         self._push(orjson.dumps({"jsonrpc": "2.0", "id": self.request_id, "error": error}))
@@ -152,7 +158,7 @@ class Exchange:
             with self.scope:
                 await self._post(None)
         except httpx.HTTPError as exc:
-            self.fail(f"HTTP request failed: {exc!r}")
+            self.fail(describe_failure(self._keeper.url, exc))
         finally:
             self.started.set()
             if not self.answered and not self.detached:
@@ -232,7 +238,7 @@ class Exchange:
                 # The server's own JSON-RPC error (a 413 naming the limit, say),
                 # under our id: its code tells the caller what went wrong.
                 message = f"HTTP {status}: {error.get('message', '')}"
-                self.fail(message, code=error["code"], data=error.get("data"))
+                self.fail(message, code=error["code"], data=error.get("data"), local=False)
             else:
                 self.fail(f"HTTP {status}: {body[:200].decode('utf-8', 'replace')}")
             return

@@ -20,6 +20,8 @@ is used as it is.
 from __future__ import annotations
 
 import functools
+import os
+import socket
 from typing import Any
 
 import httpx
@@ -67,3 +69,41 @@ def request_url(url: str) -> httpx.URL:
     """*url* parsed, once per URL (an ``httpx.URL`` is immutable, so one
     object serves every request to it)."""
     return httpx.URL(url)
+
+
+def describe_failure(url: str, exc: httpx.HTTPError) -> str:
+    """A failed HTTP request in words, no repr: ``cannot connect to URL:
+    connection refused``, ``the connection to URL broke: ...``."""
+    if isinstance(exc, httpx.UnsupportedProtocol):
+        return f"cannot connect to {url}: the URL must start with http:// or https://"
+    if isinstance(exc, httpx.ConnectTimeout):
+        return f"cannot connect to {url}: no answer in time"
+    if isinstance(exc, httpx.ConnectError):
+        return f"cannot connect to {url}: {_reason(exc)}"
+    if isinstance(exc, httpx.TimeoutException):
+        return f"{url} did not answer in time"
+    if isinstance(exc, httpx.ReadError | httpx.WriteError | httpx.RemoteProtocolError):
+        return f"the connection to {url} broke: {_reason(exc)}"
+    return f"the HTTP request to {url} failed: {_reason(exc)}"
+
+
+def _reason(exc: BaseException) -> str:
+    """The operating system's words for what failed under *exc* (its causes,
+    contexts and groups searched), else its own message."""
+    stack: list[BaseException] = [exc]
+    seen: set[int] = set()
+    while stack:
+        found = stack.pop()
+        if id(found) in seen:
+            continue
+        seen.add(id(found))
+        if isinstance(found, socket.gaierror) and found.strerror:
+            return f"the host was not found ({found.strerror.lower()})"
+        if isinstance(found, OSError) and isinstance(found.errno, int) and found.errno > 0:
+            words = os.strerror(found.errno)
+            return words[0].lower() + words[1:]
+        if isinstance(found, BaseExceptionGroup):
+            stack.extend(found.exceptions)
+        stack.extend(e for e in (found.__context__, found.__cause__) if e is not None)
+    text = str(exc).strip()
+    return text or type(exc).__name__

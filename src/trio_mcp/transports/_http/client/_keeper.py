@@ -61,6 +61,11 @@ logger = logging.getLogger("trio_mcp.http.client")
 EXPIRED = "Session expired (HTTP 404)"
 #: Error code of the errors the HTTP client transport answers failed requests with.
 HTTP_ERROR = -32000
+#: The ``data`` of an error the transport makes up itself (a refused
+#: connection, a stream that ended without the answer): nothing of it was
+#: received, and a trace or a command line says so instead of showing it as
+#: the server's answer or its JSON-RPC code.
+LOCAL_ERROR_DATA = {"local": True}
 #: The Accept header of every POST and DELETE (HT-06).
 ACCEPT_BOTH = "application/json, text/event-stream"
 

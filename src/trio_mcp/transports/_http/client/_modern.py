@@ -48,10 +48,11 @@ from ....protocol._codec import DEFAULT_MAX_MESSAGE_SIZE
 from ....protocol._head import OversizeFrame
 from ....protocol._headers import HeaderAnnotation, request_headers
 from .._common import batch_frames, id_key
-from ._httpx import request_url
+from ._httpx import describe_failure, request_url
 from ._keeper import (
     ACCEPT_BOTH,
     HTTP_ERROR,
+    LOCAL_ERROR_DATA,
     Push,
     describe_answer,
     head_of_body,
@@ -153,7 +154,7 @@ class ModernExchange:
         """Answer the call with an error, unless it is answered or cancelled."""
         if self.answered or self.scope.cancel_called:
             return
-        error = {"code": HTTP_ERROR, "message": message}
+        error = {"code": HTTP_ERROR, "message": message, "data": LOCAL_ERROR_DATA}
         self._deliver({"jsonrpc": "2.0", "id": self.request_id, "error": error})
 
     def _deliver(self, frame: dict[str, Any]) -> None:
@@ -182,7 +183,7 @@ class ModernExchange:
             with self.scope:
                 await self._post(self._url, may_redirect=True)
         except httpx.HTTPError as exc:
-            self.fail(f"{self.method}: the HTTP request failed: {exc!r}")
+            self.fail(f"{self.method}: {describe_failure(self._url, exc)}")
         finally:
             if not self.answered:
                 self.fail(
