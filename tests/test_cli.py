@@ -445,6 +445,21 @@ def check_handshake_part(legacy: str) -> None:
     assert "responses that arrived for cancelled requests: 0" in legacy
     assert "RequestTimeout: tools/call timed out after 1s without progress" in legacy
     assert "exited after stdin was closed" in legacy
+    check_for_people(legacy)
+
+
+def check_for_people(part: str) -> None:
+    """Enums and statistics read by people: no reprs; the repeated tools/list explained."""
+    assert "CancelOrigin." not in part
+    assert "SessionStatistics(" not in part
+    assert re.search(r"record \d+: cancelled, origin caller;", part)
+    table = part.split("\n  client statistics\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert 3 <= len(table) <= 8, table
+    assert re.search(r"\bstate\s+closed\b", table[0])
+    assert any(re.search(r"\bcompleted\s+\d+\b", row) for row in table)
+    assert re.search(
+        r"\(the tools/list above, id \d+, was the client's own, sent as it connected", part
+    )
 
 
 def check_modern_part(modern: str) -> None:
@@ -475,7 +490,7 @@ def check_modern_part(modern: str) -> None:
     assert re.search(rf"\+ tools/call .* round 2 of call {call}: the answer", modern)
     # The cancelled call: the caller's, the handler stopped, nothing sent after.
     cancelled = re.search(
-        r"record (\d+): cancelled, origin CancelOrigin.CALLER; server handler stopped: True",
+        r"record (\d+): cancelled, origin caller; server handler stopped: True",
         modern,
     )
     assert cancelled, modern
@@ -484,6 +499,7 @@ def check_modern_part(modern: str) -> None:
         "late events on its record: 0"
     ) in modern
     assert "exited after stdin was closed" in modern
+    check_for_people(modern)
 
 
 async def test_demo_narrates_the_whole_lifecycle() -> None:

@@ -28,6 +28,7 @@ output is the same on every run (but for times and process ids).
 
 from __future__ import annotations
 
+import enum
 import json
 import os
 import sys
@@ -36,12 +37,14 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+import attrs
 import trio
 
 from .. import types as mcp_types
 from .._client._elicitation import FormElicitation
 from .._errors import RequestTimeout
 from ..protocol import (
+    Direction,
     FrameDirection,
     MultiObserver,
     Progress,
@@ -205,7 +208,8 @@ class _Demo:
         record = _last(client.session.requests(), "tools/call")
         self.line(
             f"client: cancelled={scope.cancelled_caught}; record {record.id}: "
-            f"{record.state.value}, origin {record.cancel_origin}; "
+            f"{record.state.value}, origin "
+            f"{record.cancel_origin.value if record.cancel_origin else 'none'}; "
             f"server handler stopped: {self.handler_stopped.is_set()}"
         )
         return record
@@ -214,7 +218,50 @@ class _Demo:
         step = transport.exit_step.value if transport.exit_step else "unknown"
         self.line(f"server process {transport.pid}: {step}")
         print_records(self.out, title, client.session.requests(), self.start)
-        print(f"\n  client statistics: {client.session.statistics()}", file=self.out)
+        print("\n  client statistics", file=self.out)
+        for row in statistics_table(client.session.statistics()):
+            print(f"    {row}", file=self.out)
+
+    def discovery_note(self, client: Client) -> None:
+        """Say why tools/list shows twice: the client listed the tools itself
+        as it connected (what ``client.tools`` holds), before the demo asks."""
+        own = [
+            r
+            for r in client.session.requests()
+            if r.method == "tools/list" and r.direction is Direction.OUTBOUND
+        ]
+        if own:
+            self.line(
+                f"(the tools/list above, id {own[0].id}, was the client's own, sent as it "
+                "connected to fill client.tools; this one is the demo asking)"
+            )
+
+
+def statistics_table(statistics: Any, columns: int = 3) -> list[str]:
+    """A statistics record (such as ``SessionStatistics``) as a short table
+    for people: each field's name in words and its value, *columns* to a row,
+    enums by their value and None as ``-``."""
+    cells = []
+    for field in attrs.fields(type(statistics)):
+        value = getattr(statistics, field.name)
+        if isinstance(value, enum.Enum):
+            value = value.value
+        cells.append((field.name.replace("_", " "), "-" if value is None else str(value)))
+    rows = -(-len(cells) // columns)
+    table = [cells[n * rows : (n + 1) * rows] for n in range(columns)]
+    widths = [
+        (max((len(k) for k, _ in col), default=0), max((len(v) for _, v in col), default=0))
+        for col in table
+    ]
+    lines = []
+    for r in range(rows):
+        parts = [
+            f"{col[r][0]:<{name}}  {col[r][1]:>{value}}"
+            for col, (name, value) in zip(table, widths, strict=True)
+            if r < len(col)
+        ]
+        lines.append("    ".join(parts).rstrip())
+    return lines
 
 
 async def run_demo(
@@ -276,6 +323,7 @@ async def _handshake_era(demo: _Demo) -> None:
         line(f"server: {client.server_info.name} {client.server_info.version}; capabilities {caps}")
 
         say("2. Discovery: tools/list")
+        demo.discovery_note(client)
         tools = await client.list_tools()
         for tool in tools.tools:
             line(f"tool {tool.name}: {(tool.description or '').splitlines()[0]}")
@@ -332,6 +380,7 @@ async def _modern_era(demo: _Demo) -> None:
         line("no initialized notification, no session: every request names its version in _meta")
 
         say("2. Discovery: tools/list (the client keeps it fresh on a subscriptions/listen stream)")
+        demo.discovery_note(client)
         tools = await client.list_tools()
         line(f"tools: {', '.join(tool.name for tool in tools.tools)}")
 
