@@ -82,3 +82,33 @@ def test_help_says_what_the_checker_calls(capsys: pytest.CaptureFixture[str]) ->
     assert "readOnlyHint: true" in text
     assert "--call-unannotated-tools" in text
     assert "destructiveHint: true, which is called only when named" in text
+
+
+HASTY = str(Path(__file__).resolve().parent / "hasty_server.py")
+
+
+@pytest.mark.parametrize(
+    ("options", "advice"),
+    [
+        (
+            [],
+            "(the checker picked count and guessed its arguments: name a tool with "
+            "--progress-tool NAME --progress-args JSON)",
+        ),
+        (
+            ["--progress-tool", "count"],
+            "(the arguments were guessed: set them with --progress-args JSON)",
+        ),
+    ],
+)
+def test_a_skip_from_guessed_arguments_says_which_option_to_set(
+    options: list[str], advice: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["check", "--json", "--era", "legacy", "--timeout", "1", *options]
+    status = main([*argv, "--only", "cancel.cancelled-call", "--", sys.executable, HASTY])
+    [result] = json.loads(capsys.readouterr().out)["results"]
+    assert status == 0
+    assert result["outcome"] == "SKIP"
+    assert result["detail"].startswith("count {")
+    assert "answered before it reported progress; nothing to cancel" in result["detail"]
+    assert result["detail"].endswith(advice), result["detail"]
