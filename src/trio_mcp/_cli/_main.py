@@ -6,7 +6,8 @@ Subcommands:
 * ``trace -- CMD ARGS...``: trace any stdio server's lifecycle, frame by frame;
 * ``call -- CMD ARGS... TOOL JSON``: call one tool and print the result;
 * ``check -- CMD ARGS...`` or ``check --url URL``: hold a server to the
-  lifecycle, cancellation and robustness rules (exit 0 only if nothing failed).
+  lifecycle, cancellation and robustness rules (exit 0 only if nothing failed);
+  it calls only the tools you name and those annotated read-only.
 
 ``trace --url URL`` and ``call --url URL -- TOOL JSON`` talk to a Streamable
 HTTP server instead; with ``--auth`` they authorize with OAuth: one URL is
