@@ -144,11 +144,15 @@ class ToolChoice:
         return ""
 
 
+def _annotations(tool: dict[str, Any]) -> dict[str, Any]:
+    """The tool's annotations as listed (a malformed value counts as none)."""
+    annotations = tool.get("annotations")
+    return annotations if isinstance(annotations, dict) else {}
+
+
 def may_call(tool: dict[str, Any], options: Options) -> bool:
     """Whether the checker may call *tool* without it being named (see the module docstring)."""
-    annotations = tool.get("annotations")
-    if not isinstance(annotations, dict):
-        annotations = {}
+    annotations = _annotations(tool)
     if annotations.get("destructiveHint") is True:
         return False
     return annotations.get("readOnlyHint") is True or options.call_unannotated_tools
@@ -158,7 +162,7 @@ def _passed_over(tools: list[dict[str, Any]], options: Options) -> str:
     """Why tools were not called: the sentence a SKIP ends with."""
     names = [
         f"{tool.get('name')}"
-        + (" (destructive)" if (tool.get("annotations") or {}).get("destructiveHint") else "")
+        + (" (destructive)" if _annotations(tool).get("destructiveHint") is True else "")
         for tool in tools
         if not may_call(tool, options)
     ]

@@ -278,8 +278,7 @@ class StdioProcess(LineChannel):
         self._stderr_done = trio.Event()
         self._stdin_closed = False
         self._exited_before_close = False
-        #: Whether our writes reached the server at all (see read_no_input).
-        self._input_refused = False
+        #: What the server left unread of our writes (see read_no_input).
         self._input_unread: int | None = None
         #: The scope of a receive waiting anywhere but on the pipe (see
         #: :meth:`receive`), so that aclose can wake it.
@@ -296,35 +295,25 @@ class StdioProcess(LineChannel):
 
     @property
     def read_no_input(self) -> bool:
-        """Whether the server's output ended before it read anything we wrote:
-        its stdin refused our first write, or everything we wrote was still
-        in the pipe. A server that fails on start (a syntax error, a missing
-        module) does that; one that read a request and exited on it does not.
-        False while its output has not ended."""
-        if self._input_refused:
-            return True
+        """Whether the server exited without reading anything we wrote: none of
+        our writes went through (its stdin was closed), or everything we wrote
+        was still in the pipe when its output ended or we closed its stdin. A
+        server that fails on start (a syntax error, a missing module) does
+        that; one that read a request and exited on it does not. False while
+        it runs."""
+        if self.returncode is None:
+            return False
         written = self._bytes_out - (len(self._tail) if self._tail is not None else 0)
-        return self._input_unread is not None and self._input_unread >= written > 0
+        if written <= 0:
+            return True
+        return self._input_unread is not None and self._input_unread >= written
 
     def in_words(self, when: str = "") -> str:
         """``exited with status 1 (its last stderr line: ...)`` (see :func:`exit_in_words`)."""
         return exit_in_words(self.returncode, self.stderr_lines, when)
 
-    async def send(self, value: bytes) -> None:
-        try:
-            await super().send(value)
-        except trio.BrokenResourceError:
-            self._input_refused = self._input_refused or self._bytes_out == 0
-            raise
-
-    def send_nowait(self, value: bytes) -> None:
-        try:
-            super().send_nowait(value)
-        except trio.BrokenResourceError:
-            self._input_refused = self._input_refused or self._bytes_out == 0
-            raise
-
     def _note_unread_input(self) -> None:
+        """Note how much of what we wrote is still in the stdin pipe (while it is open)."""
         stream = self.send_stream
         if stream is not None and not self._stdin_closed and hasattr(stream, "fileno"):
             self._input_unread = _unread_bytes(stream.fileno())
@@ -392,6 +381,8 @@ class StdioProcess(LineChannel):
         # Whether it ended before we closed its stdin: that decides between
         # EXITED and STDIN_CLOSED, however late _terminate looks at it.
         self._exited_before_close = self.process.returncode is not None
+        if self._exited_before_close:
+            self._note_unread_input()
         self._stdin_closed = True
         self._closed = True
         if self._receiving is not None:
