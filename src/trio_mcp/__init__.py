@@ -40,9 +40,9 @@ _LAZY = {
     "parse_http_option": "._server._entry",
     "serve_websocket": "._server._entry",
     "Client": "._client._client",
-    "open_client": "._client._client",
-    "run_client": "._client._client",
-    "ToolCallError": "._client._client",
+    "open_client": "._client._open",
+    "run_client": "._client._open",
+    "ToolCallError": "._client._calls",
     "open_stdio_client": "._client._connect",
     "open_http_client": "._client._connect",
     "open_websocket_client": "._client._connect",
@@ -67,7 +67,8 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from ._client._client import Client, ToolCallError, open_client, run_client
+    from ._client._calls import ToolCallError
+    from ._client._client import Client
     from ._client._connect import open_http_client, open_stdio_client, open_websocket_client
     from ._client._elicitation import FormElicitation, URLElicitation, url_elicitation
     from ._client._hidden_text import (
@@ -77,6 +78,7 @@ if TYPE_CHECKING:
         find_hidden_text_in_tool,
     )
     from ._client._multi import ClientGroup, open_clients
+    from ._client._open import open_client, run_client
     from ._errors import (
         HandshakeRefused,
         InvalidPeerResult,

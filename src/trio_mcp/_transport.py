@@ -70,19 +70,37 @@ The eras it carries (optional)
 
 Tool headers (optional)
     A transport that mirrors tool arguments into headers (Streamable HTTP in
-    2026-07-28: ``Mcp-Param-*``, HM-25) has a writable attribute
-    ``tool_headers``: the client sets it to a callable giving the
-    ``x-mcp-header`` annotations of a tool by name, and on such a transport
-    drops tools whose annotations are invalid (HM-27).
+    2026-07-28: ``Mcp-Param-*``, HM-25) is a :class:`HeaderMirroringTransport`:
+    its ``tool_headers`` is the
+    :class:`~trio_mcp.protocol._headers.ToolHeaderRules` it reads the
+    ``x-mcp-header`` annotations of a called tool from, given at its
+    construction. A client on such a transport teaches those rules the tools
+    it lists, and drops tools whose annotations are invalid (HM-27).
 
 Spec: TR-01 (UTF-8 messages), TR-03 (a custom transport documents its framing).
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
+from typing import Protocol, TypeAlias, runtime_checkable
 
 import trio
 
+from .protocol._headers import ToolHeaderRules
+
 #: What a session runs over.
 Transport: TypeAlias = trio.abc.Channel[bytes]
+
+
+@runtime_checkable
+class HeaderMirroringTransport(Protocol):
+    """A transport that mirrors the ``x-mcp-header`` arguments of a tool call
+    into headers (see "Tool headers" in the module docstring).
+
+    Cancellation: no I/O; nothing waits.
+    """
+
+    @property
+    def tool_headers(self) -> ToolHeaderRules:
+        """The annotations the transport mirrors, by tool name."""
+        ...

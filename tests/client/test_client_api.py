@@ -27,7 +27,8 @@ from trio_mcp import (
 )
 from trio_mcp import types as t
 from trio_mcp._client._cache import ListChanged, PaginationError, ToolDefinitionChanged
-from trio_mcp._client._client import ToolCallError, run_client
+from trio_mcp._client._calls import ToolCallError
+from trio_mcp._client._open import run_client
 from trio_mcp.lowlevel import RequestContext, open_session
 from trio_mcp.protocol import (
     CancelOrigin,

@@ -2,25 +2,28 @@
 
 Theory of operation
 -------------------
-:func:`open_client` opens a session, chooses its era (``era="auto"`` by
-default: a ``server/discover`` probe, then the handshake if the server is not
-a 2026-07-28 one; see ``trio_mcp._client._era``), then discovers every list the
-server declared, page by page. The same calls work in both eras: in
-2026-07-28 every request carries our version, capabilities and ``clientInfo``
-(the connection adds them), ``call_tool``/``read_resource``/``get_prompt`` run
-the input-required loop themselves (answering each round with the registered
-handlers and retrying with a new id until the result is complete), and change
-notices arrive on ``subscriptions/listen`` streams the client opens while it
-has listeners. A small nursery owned
-by the ``async with`` holds one task, the list refresher (see
-``_client_cache``); nothing outlives the block. :func:`run_client` is the same
-for ``nursery.start``: it hands the client back and runs until the client is
-closed.
+:func:`~trio_mcp.open_client` (``trio_mcp._client._open``) opens a session
+with the client as its dispatcher, chooses its era (``era="auto"`` by default:
+a ``server/discover`` probe, then the handshake if the server is not a
+2026-07-28 one; see ``trio_mcp._client._era``), and then runs the client
+(:meth:`Client._running`): a small nursery owned by the client holds the list
+refresher (see ``trio_mcp._client._cache``) and, in 2026-07-28, the
+``subscriptions/listen`` streams (``trio_mcp._client._subscriptions``); with
+discovery every list the server declared is fetched first, page by page.
+Nothing outlives the block.
+
+The same calls work in both eras: in 2026-07-28 every request carries our
+version, capabilities and ``clientInfo`` (the connection adds them), and
+``call_tool``/``read_resource``/``get_prompt`` run the input-required loop
+themselves (``trio_mcp._client._calls``: each round answered with the
+registered handlers, then retried with a new id until the result is
+complete).
 
 The server's requests (``roots/list``, ``sampling/createMessage``,
 ``elicitation/create``) go to :class:`~trio_mcp._client._handlers.ClientHandlers`;
 the client declares only what has a handler, so everything else is refused
-with -32601 by the protocol layer.
+with -32601 by the protocol layer. The server's notifications go through one
+table, by method (:meth:`Client.handle_notification`).
 
 A call the server runs as a task is followed by ``trio_mcp._client._tasks``
 (``call_tool(..., as_task=True)`` hands back its ``TaskHandle``; a call that
@@ -29,113 +32,29 @@ becomes a task unasked is polled to its end there).
 
 from __future__ import annotations
 
-import contextlib
-import inspect
-import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any, Literal, final, overload
 
 import attrs
 import trio
 
 from .. import types as mcp_types
-from .._errors import InvalidPeerResult, MCPError, RPCError, SessionClosed
-from .._session._engine import DEFAULT, RequestContext, Session, open_session
-from .._transport import Transport
-from .._util import covers
-from ..protocol import Capability, Connection, NotificationReceived, Progress, Revision, Role
+from .._session._engine import DEFAULT, RequestContext, Session
+from ..protocol import NotificationReceived, Progress, Revision
+from ..protocol._headers import ToolHeaderRules
 from ._cache import LISTS, ClientEvent, ListCache
-from ._era import EraChoice, Negotiated, negotiate
-from ._handlers import (
-    ClientHandlers,
-    FormElicitationHandler,
-    RootsSource,
-    SamplingHandler,
-    URLElicitationHandler,
-    check_roots,
-)
+from ._calls import InputRounds, ToolCall, ToolCalls
+from ._era import Negotiated
+from ._handlers import ClientHandlers, check_roots
 from ._hidden_text import HiddenCharacter
-from ._task_receiver import ReceiverTasks
-from ._tasks import ClientTasks, TaskHandle, settle
-from ._tool_headers import ToolHeaderRules, is_param_header_mismatch
-
-logger = logging.getLogger("trio_mcp.client")
-server_log = logging.getLogger("trio_mcp.server_log")
-
-#: Receives each ``notifications/message`` (sync or async).
-LogHandler = Callable[[mcp_types.LoggingMessageNotificationParams], Any]
-
-_PY_LEVELS = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "notice": logging.INFO,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
-    "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL,
-    "emergency": logging.CRITICAL,
-}
-
-
-class ToolCallError(MCPError):
-    """A tool returned ``isError: true`` and the caller asked for an exception.
-
-    ``result`` is the full :class:`~trio_mcp.types.CallToolResult`.
-    """
-
-    def __init__(self, name: str, result: mcp_types.CallToolResult) -> None:
-        text = " ".join(
-            block.text for block in result.content if isinstance(block, mcp_types.TextContent)
-        )
-        super().__init__(f"tool {name!r} failed: {text or '(no text)'}")
-        self.name = name
-        self.result = result
-
+from ._notifications import LogHandler, ServerNotifications, default_log_handler
+from ._subscriptions import Subscriptions
+from ._tasks import ClientTasks, TaskHandle
+from ._tool_headers import usable_tools
 
 _LOG_LEVEL_KEY = mcp_types.LOG_LEVEL_META_KEY
-_SUBSCRIPTION_ID_KEY = mcp_types.SUBSCRIPTION_ID_META_KEY
-
-
-def _declares(capabilities: dict[str, Any], feature: str) -> bool:
-    """Whether a server capability object declares ``<feature>.listChanged``."""
-    return Capability(Role.SERVER, (feature, "listChanged")).declared_in(capabilities)
-
-
-class _Subscription:
-    """One 2026-07-28 listen stream of this client, keyed by its request id."""
-
-    __slots__ = ("_ended", "accepted", "acknowledged", "ended", "id", "updates", "wanted")
-
-    def __init__(
-        self,
-        request_id: Any,
-        wanted: mcp_types.SubscriptionFilter,
-        updates: trio.MemorySendChannel[str] | None,
-    ) -> None:
-        self.id = request_id
-        self.wanted = wanted
-        #: What the server acknowledged it honours (SB-03, SB-04).
-        self.accepted: mcp_types.SubscriptionFilter | None = None
-        self.acknowledged = trio.Event()
-        self.updates = updates
-        self.ended = False
-        self._ended = trio.Event()
-
-    def end(self) -> None:
-        """The stream is over (also wakes whoever waits for the acknowledgment)."""
-        self.ended = True
-        self._ended.set()
-        self.acknowledged.set()
-
-    async def wait_ended(self) -> None:
-        """Block until the stream ends (the server ended it, or the session closed)."""
-        await self._ended.wait()
-
-
-def _default_log_handler(params: mcp_types.LoggingMessageNotificationParams) -> None:
-    level = _PY_LEVELS.get(params.level.value, logging.INFO)
-    server_log.log(level, "%s: %s", params.logger or "server", params.data)
 
 
 @final
@@ -147,50 +66,108 @@ class Client:
     ``handlers`` answers the server's requests.
     """
 
+    #: The underlying session (records, statistics).
+    session: Session
+    #: The server's answer to ``initialize`` (None in 2026-07-28).
+    initialize_result: mcp_types.InitializeResult | None
+    #: The server's answer to ``server/discover`` (None in the handshake era).
+    discover_result: mcp_types.DiscoverResult | None
+    # What the session and its era decide, set once the client runs (see
+    # _running); nothing reads them before.
+    _negotiated: Negotiated
+    _tool_headers: ToolHeaderRules | None
+    _cache: ListCache
+    _rounds: InputRounds
+    _tasks: ClientTasks
+    _tool_calls: ToolCalls
+    _subscriptions: Subscriptions
+    _notifications: ServerNotifications
+
     def __init__(
         self,
-        session: Session,
-        negotiated: Negotiated,
         handlers: ClientHandlers,
         *,
         log_handler: LogHandler | None = None,
         max_pages: int = 1000,
         max_input_rounds: int = 8,
-        tool_headers: ToolHeaderRules | None = None,
         tasks: bool = False,
     ) -> None:
-        self.session = session
-        #: The ``x-mcp-header`` rules of a header-mirroring transport (HTTP), else None.
-        self._tool_headers = tool_headers
-        self._negotiated = negotiated
-        #: The server's answer to ``initialize`` (None in 2026-07-28).
-        self.initialize_result = negotiated.initialize_result
-        #: The server's answer to ``server/discover`` (None in the handshake era).
-        self.discover_result = negotiated.discover_result
         self.handlers = handlers
-        handlers.server_name = self.server_info.name
-        self.log_handler = log_handler or _default_log_handler
-        #: Bound on the input-required rounds of one call (2026-07-28).
-        self.max_input_rounds = max_input_rounds
-        revision = session.protocol.revision
-        # Whether calls may be answered with input-required results.
-        self._input_rounds = revision is not None and revision.input_required
-        revision = session.protocol.revision
+        self._log_handler = log_handler or default_log_handler
+        self._max_pages = max_pages
+        self._max_input_rounds = max_input_rounds
+        self._declare_tasks = tasks
+        # The server's notifications reach the client from the session's
+        # start, but are handled only once the client runs.
+        self._running_now = False
+
+    @asynccontextmanager
+    async def _running(
+        self,
+        session: Session,
+        negotiated: Negotiated,
+        *,
+        tool_headers: ToolHeaderRules | None,
+        discover: bool,
+        probe_timeout: float,
+    ) -> AsyncIterator[None]:
+        """Run the client over *session*, whose era *negotiated* says, for the
+        duration of the block.
+
+        The client's nursery holds the list refresher and the 2026-07-28 listen
+        streams. With *discover* every list the server declared is fetched
+        first; in 2026-07-28 after the list-change stream is acknowledged
+        (waiting at most *probe_timeout* for that). *tool_headers*: the rules
+        of a transport that mirrors tool arguments into headers (2026-07-28
+        over HTTP), else None.
+
+        Cancellation:
+            A cancel during discovery leaves the block at once. Leaving the
+            block (also by cancellation) cancels the nursery: the refresher and
+            the listen streams end with it.
+        """
+        self.session = session
+        self._negotiated = negotiated
+        self.initialize_result = negotiated.initialize_result
+        self.discover_result = negotiated.discover_result
+        self.handlers.server_name = self.server_info.name
+        revision = self._revision
+        self._tool_headers = tool_headers
         self._cache = ListCache(
             self._request,
             session.protocol.peer_capabilities,
-            max_pages=max_pages,
-            cache_hints=revision is not None and revision.cache_hints,
-            tool_filter=tool_headers.usable if tool_headers is not None else None,
+            max_pages=self._max_pages,
+            cache_hints=revision.cache_hints,
+            tool_filter=partial(usable_tools, tool_headers) if tool_headers is not None else None,
         )
-        self._updates: list[tuple[str | None, trio.MemorySendChannel[str]]] = []
-        #: URL elicitations completed (ids), for waiters that come late.
-        self._completed_elicitations: set[str] = set()
-        # 2026-07-28: the open listen streams, by the listen request's id.
-        self._subscriptions: dict[Any, _Subscription] = {}
-        self._nursery: trio.Nursery | None = None
-        # The tasks the server runs for our calls (issue #14).
-        self._tasks = ClientTasks(session, self._answer_inputs, declare=tasks, max_pages=max_pages)
+        self._rounds = InputRounds(session, self.handlers, self._max_input_rounds)
+        # The tasks the server runs for our calls.
+        self._tasks = ClientTasks(
+            session, self._rounds.answer, declare=self._declare_tasks, max_pages=self._max_pages
+        )
+        self._tool_calls = ToolCalls(session, self._rounds, self._tasks, self._cache, tool_headers)
+        async with trio.open_nursery() as nursery:
+            self._subscriptions = Subscriptions(session, nursery)
+            self._notifications = ServerNotifications(
+                cache=self._cache,
+                subscriptions=self._subscriptions,
+                tasks=self._tasks,
+                handlers=self.handlers,
+                log_handler=self._log_handler,
+            )
+            self._running_now = True
+            if discover:
+                if revision.listen_subscriptions:
+                    # Listen before listing: a change reaches only streams the
+                    # server has acknowledged, so one made between a list and
+                    # the acknowledgment would leave that list stale for good.
+                    await self._subscriptions.open_list_changes(probe_timeout)
+                await self._cache.discover()
+            nursery.start_soon(self._cache.run_refresher, name="trio_mcp list refresher")
+            try:
+                yield
+            finally:
+                nursery.cancel_scope.cancel(reason="client closed")
 
     async def _request(self, method: str, params: Any) -> Any:
         return await self.session.request(method, params)
@@ -371,7 +348,7 @@ class Client:
         if self._tool_headers is not None:
             # Over HTTP a tool with invalid x-mcp-header annotations is not
             # offered at all (HM-27), in a page as in the cache.
-            result = attrs.evolve(result, tools=self._tool_headers.usable(result.tools))
+            result = attrs.evolve(result, tools=usable_tools(self._tool_headers, result.tools))
         return result
 
     @overload
@@ -463,169 +440,25 @@ class Client:
         Spec: TL-07, TL-13, TO-01..TO-05, CN-01, PG-02, PT-12..PT-15, TK-02,
         TK-03, TK-12, TK-14, TK-19.
         """
-        params: dict[str, Any] = {"name": name}
-        if arguments is not None:
-            params["arguments"] = arguments
-        result: mcp_types.CallToolResult
-        augmented = self._tasks.augment(
-            params, as_task=as_task, ttl=ttl, tool=self._cache.items["tools"].get(name)
+        call = ToolCall(
+            self._tool_calls,
+            name,
+            arguments,
+            on_progress=on_progress,
+            progress_idle_timeout=progress_idle_timeout,
+            max_duration=max_duration,
         )
-        if self._input_rounds or augmented is not None:
-            sent = params if augmented is None else augmented
-            try:
-                request_id, answer = await self._call_rounds(
-                    "tools/call",
-                    sent,
-                    on_progress=on_progress,
-                    progress_idle_timeout=progress_idle_timeout,
-                    max_duration=max_duration,
-                )
-            except RPCError as error:
-                retry = self._tasks.required_retry(params, error) if augmented is None else None
-                if retry is not None:
-                    # 2026-07-28: the tool runs only as a task and said so
-                    # (-32021 naming the extension): call once more declaring
-                    # it, and poll the task to its end below.
-                    again = retry
-                elif self._tool_headers is not None and is_param_header_mismatch(error):
-                    # HM-29: the tool's x-mcp-header annotations may have changed
-                    # since it was listed: list again, then one more try.
-                    logger.info("tool %r: header mismatch (%s); listing tools again", name, error)
-                    await self._cache.refresh("tools")
-                    again = sent
-                else:
-                    raise
-                # The one retry, with the same options.
-                request_id, answer = await self._call_rounds(
-                    "tools/call",
-                    again,
-                    on_progress=on_progress,
-                    progress_idle_timeout=progress_idle_timeout,
-                    max_duration=max_duration,
-                )
-            if isinstance(answer, mcp_types.CallToolResult):
-                if as_task:
-                    return self._tasks.immediate(request_id, answer, tool=name)
-                result = answer
-            else:  # the server made it a task
-                handle = self._tasks.adopt(request_id, answer, tool=name)
-                handle.on_progress = on_progress
-                if as_task:
-                    return handle
-                result = await settle(handle)
-        else:
-            # The handshake era has no input rounds: straight to the session
-            # (one coroutine frame less on the commonest call).
-            result = await self.session.request(
-                "tools/call",
-                params,
-                on_progress=on_progress,
-                progress_idle_timeout=progress_idle_timeout,
-                max_duration=max_duration,
-            )
-        if result.is_error:
-            if raise_on_error:
-                raise ToolCallError(name, result)
-            return result
-        if validate:
-            self._check_structured(name, result)
-        return result
-
-    def _check_structured(self, name: str, result: mcp_types.CallToolResult) -> None:
-        try:
-            validator = self._cache.output_validator(name)
-        except Exception as exc:  # jsonschema.SchemaError: the server's schema is broken
-            raise InvalidPeerResult(
-                f"tool {name!r} has an invalid outputSchema", [str(exc).splitlines()[0]]
-            ) from None
-        if validator is None:
-            return
-        if result.structured_content is None:
-            raise InvalidPeerResult(
-                f"tool {name!r} declares an outputSchema", ["structuredContent is missing"]
-            )
-        errors = [
-            f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}"
-            for e in validator.iter_errors(result.structured_content)
-        ]
-        if errors:
-            raise InvalidPeerResult(
-                f"structuredContent of tool {name!r} does not match its outputSchema", errors
-            )
-
-    async def _call_with_inputs(self, method: str, params: dict[str, Any]) -> Any:
-        """:meth:`_call_rounds`' result."""
-        return (await self._call_rounds(method, params))[1]
-
-    async def _call_rounds(
-        self,
-        method: str,
-        params: dict[str, Any],
-        *,
-        on_progress: Callable[[Progress], None] | None = None,
-        progress_idle_timeout: float | None = DEFAULT,
-        max_duration: float | None = DEFAULT,
-    ) -> tuple[Any, Any]:
-        """*method* with the input-required loop of 2026-07-28 (PT-12..PT-15):
-        the id of the last round and its result (a handshake-era call has one).
-
-        Raises:
-            InvalidPeerResult: the server asked for more than
-                ``max_input_rounds`` rounds, or for an input this client
-                cannot answer (one it did not declare: PT-07).
-
-        Cancellation: as :meth:`Session.request`, round by round.
-        """
-        session = self.session
-        follows = None
-        current = params
-        for _ in range(self.max_input_rounds + 1):
-            message = session.prepare_request(
-                method, current, want_progress=on_progress is not None, follows=follows
-            )
-            result = await session.call_prepared(
-                message,
-                on_progress=on_progress,
-                progress_idle_timeout=progress_idle_timeout,
-                max_duration=max_duration,
-            )
-            if not isinstance(result, mcp_types.InputRequiredResult):
-                return message.id, result
-            follows = message.id
-            current = dict(params)
-            if result.input_requests:
-                current["inputResponses"] = await self._answer_inputs(result.input_requests)
-            if result.request_state is not None:
-                current["requestState"] = result.request_state
-        raise InvalidPeerResult(
-            f"{method}: the server still asked for input after {self.max_input_rounds} rounds",
-            [f"max_input_rounds is {self.max_input_rounds}"],
-        )
-
-    async def _answer_inputs(self, requests: mcp_types.InputRequests) -> dict[str, Any]:
-        """Every input of one round, answered concurrently by the handlers (PT-12)."""
-        answers: dict[str, Any] = {}
-
-        async def answer(key: str, request: mcp_types.InputRequest) -> None:
-            try:
-                result = await self.handlers.answer(request.method, request.params, input_key=key)
-            except RPCError as exc:
-                raise InvalidPeerResult(
-                    f"the server asked for {request.method} ({key!r}), which this client "
-                    "cannot answer",
-                    [exc.message],
-                ) from None
-            answers[key] = mcp_types.converter.unstructure(result)
-
-        async with trio.open_nursery() as nursery:
-            for key, request in requests.items():
-                nursery.start_soon(answer, key, request)
-        return answers
+        answer = await call.send(as_task=as_task, ttl=ttl)
+        if as_task:
+            return call.handle(answer)
+        if not isinstance(answer, mcp_types.CallToolResult):
+            answer = await call.settle(answer)  # the server made it a task
+        return call.checked(answer, raise_on_error=raise_on_error, validate=validate)
 
     async def read_resource(self, uri: str) -> mcp_types.ReadResourceResult:
         """``resources/read`` (with the input-required loop in 2026-07-28, as
         :meth:`call_tool`). Cancellation: as :meth:`Session.request`. Spec: RS-02."""
-        result: mcp_types.ReadResourceResult = await self._call_with_inputs(
+        result: mcp_types.ReadResourceResult = await self._rounds.result(
             "resources/read", {"uri": uri}
         )
         return result
@@ -638,7 +471,7 @@ class Client:
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
-        result: mcp_types.GetPromptResult = await self._call_with_inputs("prompts/get", params)
+        result: mcp_types.GetPromptResult = await self._rounds.result("prompts/get", params)
         return result
 
     async def list_tasks(self) -> list[mcp_types.Task]:
@@ -744,106 +577,26 @@ class Client:
             ``cancel_notify_grace``, shielded); if the session is closed by
             then, nothing is sent.
         """
-        send, receive = trio.open_memory_channel[str](buffer)
-        if self._revision.listen_subscriptions:
-            if uri is None:
-                raise ValueError("2026-07-28 subscribes by URI: pass the uri to resource_updates")
-            async with self._listening(
-                mcp_types.SubscriptionFilter(resource_subscriptions=[uri]), send
-            ):
-                yield receive
-            return
-        entry = (uri, send)
-        self._updates.append(entry)
-        try:
-            if uri is not None:
-                await self.subscribe(uri)
-            yield receive
-        finally:
-            self._updates.remove(entry)
-            send.close()
-            if uri is not None and not self.session.closed:
-                with trio.CancelScope(shield=True):
-                    with trio.move_on_after(self.session.cancel_notify_grace):
-                        try:
-                            await self.unsubscribe(uri)
-                        except MCPError as exc:
-                            logger.debug("unsubscribe %s failed: %s", uri, exc)
+        async with self._subscriptions.resource_updates(uri, buffer=buffer) as updates:
+            yield updates
 
-    # ------------------------------------------ subscriptions (2026-07-28)
+    @property
+    def log_handler(self) -> LogHandler:
+        """Receives each ``notifications/message`` (sync or async)."""
+        return self._notifications.log_handler
 
-    @asynccontextmanager
-    async def _listening(
-        self,
-        wanted: mcp_types.SubscriptionFilter,
-        updates: trio.MemorySendChannel[str] | None = None,
-    ) -> AsyncIterator[_Subscription]:
-        """One ``subscriptions/listen`` stream for the duration of the block:
-        opened (and acknowledged) on entry, cancelled on exit.
+    @log_handler.setter
+    def log_handler(self, handler: LogHandler) -> None:
+        self._notifications.log_handler = handler
 
-        Cancellation: leaving the block cancels the stream (the server is told:
-        ``notifications/cancelled``, SB-08); a cancel while waiting for the
-        acknowledgment does the same.
-        """
-        assert self._nursery is not None
-        session = self.session
-        message = session.prepare_request(
-            "subscriptions/listen",
-            {"notifications": mcp_types.converter.unstructure(wanted)},
-        )
-        subscription = _Subscription(message.id, wanted, updates)
-        self._subscriptions[message.id] = subscription
+    @property
+    def max_input_rounds(self) -> int:
+        """Bound on the input-required rounds of one call (2026-07-28)."""
+        return self._rounds.max_rounds
 
-        async def run(task_status: trio.TaskStatus[trio.CancelScope]) -> None:
-            with trio.CancelScope() as scope:
-                task_status.started(scope)
-                try:
-                    await session.call_prepared(message)
-                except MCPError as exc:
-                    logger.debug("subscription %r ended: %s", message.id, exc)
-                finally:
-                    subscription.end()
-
-        scope = await self._nursery.start(run)
-        try:
-            await subscription.acknowledged.wait()
-            yield subscription
-        finally:
-            scope.cancel()
-            self._subscriptions.pop(message.id, None)
-            if updates is not None:
-                updates.close()
-
-    async def _listen_for_list_changes(self, listening: trio.Event) -> None:
-        """Keep the cached lists fresh in 2026-07-28: one listen stream for
-        every list the server says can change (SB-01); ended with the client.
-
-        Sets *listening* once the stream is acknowledged (or there is none to
-        open, or it could not open): from then on no change is missed, so the
-        lists fetched after it are kept fresh.
-
-        Cancellation: runs until the client closes.
-        """
-        caps = self.session.protocol.peer_capabilities
-        wanted = mcp_types.SubscriptionFilter(
-            tools_list_changed=_declares(caps, "tools") or None,
-            prompts_list_changed=_declares(caps, "prompts") or None,
-            resources_list_changed=_declares(caps, "resources") or None,
-        )
-        try:
-            if not (
-                wanted.tools_list_changed
-                or wanted.prompts_list_changed
-                or wanted.resources_list_changed
-            ):
-                return
-            async with self._listening(wanted) as subscription:
-                listening.set()
-                await subscription.wait_ended()
-        except SessionClosed:
-            return  # the client closed before (or while) the stream opened
-        finally:
-            listening.set()
+    @max_input_rounds.setter
+    def max_input_rounds(self, value: int) -> None:
+        self._rounds.max_rounds = value
 
     # ----------------------------------------------------------- roots
 
@@ -896,13 +649,7 @@ class Client:
             A checkpoint, also when the id already completed; a cancelled wait
             leaves the elicitation tracked, so it can be waited for again.
         """
-        if elicitation_id in self._completed_elicitations:
-            await trio.lowlevel.checkpoint()
-            return
-        event = self.handlers.pending_url.get(elicitation_id)
-        if event is None:
-            raise KeyError(elicitation_id)
-        await event.wait()
+        await self.handlers.wait_url_completed(elicitation_id)
 
     # --------------------------------------------------------- closing
 
@@ -918,251 +665,20 @@ class Client:
     # ------------------------------------------------------ dispatching
 
     async def handle_request(self, ctx: RequestContext) -> Any:
+        """Answer one request of the server with the handlers.
+
+        Cancellation: the handler runs in the request's cancel scope (see
+        :class:`RequestContext`).
+        """
         return await self.handlers.handle_request(ctx)
 
     async def handle_notification(self, session: Session, event: NotificationReceived) -> None:
-        method = event.method
-        params = event.params
-        meta = getattr(params, "meta", None)
-        if meta and _SUBSCRIPTION_ID_KEY in meta:
-            # 2026-07-28: a notice of one listen stream (SB-06).
-            subscription = self._subscriptions.get(meta[_SUBSCRIPTION_ID_KEY])
-            if subscription is None:
-                logger.debug("notice for unknown subscription: %s", method)
-                return
-            if method == "notifications/subscriptions/acknowledged":
-                subscription.accepted = params.notifications
-                subscription.acknowledged.set()
-                return
-            if not subscription.acknowledged.is_set():
-                logger.debug("notice before the acknowledgment ignored (SB-02): %s", method)
-                return
-            if method == "notifications/resources/updated" and subscription.updates is not None:
-                try:
-                    subscription.updates.send_nowait(params.uri)
-                except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
-                    logger.debug("dropped an update of %s", params.uri)
-                return
-        if method.endswith("/list_changed"):
-            self._cache.mark_dirty(method)
-        elif method == "notifications/resources/updated":
-            for wanted, send in list(self._updates):
-                uri = params.uri
-                if wanted is None or covers(wanted, uri):
-                    try:
-                        send.send_nowait(uri)
-                    except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
-                        logger.debug("dropped an update of %s", uri)
-        elif method == "notifications/message":
-            value = self.log_handler(params)
-            if inspect.isawaitable(value):
-                await value
-        elif method == "notifications/tasks/status":
-            self._tasks.notified(params)
-        elif method == "notifications/progress":
-            # Only a task's progress reaches here (a call's goes to its caller).
-            self._tasks.progressed(params)
-        elif method == "notifications/elicitation/complete":
-            if self.handlers.elicitation_completed(params.elicitation_id):
-                self._completed_elicitations.add(params.elicitation_id)
-            else:
-                logger.debug("ignored completion of unknown elicitation %s", params)
+        """React to one notification of the server: a notice of a listen
+        stream goes to its stream; any other to its handler in the table, by
+        method. Ignored until the client runs (during the opening).
 
-
-class _ClientDispatcher:
-    """Routes the server's messages; requests go to the handlers from the start
-    (the protocol refuses all but ping before the handshake completes)."""
-
-    def __init__(self, handlers: ClientHandlers) -> None:
-        self.handlers = handlers
-        self.client: Client | None = None
-
-    async def handle_request(self, ctx: RequestContext) -> Any:
-        return await self.handlers.handle_request(ctx)
-
-    async def handle_notification(self, session: Session, event: NotificationReceived) -> None:
-        if self.client is not None:
-            await self.client.handle_notification(session, event)
-
-
-@asynccontextmanager
-async def open_client(
-    transport: Transport,
-    *,
-    name: str = "trio_mcp-client",
-    version: str = "0.1.0",
-    protocol_version: str | None = None,
-    era: EraChoice = "auto",
-    probe_timeout: float = 2.0,
-    probe: bool = True,
-    roots: RootsSource | None = None,
-    sampling: SamplingHandler | None = None,
-    sampling_tools: bool = False,
-    elicitation: FormElicitationHandler | None = None,
-    url_elicitation: URLElicitationHandler | None = None,
-    apply_elicitation_defaults: bool = False,
-    log_handler: LogHandler | None = None,
-    discover: bool = True,
-    max_pages: int = 1000,
-    max_input_rounds: int = 8,
-    tasks: bool = False,
-    accept_tasks: bool = False,
-    **session_options: Any,
-) -> AsyncIterator[Client]:
-    """Open a session over *transport*, choose the era, discover, yield the :class:`Client`.
-
-    *era* (default ``"auto"``) chooses how the connection opens (see
-    ``trio_mcp._client._era``): ``"auto"`` probes with ``server/discover``,
-    bounded by *probe_timeout* seconds, and falls back to the handshake on a
-    handshake-era answer or none; ``"modern"`` speaks only 2026-07-28;
-    ``"legacy"`` only the handshake (our newest handshake-era revision, or
-    *protocol_version*, offered; any supported counter-offer accepted; one we
-    cannot speak refused with
-    :class:`~trio_mcp.protocol.UnsupportedProtocolVersion`). *probe* = False
-    makes ``"auto"`` start with the handshake (a server known to be
-    handshake-era). ``client.era`` and ``client.protocol_version`` say what
-    was chosen. With *discover* the client then fetches every list the server
-    declared (tools, prompts, resources, templates), following every page, and
-    in 2026-07-28 keeps them fresh through a ``subscriptions/listen`` stream,
-    opened first: the lists are fetched once the server has acknowledged it
-    (waiting at most *probe_timeout* for that), so no change is missed (SB-02).
-
-    Args:
-        roots: roots to expose (list of :class:`~trio_mcp.types.Root`, or a
-            function returning them); declares ``roots.listChanged``.
-        sampling: answers ``sampling/createMessage``; *sampling_tools* declares
-            that it handles ``tools``/``toolChoice``.
-        elicitation: answers form-mode elicitations (with a checked schema; the
-            answer is checked before it is sent; *apply_elicitation_defaults*
-            fills missing fields from the schema's defaults).
-        url_elicitation: answers URL-mode elicitations; the URL is never opened
-            by the library.
-        log_handler: receives ``notifications/message`` (default: the
-            ``trio_mcp.server_log`` Python logger).
-        max_pages: bound on pages of one list.
-        max_input_rounds: 2026-07-28: bound on the input-required rounds of one call.
-        tasks: 2026-07-28: declare the tasks extension on every tool call, so
-            the server may run any of them as a task (``call_tool`` then polls
-            it to the end); without it only ``as_task=True`` calls declare it.
-        accept_tasks: 2025-11-25: declare ``tasks.requests`` for the sampling
-            and elicitation handlers given, and run the server's
-            task-augmented requests of those kinds as tasks (answered at once
-            with a task id; the server polls them), for as long as the client
-            lives (see :mod:`trio_mcp._client._task_receiver`).
-        session_options: passed to :func:`open_session`.
-
-    Raises:
-        HandshakeRefused: the server speaks no revision we do (or, with
-            ``era="modern"``, no 2026-07-28 one).
-        ProbeClosedConnection: ``era="auto"`` and the server closed the
-            connection on the probe (the stdio client then starts it again).
-
-    Cancellation:
-        ``initialize`` is never cancelled by message (CN-03): if the handshake is
-        cancelled or times out, the session and transport are torn down instead.
-        Leaving the body shuts the session down (see :func:`open_session`): calls
-        still in flight in other tasks fail with ``SessionClosed`` and the server
-        is told about each.
-
-    Spec: LC-02, LC-04, LC-05, LC-07, LC-09, CN-03, RT-01, SM-01, EL-01, PA-04,
-    VR-11, VR-12, SI-14, SI-16, DS-04, ME-06, ME-08.
-    """
-    receiver = ReceiverTasks() if accept_tasks else None
-    handlers = ClientHandlers(
-        roots=roots,
-        sampling=sampling,
-        sampling_tools=sampling_tools,
-        elicitation=elicitation,
-        url_elicitation=url_elicitation,
-        apply_elicitation_defaults=apply_elicitation_defaults,
-        tasks=receiver,
-    )
-    protocol = Connection(
-        Role.CLIENT,
-        capabilities=handlers.capabilities(),
-        info={"name": name, "version": version},
-    )
-    dispatcher = _ClientDispatcher(handlers)
-    if era == "auto" and getattr(transport, "handshake_only", False):
-        era = "legacy"
-    async with (
-        # The tasks the client runs for its server outlive the requests that
-        # started them, not the client.
-        receiver.running() if receiver is not None else contextlib.nullcontext(),
-        open_session(transport, protocol, dispatcher, **session_options) as session,
-    ):
-        negotiated = await negotiate(
-            session,
-            protocol,
-            era,
-            probe=probe,
-            probe_timeout=probe_timeout,
-            protocol_version=protocol_version,
-        )
-        # x-mcp-header matters only where arguments become headers (HM-27),
-        # and only in 2026-07-28 (the handshake era has no such headers).
-        tool_headers = (
-            ToolHeaderRules()
-            if hasattr(transport, "tool_headers") and negotiated.era == "modern"
-            else None
-        )
-        client = Client(
-            session,
-            negotiated,
-            handlers,
-            log_handler=log_handler,
-            max_pages=max_pages,
-            max_input_rounds=max_input_rounds,
-            tool_headers=tool_headers,
-            tasks=tasks,
-        )
-        dispatcher.client = client
-        if tool_headers is not None:
-            # The transport asks the client for a tool's annotations (HM-25).
-            setattr(transport, "tool_headers", tool_headers.annotations)  # noqa: B010
-        async with trio.open_nursery() as nursery:
-            client._nursery = nursery
-            if discover:
-                if client._revision.listen_subscriptions:
-                    # Listen before listing: a change reaches only streams the
-                    # server has acknowledged, so one made between a list and
-                    # the acknowledgment would leave that list stale for good.
-                    # A server slow to acknowledge delays discovery by at most
-                    # probe_timeout (then the race is back, for that server).
-                    listening = trio.Event()
-                    nursery.start_soon(
-                        client._listen_for_list_changes,
-                        listening,
-                        name="trio_mcp list subscription",
-                    )
-                    with trio.move_on_after(probe_timeout):
-                        await listening.wait()
-                await client._cache.discover()
-            nursery.start_soon(client._cache.run_refresher, name="trio_mcp list refresher")
-            try:
-                yield client
-            finally:
-                nursery.cancel_scope.cancel(reason="client closed")
-
-
-async def run_client(
-    transport: Transport,
-    *,
-    task_status: trio.TaskStatus[Client] = trio.TASK_STATUS_IGNORED,
-    **options: Any,
-) -> None:
-    """:func:`open_client` for ``nursery.start``: hands back the :class:`Client`
-    and runs until it is closed (:meth:`Client.aclose`) or the server goes away.
-
-    Example::
-
-        client = await nursery.start(run_client, transport)
-        ...
-        await client.aclose()
-
-    Cancellation:
-        Cancelling the task closes the client as leaving :func:`open_client` does.
-    """
-    async with open_client(transport, **options) as client:
-        task_status.started(client)
-        await client.session.wait_closed()
+        Cancellation: only an async ``log_handler`` waits; it is cancelled
+        with the session's reader.
+        """
+        if self._running_now:
+            await self._notifications.dispatch(event)

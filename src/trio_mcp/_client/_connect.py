@@ -25,8 +25,9 @@ from ..transports._stdio_client import (
     StdioProcess,
     open_stdio_process,
 )
-from ._client import Client, open_client
+from ._client import Client
 from ._era import ProbeClosedConnection
+from ._open import open_client
 
 logger = logging.getLogger("trio_mcp.client")
 
@@ -272,7 +273,7 @@ async def open_websocket_client(
     (the ``mcp`` subprotocol); *client_options* go to :func:`~trio_mcp.open_client`.
     *max_message_size*: the transport's bound (default 16 MiB + 1 KiB); a
     response over it fails its call with :class:`~trio_mcp.ResponseTooLarge`
-    and the session goes on (issue 17 §1).
+    and the session goes on.
 
     Cancellation: as :func:`~trio_mcp.open_client`; the socket is closed on exit.
 

@@ -103,7 +103,7 @@ async def _initialize(
         message, progress_idle_timeout=DEFAULT, max_duration=DEFAULT
     )
     note = protocol.complete_handshake(result)
-    await session._queue(note)
+    await session.notify_prepared(note)
     return result
 
 

@@ -134,6 +134,8 @@ class ClientHandlers:
         self.server_name = ""
         #: URL elicitations the application accepted, by id, until completed.
         self.pending_url: dict[str, trio.Event] = {}
+        #: URL elicitations completed (ids), for waiters that come late.
+        self.completed_url: set[str] = set()
 
     def capabilities(self) -> dict[str, Any]:
         """The client capabilities object: only what has a handler.
@@ -293,5 +295,24 @@ class ClientHandlers:
         event = self.pending_url.pop(elicitation_id, None)
         if event is None:
             return False
+        self.completed_url.add(elicitation_id)
         event.set()
         return True
+
+    async def wait_url_completed(self, elicitation_id: str) -> None:
+        """Block until URL elicitation *elicitation_id* is complete (EL-08).
+
+        Raises:
+            KeyError: the id is neither pending nor completed.
+
+        Cancellation:
+            A checkpoint, also when the id already completed; a cancelled wait
+            leaves the elicitation tracked, so it can be waited for again.
+        """
+        if elicitation_id in self.completed_url:
+            await trio.lowlevel.checkpoint()
+            return
+        event = self.pending_url.get(elicitation_id)
+        if event is None:
+            raise KeyError(elicitation_id)
+        await event.wait()

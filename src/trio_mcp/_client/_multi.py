@@ -20,7 +20,8 @@ import trio
 from .. import types as mcp_types
 from .._transport import Transport
 from .._util import reraise_unwrapped
-from ._client import Client, open_client
+from ._client import Client
+from ._open import open_client
 
 #: How to reach one server: a transport, or a function returning an async
 #: context manager that yields a transport (e.g. ``open_stdio_process``), or

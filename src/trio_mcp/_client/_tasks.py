@@ -1,5 +1,5 @@
 """Tasks on the client side: :class:`TaskHandle`, and :class:`ClientTasks`, the
-tasks of one client (issue #14).
+tasks of one client.
 
 Theory of operation
 -------------------
@@ -306,9 +306,7 @@ class ClientTasks:
         form = self.form or TaskForm.EXTENSION
         record = start_task(self._call_record(request_id), "", now, form=form, ttl_ms=None)
         record = apply_task_event(record, TaskEvent.COMPLETE, now, TaskCause.REPORTED)
-        handle = TaskHandle(self, "", tool, form, settled=record)
-        handle._outcome = result
-        return handle
+        return TaskHandle.answered_at_once(self, tool, form, record, result)
 
     def _call_record(self, request_id: RequestId) -> RequestRecord:
         """The record of the call a task answered (``COMPLETED``): the
@@ -461,6 +459,22 @@ class TaskHandle:
         # What the call returned (a CallToolResult) or raised (an RPCError),
         # once known.
         self._outcome: mcp_types.CallToolResult | RPCError | None = None
+
+    @classmethod
+    def answered_at_once(
+        cls,
+        tasks: ClientTasks,
+        tool: str,
+        form: TaskForm,
+        settled: TaskRecord,
+        result: mcp_types.CallToolResult,
+    ) -> TaskHandle:
+        """A handle on a call the server answered at once instead of making a
+        task: settled as *settled*, with *result* as its outcome (see
+        :attr:`immediate`)."""
+        handle = cls(tasks, "", tool, form, settled=settled)
+        handle._outcome = result
+        return handle
 
     def __repr__(self) -> str:
         return f"<TaskHandle {self._task_id!r} of {self.tool!r}: {self.record.state.value}>"

@@ -99,6 +99,7 @@ from ..protocol import (
     JSONObject,
     LocalProtocolError,
     Message,
+    Notification,
     NotificationReceived,
     Progress,
     ProgressReceived,
@@ -595,6 +596,21 @@ class Session:
         await self._queue(message)
         # A schedule point too, as every trio async API is; cancellation can no
         # longer take the notification back.
+        await trio.lowlevel.cancel_shielded_checkpoint()
+
+    async def notify_prepared(self, message: Notification) -> None:
+        """Send a notification the protocol layer made (the
+        ``notifications/initialized`` of :meth:`Connection.complete_handshake`).
+
+        Raises:
+            SessionClosed: the outgoing queue is closed.
+
+        Cancellation: as :meth:`notify`: a checkpoint. If already cancelled, or
+        cancelled while the outgoing queue is full, nothing is sent; once
+        queued it is sent.
+        """
+        await trio.lowlevel.checkpoint_if_cancelled()
+        await self._queue(message)
         await trio.lowlevel.cancel_shielded_checkpoint()
 
     async def notify_task_progress(

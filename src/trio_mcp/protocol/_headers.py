@@ -11,7 +11,7 @@ one ``Mcp-Param-{Name}`` per tool argument whose schema property carries an
 refuses any disagreement with 400 and -32020 (HeaderMismatch), since a router
 and the server reading different values is a security hole.
 
-This module is the rules, as pure functions both sides use:
+This module is the rules, as pure functions both sides use (and one table):
 
 * :func:`encode_header_value` / :func:`decode_header_value`: a value that is
   not plain header-safe ASCII (non-ASCII, controls, leading or trailing
@@ -19,7 +19,8 @@ This module is the rules, as pure functions both sides use:
   ``=?base64?<base64 of UTF-8>?=`` (HM-20, HM-21);
 * :func:`header_annotations`: the ``x-mcp-header`` annotations of a tool's
   ``inputSchema``, or :class:`InvalidHeaderAnnotation` saying why the tool is
-  unusable over HTTP (HM-26, HM-27);
+  unusable over HTTP (HM-26, HM-27); :class:`ToolHeaderRules` keeps them for
+  the tools a client listed, for its transport to read;
 * :func:`request_headers`: what a client sends (HM-15, HM-19, HM-25);
 * :func:`header_mismatch`: what a server checks, returning the reason for a
   -32020 or None (HM-15, HM-19, HM-21, HM-22, HM-24, HM-28).
@@ -153,6 +154,42 @@ def header_annotations(input_schema: Mapping[str, Any]) -> tuple[HeaderAnnotatio
             )
         seen.add(key)
     return tuple(found)
+
+
+class ToolHeaderRules:
+    """The ``x-mcp-header`` annotations of the tools a client listed, by name.
+
+    Shared by the client, which learns them from each ``tools/list`` it
+    accepts, and a transport that mirrors arguments into ``Mcp-Param-*``
+    headers, which reads them for each ``tools/call`` (HM-25).
+
+    Cancellation: no I/O; nothing waits.
+    """
+
+    __slots__ = ("_annotations",)
+
+    def __init__(self) -> None:
+        self._annotations: dict[str, tuple[HeaderAnnotation, ...]] = {}
+
+    def learn(self, name: str, input_schema: Mapping[str, Any]) -> None:
+        """Remember the annotations of tool *name* from its *input_schema*
+        (replacing those known by that name).
+
+        Raises:
+            InvalidHeaderAnnotation: as :func:`header_annotations`; what was
+                known of tool *name* is forgotten, since it cannot be called
+                correctly (HM-27).
+        """
+        try:
+            found = header_annotations(input_schema)
+        except InvalidHeaderAnnotation:
+            self._annotations.pop(name, None)
+            raise
+        self._annotations[name] = found
+
+    def annotations(self, name: str) -> tuple[HeaderAnnotation, ...]:
+        """The annotations of tool *name* as last learned (none if never listed)."""
+        return self._annotations.get(name, ())
 
 
 def _walk(node: Any, path: tuple[str, ...], static: bool, found: list[HeaderAnnotation]) -> None:

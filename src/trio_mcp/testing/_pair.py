@@ -8,7 +8,8 @@ from typing import Any
 
 import trio
 
-from .._client._client import Client, open_client
+from .._client._client import Client
+from .._client._open import open_client
 from .._server._registry import Server, serve_session
 from ._memory import memory_transport_pair
 

@@ -40,8 +40,9 @@ whose ``_meta`` names a protocol version is a 2026-07-28 one and is a
 with no session header and its metadata headers (HM-04, HM-15, HM-19, HM-25);
 cancelling it closes its response stream instead of sending
 ``notifications/cancelled`` (HM-13, CN-13). The ``x-mcp-header`` annotations
-of the tools come from :attr:`HttpClientTransport.tool_headers`, set by the
-client. Which era a server speaks is the client's business (``server/discover``
+of the tools come from :attr:`HttpClientTransport.tool_headers`, the rules
+given at its construction (an empty table by default), which the client fills
+from the tools it lists. Which era a server speaks is the client's business (``server/discover``
 first, then the handshake: ``trio_mcp._client._era``); a refusal of the
 discover POST reaches it as the call's error (HM-32).
 
@@ -72,12 +73,13 @@ import trio
 from ...._tls import default_tls_context
 from ...._util import unwrapping
 from ....protocol._codec import DEFAULT_MAX_MESSAGE_SIZE
+from ....protocol._headers import ToolHeaderRules
 from .._common import id_key
 from ._exchange import Exchange
 from ._httpx import OwnHttpClient
 from ._keeper import SessionKeeper, oversize_answer_key
 from ._lanes import LanePool, default_lane
-from ._modern import ModernExchange, ToolHeaders, is_modern_request
+from ._modern import ModernExchange, is_modern_request
 
 logger = logging.getLogger("trio_mcp.http.client")
 
@@ -122,6 +124,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         control: httpx.AsyncClient | None = None,
         reinitialize: bool = False,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        tool_headers: ToolHeaderRules | None = None,
     ) -> None:
         self.http = http
         #: Carries everything but request POSTs (notifications, responses, the
@@ -139,10 +142,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         self._modern: dict[tuple[bool, Any], ModernExchange] = {}
         #: A 2026-07-28 request went out: a cancel naming no call in flight is dropped.
         self._sent_modern = False
-        #: The ``x-mcp-header`` annotations of a tool by name, for the
-        #: ``Mcp-Param-*`` headers of a 2026-07-28 ``tools/call`` (HM-25); the
-        #: client sets it from its tools cache (see ``trio_mcp._transport``).
-        self.tool_headers: ToolHeaders | None = None
+        self._tool_headers = tool_headers if tool_headers is not None else ToolHeaderRules()
         self._scopes: set[trio.CancelScope] = set()
         self._closed = False
         self._initialize_key: tuple[bool, Any] | None = None
@@ -177,6 +177,14 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         if value < 1:
             raise ValueError("max_message_size must be positive")
         self._keeper.max_message_size = value
+
+    @property
+    def tool_headers(self) -> ToolHeaderRules:
+        """The ``x-mcp-header`` annotations of the tools, by name, for the
+        ``Mcp-Param-*`` headers of a 2026-07-28 ``tools/call`` (HM-25): the
+        rules given at construction, which the client fills from the tools it
+        lists (see ``trio_mcp._transport``)."""
+        return self._tool_headers
 
     def __repr__(self) -> str:
         # The session id is a credential (HT-29): never shown.
@@ -310,7 +318,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             http=self.http,
             url=self._keeper.url,
             headers=self.headers,
-            tool_headers=self.tool_headers,
+            tool_headers=self._tool_headers.annotations,
             push=self._push,
             done=self._forget,
             max_message_size=self._keeper.max_message_size,

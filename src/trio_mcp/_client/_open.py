@@ -1,0 +1,194 @@
+"""Opening a client: :func:`open_client` and :func:`run_client`.
+
+:func:`open_client` builds the client's handlers from the application's
+functions, opens a session over the transport with the :class:`Client` as
+its dispatcher, chooses the era (``trio_mcp._client._era``) and runs the
+client for the duration of the block (:meth:`Client._running`: its nursery,
+discovery, the list refresher). :func:`run_client` is the same for
+``nursery.start``: it hands the client back and runs until the client is
+closed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import trio
+
+from .._session._engine import open_session
+from .._transport import HeaderMirroringTransport, Transport
+from ..protocol import Connection, Role
+from ._client import Client
+from ._era import EraChoice, negotiate
+from ._handlers import (
+    ClientHandlers,
+    FormElicitationHandler,
+    RootsSource,
+    SamplingHandler,
+    URLElicitationHandler,
+)
+from ._notifications import LogHandler
+from ._task_receiver import ReceiverTasks
+
+
+@asynccontextmanager
+async def open_client(
+    transport: Transport,
+    *,
+    name: str = "trio_mcp-client",
+    version: str = "0.1.0",
+    protocol_version: str | None = None,
+    era: EraChoice = "auto",
+    probe_timeout: float = 2.0,
+    probe: bool = True,
+    roots: RootsSource | None = None,
+    sampling: SamplingHandler | None = None,
+    sampling_tools: bool = False,
+    elicitation: FormElicitationHandler | None = None,
+    url_elicitation: URLElicitationHandler | None = None,
+    apply_elicitation_defaults: bool = False,
+    log_handler: LogHandler | None = None,
+    discover: bool = True,
+    max_pages: int = 1000,
+    max_input_rounds: int = 8,
+    tasks: bool = False,
+    accept_tasks: bool = False,
+    **session_options: Any,
+) -> AsyncIterator[Client]:
+    """Open a session over *transport*, choose the era, discover, yield the :class:`Client`.
+
+    *era* (default ``"auto"``) chooses how the connection opens (see
+    ``trio_mcp._client._era``): ``"auto"`` probes with ``server/discover``,
+    bounded by *probe_timeout* seconds, and falls back to the handshake on a
+    handshake-era answer or none; ``"modern"`` speaks only 2026-07-28;
+    ``"legacy"`` only the handshake (our newest handshake-era revision, or
+    *protocol_version*, offered; any supported counter-offer accepted; one we
+    cannot speak refused with
+    :class:`~trio_mcp.protocol.UnsupportedProtocolVersion`). *probe* = False
+    makes ``"auto"`` start with the handshake (a server known to be
+    handshake-era). ``client.era`` and ``client.protocol_version`` say what
+    was chosen. With *discover* the client then fetches every list the server
+    declared (tools, prompts, resources, templates), following every page, and
+    in 2026-07-28 keeps them fresh through a ``subscriptions/listen`` stream,
+    opened first: the lists are fetched once the server has acknowledged it
+    (waiting at most *probe_timeout* for that), so no change is missed (SB-02).
+
+    Args:
+        roots: roots to expose (list of :class:`~trio_mcp.types.Root`, or a
+            function returning them); declares ``roots.listChanged``.
+        sampling: answers ``sampling/createMessage``; *sampling_tools* declares
+            that it handles ``tools``/``toolChoice``.
+        elicitation: answers form-mode elicitations (with a checked schema; the
+            answer is checked before it is sent; *apply_elicitation_defaults*
+            fills missing fields from the schema's defaults).
+        url_elicitation: answers URL-mode elicitations; the URL is never opened
+            by the library.
+        log_handler: receives ``notifications/message`` (default: the
+            ``trio_mcp.server_log`` Python logger).
+        max_pages: bound on pages of one list.
+        max_input_rounds: 2026-07-28: bound on the input-required rounds of one call.
+        tasks: 2026-07-28: declare the tasks extension on every tool call, so
+            the server may run any of them as a task (``call_tool`` then polls
+            it to the end); without it only ``as_task=True`` calls declare it.
+        accept_tasks: 2025-11-25: declare ``tasks.requests`` for the sampling
+            and elicitation handlers given, and run the server's
+            task-augmented requests of those kinds as tasks (answered at once
+            with a task id; the server polls them), for as long as the client
+            lives (see :mod:`trio_mcp._client._task_receiver`).
+        session_options: passed to :func:`open_session`.
+
+    Raises:
+        HandshakeRefused: the server speaks no revision we do (or, with
+            ``era="modern"``, no 2026-07-28 one).
+        ProbeClosedConnection: ``era="auto"`` and the server closed the
+            connection on the probe (the stdio client then starts it again).
+
+    Cancellation:
+        ``initialize`` is never cancelled by message (CN-03): if the handshake is
+        cancelled or times out, the session and transport are torn down instead.
+        Leaving the body shuts the session down (see :func:`open_session`): calls
+        still in flight in other tasks fail with ``SessionClosed`` and the server
+        is told about each.
+
+    Spec: LC-02, LC-04, LC-05, LC-07, LC-09, CN-03, RT-01, SM-01, EL-01, PA-04,
+    VR-11, VR-12, SI-14, SI-16, DS-04, ME-06, ME-08.
+    """
+    receiver = ReceiverTasks() if accept_tasks else None
+    handlers = ClientHandlers(
+        roots=roots,
+        sampling=sampling,
+        sampling_tools=sampling_tools,
+        elicitation=elicitation,
+        url_elicitation=url_elicitation,
+        apply_elicitation_defaults=apply_elicitation_defaults,
+        tasks=receiver,
+    )
+    protocol = Connection(
+        Role.CLIENT,
+        capabilities=handlers.capabilities(),
+        info={"name": name, "version": version},
+    )
+    client = Client(
+        handlers,
+        log_handler=log_handler,
+        max_pages=max_pages,
+        max_input_rounds=max_input_rounds,
+        tasks=tasks,
+    )
+    if era == "auto" and getattr(transport, "handshake_only", False):
+        era = "legacy"
+    async with (
+        # The tasks the client runs for its server outlive the requests that
+        # started them, not the client.
+        receiver.running() if receiver is not None else contextlib.nullcontext(),
+        open_session(transport, protocol, client, **session_options) as session,
+    ):
+        negotiated = await negotiate(
+            session,
+            protocol,
+            era,
+            probe=probe,
+            probe_timeout=probe_timeout,
+            protocol_version=protocol_version,
+        )
+        # x-mcp-header matters only where arguments become headers (HM-27),
+        # and only in 2026-07-28 (the handshake era has no such headers).
+        tool_headers = (
+            transport.tool_headers
+            if isinstance(transport, HeaderMirroringTransport) and negotiated.era == "modern"
+            else None
+        )
+        async with client._running(
+            session,
+            negotiated,
+            tool_headers=tool_headers,
+            discover=discover,
+            probe_timeout=probe_timeout,
+        ):
+            yield client
+
+
+async def run_client(
+    transport: Transport,
+    *,
+    task_status: trio.TaskStatus[Client] = trio.TASK_STATUS_IGNORED,
+    **options: Any,
+) -> None:
+    """:func:`open_client` for ``nursery.start``: hands back the :class:`Client`
+    and runs until it is closed (:meth:`Client.aclose`) or the server goes away.
+
+    Example::
+
+        client = await nursery.start(run_client, transport)
+        ...
+        await client.aclose()
+
+    Cancellation:
+        Cancelling the task closes the client as leaving :func:`open_client` does.
+    """
+    async with open_client(transport, **options) as client:
+        task_status.started(client)
+        await client.session.wait_closed()
