@@ -62,6 +62,13 @@ CHANGED_NOTES: dict[str, tuple[str, ...]] = {
 }
 
 
+def _known(kind: str) -> str:
+    """*kind*, if it names a list (else ValueError)."""
+    if kind not in LISTS:
+        raise ValueError(f"unknown list {kind!r}; one of {sorted(LISTS)}")
+    return kind
+
+
 class PaginationError(MCPError):
     """The server's pagination does not end (a repeated cursor, or too many pages)."""
 
@@ -196,9 +203,12 @@ class ListCache:
     async def refresh(self, kind: str) -> None:
         """Re-fetch one list now (every page) and publish what changed.
 
+        Raises:
+            ValueError: *kind* is not one of :data:`LISTS`.
+
         Cancellation: the old list stays if cancelled midway.
         """
-        method, attr, key, _ = LISTS[kind]
+        method, attr, key, _ = LISTS[_known(kind)]
         fetched, pages = await fetch_pages(self._request, method, attr, max_pages=self.max_pages)
         self._note_hints(kind, pages)
         if kind == "tools" and self.tool_filter is not None:
@@ -232,9 +242,20 @@ class ListCache:
         self.scope[kind] = pages[0].cache_scope if pages else None
 
     def is_fresh(self, kind: str) -> bool:
-        """Whether list *kind* may be used without refetching (see the class docstring)."""
-        until = self.fresh_until[kind]
+        """Whether list *kind* may be used without refetching (see the class
+        docstring). Raises ValueError for an unknown *kind*."""
+        until = self.fresh_until[_known(kind)]
         return until is not None and self._clock() < until
+
+    async def ensure_fresh(self, kind: str) -> None:
+        """Refetch list *kind* if it is not fresh; a checkpoint either way.
+
+        Cancellation: as :meth:`refresh`.
+        """
+        if self.is_fresh(kind):
+            await trio.lowlevel.checkpoint()
+            return
+        await self.refresh(kind)
 
     def _track_tools(self, old: dict[str, Any], new: dict[str, Any]) -> None:
         for name, tool in new.items():
@@ -307,8 +328,12 @@ class ListCache:
                     logger.warning("refreshing %s failed: %s", kind, exc)
 
     async def wait_changed(self, kind: str) -> None:
-        """Block until the next refresh of *kind* finishes."""
-        await self._changed[kind].wait()
+        """Block until the next refresh of *kind* finishes. Raises ValueError
+        for an unknown *kind*.
+
+        Cancellation: a plain wait.
+        """
+        await self._changed[_known(kind)].wait()
 
     # ---------------------------------------------------------------- events
 

@@ -221,7 +221,6 @@ class ToolCall:
         calls: ToolCalls,
         name: str,
         arguments: dict[str, Any] | None,
-        *,
         on_progress: Callable[[Progress], None] | None,
         progress_idle_timeout: float | None,
         max_duration: float | None,

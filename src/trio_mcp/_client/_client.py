@@ -2,32 +2,16 @@
 
 Theory of operation
 -------------------
-:func:`~trio_mcp.open_client` (``trio_mcp._client._open``) opens a session
-with the client as its dispatcher, chooses its era (``era="auto"`` by default:
-a ``server/discover`` probe, then the handshake if the server is not a
-2026-07-28 one; see ``trio_mcp._client._era``), and then runs the client
-(:meth:`Client._running`): a small nursery owned by the client holds the list
-refresher (see ``trio_mcp._client._cache``) and, in 2026-07-28, the
-``subscriptions/listen`` streams (``trio_mcp._client._subscriptions``); with
-discovery every list the server declared is fetched first, page by page.
-Nothing outlives the block.
-
-The same calls work in both eras: in 2026-07-28 every request carries our
-version, capabilities and ``clientInfo`` (the connection adds them), and
-``call_tool``/``read_resource``/``get_prompt`` run the input-required loop
-themselves (``trio_mcp._client._calls``: each round answered with the
-registered handlers, then retried with a new id until the result is
-complete).
-
-The server's requests (``roots/list``, ``sampling/createMessage``,
-``elicitation/create``) go to :class:`~trio_mcp._client._handlers.ClientHandlers`;
-the client declares only what has a handler, so everything else is refused
-with -32601 by the protocol layer. The server's notifications go through one
-table, by method (:meth:`Client.handle_notification`).
-
-A call the server runs as a task is followed by ``trio_mcp._client._tasks``
-(``call_tool(..., as_task=True)`` hands back its ``TaskHandle``; a call that
-becomes a task unasked is polled to its end there).
+:func:`~trio_mcp.open_client` (``_open``) opens a session with the client as
+its dispatcher and chooses the era (``_era``); then the client runs
+(:meth:`Client._running`): its own nursery holds the list refresher
+(``_cache``) and the 2026-07-28 listen streams (``_subscriptions``), and
+nothing outlives it. The same calls work in both eras: a call runs the
+2026-07-28 input rounds itself, and a tool call that becomes a task is
+followed to its end (``_calls``, ``_tasks``). The server's requests go to
+:class:`~trio_mcp._client._handlers.ClientHandlers` (the client declares only
+what has a handler; the protocol layer refuses the rest with -32601), its
+notifications through one table (``_notifications``).
 """
 
 from __future__ import annotations
@@ -44,7 +28,7 @@ from .. import types as mcp_types
 from .._session._engine import DEFAULT, RequestContext, Session
 from ..protocol import NotificationReceived, Progress, Revision
 from ..protocol._headers import ToolHeaderRules
-from ._cache import LISTS, ClientEvent, ListCache
+from ._cache import ClientEvent, ListCache
 from ._calls import InputRounds, ToolCall, ToolCalls
 from ._era import Negotiated
 from ._handlers import ClientHandlers, check_roots
@@ -54,16 +38,14 @@ from ._subscriptions import Subscriptions
 from ._tasks import ClientTasks, TaskHandle
 from ._tool_headers import usable_tools
 
-_LOG_LEVEL_KEY = mcp_types.LOG_LEVEL_META_KEY
-
 
 @final
 class Client:
     """A connected, initialized client. Not constructed directly: use
     :func:`open_client` or :func:`run_client`.
 
-    ``session`` is the underlying :class:`Session` (records, statistics);
-    ``handlers`` answers the server's requests.
+    ``handlers`` answers the server's requests. What the session and its era
+    decide is set once the client runs (:meth:`_running`), before any use.
     """
 
     #: The underlying session (records, statistics).
@@ -72,16 +54,6 @@ class Client:
     initialize_result: mcp_types.InitializeResult | None
     #: The server's answer to ``server/discover`` (None in the handshake era).
     discover_result: mcp_types.DiscoverResult | None
-    # What the session and its era decide, set once the client runs (see
-    # _running); nothing reads them before.
-    _negotiated: Negotiated
-    _tool_headers: ToolHeaderRules | None
-    _cache: ListCache
-    _rounds: InputRounds
-    _tasks: ClientTasks
-    _tool_calls: ToolCalls
-    _subscriptions: Subscriptions
-    _notifications: ServerNotifications
 
     def __init__(
         self,
@@ -93,12 +65,12 @@ class Client:
         tasks: bool = False,
     ) -> None:
         self.handlers = handlers
-        self._log_handler = log_handler or default_log_handler
+        #: Receives each ``notifications/message`` (sync or async).
+        self.log_handler = log_handler or default_log_handler
         self._max_pages = max_pages
         self._max_input_rounds = max_input_rounds
         self._declare_tasks = tasks
-        # The server's notifications reach the client from the session's
-        # start, but are handled only once the client runs.
+        # Notifications come from the session's start; handled once it runs.
         self._running_now = False
 
     @asynccontextmanager
@@ -111,15 +83,12 @@ class Client:
         discover: bool,
         probe_timeout: float,
     ) -> AsyncIterator[None]:
-        """Run the client over *session*, whose era *negotiated* says, for the
-        duration of the block.
-
-        The client's nursery holds the list refresher and the 2026-07-28 listen
-        streams. With *discover* every list the server declared is fetched
-        first; in 2026-07-28 after the list-change stream is acknowledged
-        (waiting at most *probe_timeout* for that). *tool_headers*: the rules
-        of a transport that mirrors tool arguments into headers (2026-07-28
-        over HTTP), else None.
+        """Run the client over *session*, of the era *negotiated*, for the
+        duration of the block: its nursery holds the list refresher and the
+        2026-07-28 listen streams. With *discover* every list the server
+        declared is fetched first (in 2026-07-28 once the list-change stream
+        is acknowledged, waiting at most *probe_timeout*). *tool_headers*: the
+        rules of a transport that mirrors tool arguments into headers.
 
         Cancellation:
             A cancel during discovery leaves the block at once. Leaving the
@@ -132,16 +101,14 @@ class Client:
         self.discover_result = negotiated.discover_result
         self.handlers.server_name = self.server_info.name
         revision = self._revision
-        self._tool_headers = tool_headers
         self._cache = ListCache(
-            self._request,
+            session.request,
             session.protocol.peer_capabilities,
             max_pages=self._max_pages,
             cache_hints=revision.cache_hints,
             tool_filter=partial(usable_tools, tool_headers) if tool_headers is not None else None,
         )
         self._rounds = InputRounds(session, self.handlers, self._max_input_rounds)
-        # The tasks the server runs for our calls.
         self._tasks = ClientTasks(
             session, self._rounds.answer, declare=self._declare_tasks, max_pages=self._max_pages
         )
@@ -149,18 +116,13 @@ class Client:
         async with trio.open_nursery() as nursery:
             self._subscriptions = Subscriptions(session, nursery)
             self._notifications = ServerNotifications(
-                cache=self._cache,
-                subscriptions=self._subscriptions,
-                tasks=self._tasks,
-                handlers=self.handlers,
-                log_handler=self._log_handler,
+                self._cache, self._subscriptions, self._tasks, self.handlers, self._log
             )
             self._running_now = True
             if discover:
                 if revision.listen_subscriptions:
-                    # Listen before listing: a change reaches only streams the
-                    # server has acknowledged, so one made between a list and
-                    # the acknowledgment would leave that list stale for good.
+                    # Listen before listing: a change made before the stream
+                    # is acknowledged would leave an earlier list stale.
                     await self._subscriptions.open_list_changes(probe_timeout)
                 await self._cache.discover()
             nursery.start_soon(self._cache.run_refresher, name="trio_mcp list refresher")
@@ -168,9 +130,6 @@ class Client:
                 yield
             finally:
                 nursery.cancel_scope.cancel(reason="client closed")
-
-    async def _request(self, method: str, params: Any) -> Any:
-        return await self.session.request(method, params)
 
     # ----------------------------------------------------------- handshake
 
@@ -183,43 +142,28 @@ class Client:
     def protocol_version(self) -> str:
         """The negotiated revision (2026-07-28: the one every request names)."""
         version = self.session.protocol.protocol_version
-        assert version is not None  # negotiated before the Client exists
+        assert version is not None  # negotiated before the client runs
         return version
 
     @property
     def server_info(self) -> mcp_types.Implementation:
         """The server's ``serverInfo`` (2026-07-28: from the discover result's
         ``_meta``; self-reported, never a security input: ME-12)."""
-        if self.initialize_result is not None:
-            return self.initialize_result.server_info
-        info = self.session.protocol.peer_info
-        try:
-            server_info: mcp_types.Implementation = mcp_types.converter.structure(
-                info, mcp_types.Implementation
-            )
-        except Exception:
-            server_info = mcp_types.Implementation(name="", version="")
-        return server_info
+        return self._negotiated.server_info
 
     @property
     def server_capabilities(self) -> mcp_types.ServerCapabilities:
-        if self.initialize_result is not None:
-            return self.initialize_result.capabilities
-        assert self.discover_result is not None
-        return self.discover_result.capabilities
+        return self._negotiated.server_capabilities
 
     @property
     def instructions(self) -> str | None:
-        if self.initialize_result is not None:
-            return self.initialize_result.instructions
-        assert self.discover_result is not None
-        return self.discover_result.instructions
+        return self._negotiated.instructions
 
     @property
     def _revision(self) -> Revision:
         """The negotiated revision (what differs between eras is read from it)."""
         revision = self.session.protocol.revision
-        assert revision is not None  # negotiated before the Client exists
+        assert revision is not None  # negotiated before the client runs
         return revision
 
     # ------------------------------------------------------- cached lists
@@ -263,16 +207,12 @@ class Client:
 
         Spec: PA-01, PA-04.
         """
-        if kind not in LISTS:
-            raise ValueError(f"unknown list {kind!r}; one of {sorted(LISTS)}")
         await self._cache.refresh(kind)
 
     def is_fresh(self, kind: str) -> bool:
         """Whether cached list *kind* is still fresh: in 2026-07-28 for the
         ``ttlMs`` the server gave (0 or none: stale at once, CA-03), and until
         the next ``list_changed`` in either era (CA-06)."""
-        if kind not in LISTS:
-            raise ValueError(f"unknown list {kind!r}; one of {sorted(LISTS)}")
         return self._cache.is_fresh(kind)
 
     async def ensure_fresh(self, kind: str) -> None:
@@ -284,10 +224,7 @@ class Client:
 
         Spec: CA-03, CA-04, CA-06.
         """
-        if self.is_fresh(kind):
-            await trio.lowlevel.checkpoint()
-            return
-        await self._cache.refresh(kind)
+        await self._cache.ensure_fresh(kind)
 
     async def wait_list_changed(self, kind: str) -> None:
         """Block until the next refresh of list *kind* finishes (e.g. after a
@@ -295,8 +232,6 @@ class Client:
 
         Cancellation: a plain wait.
         """
-        if kind not in LISTS:
-            raise ValueError(f"unknown list {kind!r}; one of {sorted(LISTS)}")
         await self._cache.wait_changed(kind)
 
     @asynccontextmanager
@@ -345,10 +280,11 @@ class Client:
         """
         params = {"cursor": cursor} if cursor is not None else None
         result: mcp_types.ListToolsResult = await self.session.request("tools/list", params)
-        if self._tool_headers is not None:
+        rules = self._tool_calls.header_rules
+        if rules is not None:
             # Over HTTP a tool with invalid x-mcp-header annotations is not
             # offered at all (HM-27), in a page as in the cache.
-            result = attrs.evolve(result, tools=usable_tools(self._tool_headers, result.tools))
+            result = attrs.evolve(result, tools=usable_tools(rules, result.tools))
         return result
 
     @overload
@@ -441,12 +377,7 @@ class Client:
         TK-03, TK-12, TK-14, TK-19.
         """
         call = ToolCall(
-            self._tool_calls,
-            name,
-            arguments,
-            on_progress=on_progress,
-            progress_idle_timeout=progress_idle_timeout,
-            max_duration=max_duration,
+            self._tool_calls, name, arguments, on_progress, progress_idle_timeout, max_duration
         )
         answer = await call.send(as_task=as_task, ttl=ttl)
         if as_task:
@@ -501,18 +432,11 @@ class Client:
 
         Cancellation: as :meth:`Session.request`. Spec: CP-02, CP-03.
         """
-        revision = self.session.protocol.revision
-        params = mcp_types.CompleteRequestParams(
-            ref=ref,
-            argument=mcp_types.CompletionArgument(name=argument, value=value),
-            context=(
-                mcp_types.CompletionContext(arguments=context_arguments)
-                if context_arguments is not None
-                and revision is not None
-                and revision.completion_context
-                else None
-            ),
-        )
+        context = None
+        if context_arguments is not None and self._revision.completion_context:
+            context = mcp_types.CompletionContext(arguments=context_arguments)
+        argument_ = mcp_types.CompletionArgument(name=argument, value=value)
+        params = mcp_types.CompleteRequestParams(ref=ref, argument=argument_, context=context)
         result: mcp_types.CompleteResult = await self.session.request("completion/complete", params)
         return result
 
@@ -531,7 +455,7 @@ class Client:
         """
         level = mcp_types.LoggingLevel(level)
         if self._revision.request_scoped_logging:
-            self.session.protocol.set_request_meta(_LOG_LEVEL_KEY, level.value)
+            self.session.protocol.set_request_meta(mcp_types.LOG_LEVEL_META_KEY, level.value)
             await trio.lowlevel.checkpoint()
             return
         await self.session.request("logging/setLevel", {"level": level.value})
@@ -579,15 +503,6 @@ class Client:
         """
         async with self._subscriptions.resource_updates(uri, buffer=buffer) as updates:
             yield updates
-
-    @property
-    def log_handler(self) -> LogHandler:
-        """Receives each ``notifications/message`` (sync or async)."""
-        return self._notifications.log_handler
-
-    @log_handler.setter
-    def log_handler(self, handler: LogHandler) -> None:
-        self._notifications.log_handler = handler
 
     @property
     def max_input_rounds(self) -> int:
@@ -664,21 +579,21 @@ class Client:
 
     # ------------------------------------------------------ dispatching
 
+    def _log(self, params: mcp_types.LoggingMessageNotificationParams) -> Any:
+        return self.log_handler(params)  # read at each message: it may be replaced
+
     async def handle_request(self, ctx: RequestContext) -> Any:
         """Answer one request of the server with the handlers.
 
-        Cancellation: the handler runs in the request's cancel scope (see
-        :class:`RequestContext`).
+        Cancellation: the handler runs in the request's cancel scope.
         """
         return await self.handlers.handle_request(ctx)
 
     async def handle_notification(self, session: Session, event: NotificationReceived) -> None:
-        """React to one notification of the server: a notice of a listen
-        stream goes to its stream; any other to its handler in the table, by
-        method. Ignored until the client runs (during the opening).
+        """React to one notification of the server, through the table of
+        ``trio_mcp._client._notifications`` (ignored until the client runs).
 
-        Cancellation: only an async ``log_handler`` waits; it is cancelled
-        with the session's reader.
+        Cancellation: only an async ``log_handler`` waits.
         """
         if self._running_now:
             await self._notifications.dispatch(event)

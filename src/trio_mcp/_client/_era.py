@@ -63,11 +63,28 @@ class ProbeClosedConnection(SessionClosed):
 
 @attrs.frozen
 class Negotiated:
-    """What :func:`negotiate` chose."""
+    """What :func:`negotiate` chose, and what the server said of itself."""
 
     era: Literal["modern", "legacy"]
+    #: The server's ``serverInfo`` (2026-07-28: from the discover result's
+    #: ``_meta``; self-reported, never a security input: ME-12).
+    server_info: mcp_types.Implementation
     initialize_result: mcp_types.InitializeResult | None = None
     discover_result: mcp_types.DiscoverResult | None = None
+
+    @property
+    def server_capabilities(self) -> mcp_types.ServerCapabilities:
+        if self.initialize_result is not None:
+            return self.initialize_result.capabilities
+        assert self.discover_result is not None
+        return self.discover_result.capabilities
+
+    @property
+    def instructions(self) -> str | None:
+        if self.initialize_result is not None:
+            return self.initialize_result.instructions
+        assert self.discover_result is not None
+        return self.discover_result.instructions
 
 
 def _supported(error: RPCError) -> list[str] | None:
@@ -92,7 +109,13 @@ async def _discover(session: Session, protocol: Connection, version: str) -> Neg
     message = protocol.discover_request(version)
     result: mcp_types.DiscoverResult = await session.call_prepared(message)
     protocol.start_modern(version, result)
-    return Negotiated("modern", discover_result=result)
+    try:
+        server_info: mcp_types.Implementation = mcp_types.converter.structure(
+            protocol.peer_info, mcp_types.Implementation
+        )
+    except Exception:
+        server_info = mcp_types.Implementation(name="", version="")
+    return Negotiated("modern", server_info, discover_result=result)
 
 
 async def _initialize(
@@ -125,7 +148,7 @@ async def _handshake(
         raise _refused(
             error, supported, "initialize", f"this server speaks only {', '.join(supported)}"
         ) from error
-    return Negotiated("legacy", initialize_result=result)
+    return Negotiated("legacy", result.server_info, initialize_result=result)
 
 
 async def negotiate(

@@ -70,30 +70,30 @@ class ServerNotifications:
         subscriptions: the client's resource watchers and listen streams.
         tasks: the client's tasks.
         handlers: the client's handlers (URL elicitations).
-        log_handler: receives ``notifications/message``.
+        log: receives the params of each ``notifications/message`` (the
+            client's ``log_handler``; sync or async).
     """
 
-    __slots__ = ("_cache", "_handlers", "_subscriptions", "_tasks", "log_handler", "table")
+    __slots__ = ("_cache", "_handlers", "_log", "_subscriptions", "_tasks", "table")
 
     def __init__(
         self,
-        *,
         cache: ListCache,
         subscriptions: Subscriptions,
         tasks: ClientTasks,
         handlers: ClientHandlers,
-        log_handler: LogHandler,
+        log: LogHandler,
     ) -> None:
         self._cache = cache
         self._subscriptions = subscriptions
         self._tasks = tasks
         self._handlers = handlers
-        self.log_handler = log_handler
+        self._log = log
         #: The handler of each notification the client acts on, by method.
         self.table: dict[str, NotificationHandler] = {
             **dict.fromkeys(CHANGED_NOTES, self._list_changed),
             "notifications/resources/updated": self._resource_updated,
-            "notifications/message": self._log,
+            "notifications/message": self._log_message,
             "notifications/tasks/status": self._task_status,
             "notifications/progress": self._task_progress,
             "notifications/elicitation/complete": self._elicitation_completed,
@@ -102,8 +102,8 @@ class ServerNotifications:
     async def dispatch(self, event: NotificationReceived) -> None:
         """Handle one notification of the server (see the module docstring).
 
-        Cancellation: only an async ``log_handler`` waits; it is cancelled with
-        the session's reader.
+        Cancellation: only an async *log* waits; it is cancelled with the
+        session's reader.
         """
         if self._subscriptions.claim(event):
             return
@@ -119,8 +119,8 @@ class ServerNotifications:
     def _resource_updated(self, event: NotificationReceived) -> None:
         self._subscriptions.resource_updated(event.params)
 
-    def _log(self, event: NotificationReceived) -> Awaitable[Any] | None:
-        value = self.log_handler(event.params)
+    def _log_message(self, event: NotificationReceived) -> Awaitable[Any] | None:
+        value = self._log(event.params)
         return value if inspect.isawaitable(value) else None
 
     def _task_status(self, event: NotificationReceived) -> None:
