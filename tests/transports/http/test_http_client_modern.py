@@ -18,10 +18,12 @@ import pytest
 import trio
 from modern_http_script import MODERN, BrokenOff, Post, complete, discover_result, scripted
 
-from trio_mcp import open_http_client
+from trio_mcp import open_client, open_http_client
 from trio_mcp._client._connect import forget_eras
 from trio_mcp._errors import RPCError
+from trio_mcp._transport import HeaderMirroringTransport
 from trio_mcp.protocol import RequestState
+from trio_mcp.transports import open_http_transport
 
 NOT_HUNG = 10.0
 
@@ -155,6 +157,23 @@ async def test_annotated_arguments_are_mirrored_into_mcp_param_headers() -> None
     # null or absent: no header (HM-25).
     assert "mcp-param-verbose" not in second
     assert "mcp-param-priority" not in second
+
+
+@pytest.mark.spec("HM-25")
+async def test_a_client_over_a_transport_opened_apart_teaches_it_the_annotations() -> None:
+    # The transport holds its header rules from its construction; any client
+    # over it fills them from the tools it lists.
+    async with scripted(basic([ANNOTATED])) as (url, app):
+        with trio.fail_after(NOT_HUNG):
+            async with open_http_transport(url) as transport:
+                assert isinstance(transport, HeaderMirroringTransport)
+                assert transport.tool_headers.annotations("route") == ()
+                async with open_client(transport) as client:
+                    await client.call_tool("route", {"region": "eu-west1"})
+                names = [a.name for a in transport.tool_headers.annotations("route")]
+    assert names == ["Region", "Priority", "Verbose"]
+    ((headers, _),) = app.posts("tools/call")
+    assert headers["mcp-param-region"] == "eu-west1"
 
 
 @pytest.mark.spec("HM-27")
