@@ -33,6 +33,7 @@ import trio
 
 import trio_mcp
 from trio_mcp import parse_http_option
+from trio_mcp import types as mcp_types
 from trio_mcp.protocol import ALL_VERSIONS
 
 ORDERS = {
@@ -139,6 +140,10 @@ async def return_order(ctx: trio_mcp.Context, order_id: str) -> str:
 
 TOOLS = (order_status, sleep, prepare_report, return_order)
 
+#: The tools that change nothing: ``trio-mcp check`` calls only tools marked so
+#: (or named on its command line), and a host may call them without asking.
+READ_ONLY = {order_status, sleep, prepare_report}
+
 
 def build_server(protocol_versions: Sequence[str] = ALL_VERSIONS) -> trio_mcp.Server:
     """A Paper Trail server speaking *protocol_versions* (default: both eras)."""
@@ -149,7 +154,8 @@ def build_server(protocol_versions: Sequence[str] = ALL_VERSIONS) -> trio_mcp.Se
         protocol_versions=protocol_versions,
     )
     for tool in TOOLS:
-        paper_trail.add_tool(tool)
+        read_only = mcp_types.ToolAnnotations(read_only_hint=tool in READ_ONLY)
+        paper_trail.add_tool(tool, annotations=read_only)
     return paper_trail
 
 
