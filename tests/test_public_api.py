@@ -56,6 +56,9 @@ KERNEL = {
     "RequestContext",
     "SessionStatistics",
     "Transport",
+    # who a session's requests come from (open_session(identity=...))
+    "Caller",
+    "Identity",
     "RequestObserver",
     "FrameDirection",
     "SlowStepReporter",

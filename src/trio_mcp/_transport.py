@@ -77,16 +77,30 @@ Tool headers (optional)
     construction. A client on such a transport teaches those rules the tools
     it lists, and drops tools whose annotations are invalid (HM-27).
 
+Who is asking (optional)
+    A transport that knows who sends its frames (Streamable HTTP and the
+    legacy HTTP+SSE endpoint with ``auth`` or ``principal_of``; a WebSocket
+    behind an authenticating middleware) does not say so itself: its owner
+    hands the session an :class:`Identity` beside the transport
+    (``open_session(..., identity=...)``) and refreshes it when a later
+    request of the same principal presents a new token. Each request's
+    context keeps the :class:`Caller` current when it arrived.
+
 Spec: TR-01 (UTF-8 messages), TR-03 (a custom transport documents its framing).
 """
 
 from __future__ import annotations
 
-from typing import Protocol, TypeAlias, runtime_checkable
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Protocol, TypeAlias, final, runtime_checkable
 
+import attrs
 import trio
 
 from .protocol._headers import ToolHeaderRules
+
+if TYPE_CHECKING:
+    from ._auth._token import AccessToken
 
 #: What a session runs over.
 Transport: TypeAlias = trio.abc.Channel[bytes]
@@ -104,3 +118,65 @@ class HeaderMirroringTransport(Protocol):
     def tool_headers(self) -> ToolHeaderRules:
         """The annotations the transport mirrors, by tool name."""
         ...
+
+
+@final
+@attrs.frozen
+class Caller:
+    """Who sent a request, as the transport that carried it knows.
+
+    Attributes:
+        principal: who is asking: with ``StreamableHTTPApp(auth=...)`` the
+            token's ``(issuer, subject)``, else ``principal_of``'s answer;
+            None: anonymous. A server binds the tasks a request creates
+            (TK-18) and the ``requestState`` it issues (PT-08) to it.
+        access_token: the verified access token the request presented
+            (never the raw bearer token, AU-11), which handlers read as
+            ``ctx.auth``; None without authorization.
+    """
+
+    principal: Hashable | None = None
+    access_token: AccessToken | None = None
+
+
+#: The caller of a request nobody authenticated (stdio, an HTTP endpoint
+#: without ``auth`` or ``principal_of``).
+ANONYMOUS = Caller()
+
+
+@final
+class Identity:
+    """The caller of one session's requests, as the transport's owner learns it.
+
+    The owner (the HTTP application, or whoever authenticated the peer of a
+    custom transport) makes one per session with the caller that opened it
+    and hands it to the session (``open_session(..., identity=...)``); it is
+    the only writer. A session is bound to its principal, so only the access
+    token changes: :meth:`refresh` records the token a later request of the
+    same principal presented (other scopes, a later expiry). The session
+    reads :attr:`caller` when a request arrives, and the request keeps that
+    caller (``RequestContext.caller``) however often the token is refreshed
+    while it runs.
+    """
+
+    __slots__ = ("_caller",)
+
+    def __init__(self, caller: Caller = ANONYMOUS) -> None:
+        self._caller = caller
+
+    @property
+    def caller(self) -> Caller:
+        """The caller of the requests that arrive now."""
+        return self._caller
+
+    def refresh(self, caller: Caller) -> None:
+        """Make *caller* the caller of the requests that arrive from now on;
+        those already received keep theirs.
+
+        Raises:
+            ValueError: *caller* is another principal (a session answers only
+                the principal that opened it: refuse such a request instead).
+        """
+        if caller.principal != self._caller.principal:
+            raise ValueError("a session's caller can be refreshed only by the same principal")
+        self._caller = caller

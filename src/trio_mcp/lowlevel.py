@@ -23,7 +23,7 @@ from ._diagnostics import SlowStepReporter
 from ._session._engine import Dispatcher, RequestContext, Session, SessionStatistics, open_session
 from ._tasks._runner import TaskRunner
 from ._tasks._store import MemoryTaskStore, TaskStore
-from ._transport import Transport
+from ._transport import Caller, Identity, Transport
 from .protocol import (
     CancelOrigin,
     Direction,
@@ -43,6 +43,9 @@ __all__ = [
     "Dispatcher",
     "RequestContext",
     "Transport",
+    # who a session's requests come from
+    "Caller",
+    "Identity",
     # the records of requests, and who watches them
     "RequestRecord",
     "RequestState",

@@ -13,6 +13,7 @@ import trio
 from helpers import initialize_frame
 
 from trio_mcp import Client, Server, http_app, serve_http
+from trio_mcp.lowlevel import Identity
 from trio_mcp.transports._http.client._transport import HttpClientTransport
 from trio_mcp.transports._http.server._app import StreamableHTTPApp
 from trio_mcp.transports._http.server._transport import HttpServerTransport
@@ -105,7 +106,7 @@ async def http_transport_pair(
     handed: trio.MemorySendChannel[HttpServerTransport]
     handed, receive_handed = trio.open_memory_channel[HttpServerTransport](1)
 
-    async def handler(transport: HttpServerTransport) -> None:
+    async def handler(transport: HttpServerTransport, *, identity: Identity) -> None:
         await handed.send(transport)
         await transport.wait_closed()
 

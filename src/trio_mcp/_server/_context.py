@@ -96,11 +96,11 @@ class Context:
         an OAuth protected resource (``http_app(server, auth=ResourceServer(...))``):
         who (``subject``, ``issuer``, ``client_id``), which ``scopes``, until when.
         Never the raw bearer token (no token passthrough, AU-11). On a session,
-        the latest token its principal presented. None without authorization
-        (stdio, WebSocket, an endpoint without ``auth``).
+        the token of the request this context serves, as it arrived (a token
+        refreshed by a later request is that request's). None without
+        authorization (stdio, WebSocket, an endpoint without ``auth``).
         """
-        token: AccessToken | None = getattr(self.session.transport, "access_token", None)
-        return token
+        return self.request.caller.access_token
 
     def close_sse_stream(self) -> bool:
         """Ask the transport to end this request's response stream now, so the

@@ -39,6 +39,7 @@ from ._serve import SessionServer, serve_session
 # them: a server run over stdio never loads those stacks (trio-websocket and
 # wsproto alone would be most of its start-up).
 if TYPE_CHECKING:
+    from .._transport import Identity
     from ..transports._http.server._app import StreamableHTTPApp
     from ..transports._http.server._transport import HttpServerTransport
     from ..transports._websocket import WebSocketTransport
@@ -150,13 +151,19 @@ class _HttpSessions:
 
     @asynccontextmanager
     async def stateless_session(
-        self, transport: HttpServerTransport, version: str | None, *, fed: bool = False
+        self,
+        transport: HttpServerTransport,
+        version: str | None,
+        *,
+        fed: bool = False,
+        identity: Identity | None = None,
     ) -> AsyncIterator[Session | None]:
         """The session of the one request of a stateless POST, spoken in
         revision *version* (a 2026-07-28 POST: the era it opens in; None: its
         connection decides from the request, see ``Connection.start_stateless``),
         open for the body, which serves the POST in its own task and ends the
-        client side (``transport.peer_closed()``).
+        client side (``transport.peer_closed()``). *identity* is who sent the
+        POST (None: anonymous).
 
         *fed*: the body has the POST's frame in its own task; the session then
         has no reader and is yielded for the body to ``feed`` the frame and
@@ -172,7 +179,12 @@ class _HttpSessions:
         if version is not None:
             connection.start_stateless(version)
         async with open_session(
-            transport, connection, self.server, reader=not fed, **self.session_options
+            transport,
+            connection,
+            self.server,
+            reader=not fed,
+            identity=identity,
+            **self.session_options,
         ) as session:
             yield session if fed else None
             await session.wait_closed()

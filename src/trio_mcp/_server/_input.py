@@ -278,10 +278,10 @@ class InputRound:
 
 
 def principal_text(request: RequestContext) -> str | None:
-    """The principal a ``requestState`` is bound to (PT-08): the one the
-    request's transport names (``StreamableHTTPApp(auth=...)``: the token's
+    """The principal a ``requestState`` is bound to (PT-08): the request's
+    caller's (``StreamableHTTPApp(auth=...)``: the token's
     ``(issuer, subject)``; or ``principal_of``'s), as text; None: anonymous."""
-    principal = getattr(request.session.transport, "principal", None)
+    principal = request.caller.principal
     if principal is None or isinstance(principal, str):
         return principal
     try:

@@ -81,7 +81,6 @@ from ._tools import (
 )
 
 if TYPE_CHECKING:
-    from .._auth._token import AccessToken
     from ._completion import Completer
     from ._prompts import PromptOptions, RegisteredPrompt
     from ._resources import RegisteredResource, RegisteredTemplate, ResourceOptions, TemplateOptions
@@ -918,9 +917,9 @@ class Server:
 
 
 def _granted(ctx: RequestContext) -> frozenset[str] | None:
-    """The scopes the request's verified access token grants; None when its
-    transport authenticates no one (``ctx.auth`` is None)."""
-    token: AccessToken | None = getattr(ctx.session.transport, "access_token", None)
+    """The scopes the request's verified access token grants; None when no
+    one authenticated its caller (``ctx.auth`` is None)."""
+    token = ctx.caller.access_token
     return None if token is None else token.scopes
 
 

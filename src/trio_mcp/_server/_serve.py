@@ -24,7 +24,7 @@ import trio
 from .. import types as mcp_types
 from .._errors import SessionClosed
 from .._session._engine import Dispatcher, Session, open_session
-from .._transport import Transport
+from .._transport import Identity, Transport
 from .._util import covers
 from ..protocol import Connection, HeaderAnnotation, LocalProtocolError, SessionState
 
@@ -159,10 +159,16 @@ async def serve_session(
     server: SessionServer,
     transport: Transport,
     *,
+    identity: Identity | None = None,
     task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
     **session_options: Any,
 ) -> None:
     """Serve one session of *server* over *transport* until it closes.
+
+    *identity* is who the peer's requests come from, when the transport's
+    owner authenticated it (the HTTP application hands one to each session);
+    None: anonymous. *session_options* go to
+    :func:`~trio_mcp.lowlevel.open_session`.
 
     ``task_status.started`` receives the :class:`Session` (for ``nursery.start``).
     Next to the session runs, from the first one queued, the task that
@@ -186,7 +192,12 @@ async def serve_session(
         # own nursery. A task and a nursery less of every idle session (a
         # server holds many; issue #16).
         open_session(
-            transport, server.make_protocol(), server, reader=False, **session_options
+            transport,
+            server.make_protocol(),
+            server,
+            reader=False,
+            identity=identity,
+            **session_options,
         ) as session,
     ):
         peer = server.peer_of(session)

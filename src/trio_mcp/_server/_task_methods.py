@@ -46,9 +46,9 @@ OwnerOf = Callable[["RequestContext"], Hashable]
 
 
 def task_owner(request: RequestContext) -> Hashable:
-    """The owner of a request's tasks: the authenticated principal its
-    transport names, if any; None (anonymous) otherwise (TK-18)."""
-    return getattr(request.session.transport, "principal", None)
+    """The owner of a request's tasks: its caller's authenticated principal,
+    if any; None (anonymous) otherwise (TK-18)."""
+    return request.caller.principal
 
 
 def request_form(request: RequestContext) -> TaskForm:

@@ -80,7 +80,7 @@ import attrs
 import trio
 
 from .._errors import RequestTimeout, RPCError, SessionClosed
-from .._transport import Transport
+from .._transport import ANONYMOUS, Caller, Identity, Transport
 from .._util import Flag, reraise_unwrapped
 from ..protocol import (
     METHODS,
@@ -167,6 +167,7 @@ class RequestContext:
     __slots__ = (
         "_protocol",
         "_queue",
+        "caller",
         "final_result",
         "meta",
         "method",
@@ -185,9 +186,14 @@ class RequestContext:
         method: str,
         params: Any,
         meta: JSONObject | None,
+        caller: Caller,
     ) -> None:
         #: The session the request arrived on.
         self.session = session
+        #: Who sent the request (principal and verified access token), as the
+        #: session's identity named it when the request arrived; a token
+        #: refreshed later by another request does not change it.
+        self.caller = caller
         self._protocol = protocol
         self._queue = queue
         self.request_id = request_id
@@ -367,6 +373,7 @@ class Session:
         "_flush_pending",
         "_frames_in",
         "_frames_out",
+        "_identity",
         "_inbound",
         "_max_concurrent",
         "_notifier",
@@ -410,8 +417,12 @@ class Session:
         max_duration: float | None,
         shutdown_grace: float,
         cancel_notify_grace: float,
+        identity: Identity | None,
     ) -> None:
         self.transport = transport
+        # Who the requests come from, kept by the transport's owner (None:
+        # nobody authenticated the peer).
+        self._identity = identity
         self.protocol = protocol
         self.dispatcher = dispatcher
         self._max_concurrent = max_concurrent
@@ -477,6 +488,15 @@ class Session:
         self._reader_scope: trio.CancelScope | None = None
 
     # ---------------------------------------------------------------- public
+
+    @property
+    def caller(self) -> Caller:
+        """Who the requests arriving now come from: the caller of the
+        :class:`~trio_mcp.lowlevel.Identity` the session was opened with
+        (refreshed by its owner), else anonymous. A request keeps the caller
+        it arrived with (``RequestContext.caller``)."""
+        identity = self._identity
+        return ANONYMOUS if identity is None else identity.caller
 
     @property
     def state(self) -> SessionState:
@@ -1128,7 +1148,9 @@ class Session:
     def _make_context(
         self, request_id: RequestId, method: str, params: Any, meta: JSONObject | None
     ) -> RequestContext:
-        return RequestContext(self, self.protocol, self._queue, request_id, method, params, meta)
+        return RequestContext(
+            self, self.protocol, self._queue, request_id, method, params, meta, self.caller
+        )
 
     def _handle_notification(self, event: NotificationReceived) -> Awaitable[None]:
         return self.dispatcher.handle_notification(self, event)
@@ -1319,6 +1341,7 @@ def open_session(
     progress_interval: float = 0.0,
     max_message_size: int | None = None,
     reader: bool = True,
+    identity: Identity | None = None,
 ) -> AbstractAsyncContextManager[Session]:
     """Run a session over *transport* for the duration of the ``async with`` body.
 
@@ -1367,6 +1390,10 @@ def open_session(
             the transport in its own task (:meth:`Session.read_transport`),
             when it has nothing else to do while the session lives (a
             server's task per session).
+        identity: who the peer's requests come from, kept up to date by
+            the transport's owner (the HTTP application makes one per
+            session); each request's context keeps the caller current when
+            it arrived (``RequestContext.caller``). None: anonymous.
 
     Cancellation:
         Leaving the body, normally, by an exception or by cancellation, runs the
@@ -1394,6 +1421,7 @@ def open_session(
             "max_duration": max_duration,
             "shutdown_grace": shutdown_grace,
             "cancel_notify_grace": cancel_notify_grace,
+            "identity": identity,
         },
         _Extras(
             observer,

@@ -24,8 +24,10 @@ from trio_mcp.auth import (
     StaticTokenVerifier,
     VerifierUnavailable,
 )
+from trio_mcp.lowlevel import Identity
 from trio_mcp.protocol._headers import request_headers
 from trio_mcp.transports._http.server._app import StreamableHTTPApp
+from trio_mcp.transports._http.server._transport import HttpServerTransport
 
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"
@@ -322,7 +324,7 @@ async def test_a_request_state_is_its_token_s_principal_s_alone() -> None:
 
 
 def test_auth_and_principal_of_do_not_go_together() -> None:
-    async def handler(transport: Any) -> None:
+    async def handler(transport: HttpServerTransport, *, identity: Identity) -> None:
         await trio.lowlevel.checkpoint()
 
     with pytest.raises(ValueError, match="principal_of"):

@@ -20,7 +20,7 @@ import trio.testing
 from http_helpers import http_transport_of
 
 from trio_mcp import Server, http_app, open_http_client
-from trio_mcp.lowlevel import open_session
+from trio_mcp.lowlevel import Identity, open_session
 from trio_mcp.transports._http.server._app import StreamableHTTPApp
 from trio_mcp.transports._http.server._asgi import ASGIApp, Message
 from trio_mcp.transports._http.server._transport import HttpServerTransport
@@ -174,12 +174,14 @@ def sessionless_app(server: Server) -> StreamableHTTPApp:
     instance, and a POST of ``initialize`` is answered like any request (no
     ``Mcp-Session-Id``), so a handshake-era client can connect."""
 
-    async def handler(transport: HttpServerTransport) -> None:
+    async def handler(transport: HttpServerTransport, *, identity: Identity) -> None:
         first = await transport.receive()
         protocol = server.make_protocol()
         if orjson.loads(first).get("method") != "initialize":
             protocol.start_stateless("2025-11-25")
-        async with open_session(_Replayed(first, transport), protocol, server) as session:
+        async with open_session(
+            _Replayed(first, transport), protocol, server, identity=identity
+        ) as session:
             await session.wait_closed()
 
     return StreamableHTTPApp(transport_handler=handler, stateless=True)

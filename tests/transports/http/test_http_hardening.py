@@ -29,6 +29,7 @@ from http_helpers import (
 )
 
 from trio_mcp import http_app, serve_http, serve_session
+from trio_mcp.lowlevel import Caller, Identity
 from trio_mcp.transports._bounds import HEADER_TIMEOUT, LISTEN_BACKLOG
 from trio_mcp.transports._http._common import (
     OriginPolicy,
@@ -180,13 +181,13 @@ def test_parse_media_type_parameters() -> None:
 async def test_legacy_post_refuses_simple_content_types(content_type: str) -> None:
     delivered: list[bytes] = []
 
-    async def handler(transport: HttpServerTransport) -> None:
+    async def handler(transport: HttpServerTransport, *, identity: Identity) -> None:
         delivered.append(await transport.receive())
         await transport.wait_closed()
 
     app = StreamableHTTPApp(transport_handler=handler)
     async with app.run():
-        transport = app.new_session(None, single_stream=True)
+        transport = app.new_session(Caller(), single_stream=True)
         assert transport is not None
         assert transport.session_id is not None
         query = f"session_id={transport.session_id}".encode()
@@ -295,7 +296,7 @@ async def test_slow_body_gets_408_at_the_deadline(
 async def test_legacy_slow_body_gets_408(autojump_clock: trio.testing.MockClock) -> None:
     app = http_app(make_server(), body_timeout=5.0)
     async with app.run():
-        transport = app.new_session(None, single_stream=True)
+        transport = app.new_session(Caller(), single_stream=True)
         assert transport is not None
         query = f"session_id={transport.session_id}".encode()
         scope = asgi_scope("/messages/", query=query)
@@ -447,9 +448,9 @@ async def test_a_failing_session_ends_alone(
         await transport.receive()  # its initialize arrived
         raise RuntimeError("a bug in this session")
 
-    async def handler(transport: HttpServerTransport) -> None:
+    async def handler(transport: HttpServerTransport, *, identity: Identity) -> None:
         if plan.pop(0) == "serve":
-            await serve_session(server, transport)
+            await serve_session(server, transport, identity=identity)
         elif in_a_nursery:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(fail, transport)
@@ -485,7 +486,7 @@ async def test_a_failing_stateless_request_does_not_end_the_server(
 ) -> None:
     calls = 0
 
-    async def handler(transport: HttpServerTransport) -> None:
+    async def handler(transport: HttpServerTransport, *, identity: Identity) -> None:
         nonlocal calls
         calls += 1
         if calls == 1:

@@ -16,6 +16,7 @@ from helpers import first_text
 from http_helpers import make_server
 
 from trio_mcp import http_app, open_http_client, parse_http_option
+from trio_mcp.lowlevel import Caller
 from trio_mcp.transports._http._common import id_key
 from trio_mcp.transports._http.server._transport import UNDELIVERABLE, HttpServerTransport
 
@@ -26,8 +27,8 @@ ROOT = Path(__file__).resolve().parents[3]
 async def test_idle_sessions_are_reaped(autojump_clock: trio.testing.MockClock) -> None:
     app = http_app(make_server(), session_idle_timeout=60.0)
     async with app.run():
-        idle = app.new_session(None)
-        busy = app.new_session(None)
+        idle = app.new_session(Caller())
+        busy = app.new_session(Caller())
         assert idle is not None
         assert busy is not None
         assert busy.session_id is not None

@@ -18,7 +18,7 @@ import trio
 from http_helpers import make_server
 
 from trio_mcp import Context, http_app
-from trio_mcp.lowlevel import CancelOrigin, RequestState
+from trio_mcp.lowlevel import CancelOrigin, Identity, RequestState
 from trio_mcp.protocol import FrameDirection
 from trio_mcp.testing import RecordingObserver
 from trio_mcp.transports import StreamableHTTPApp
@@ -251,7 +251,7 @@ async def test_a_failing_session_answers_500_with_the_id_and_the_server_goes_on(
 ) -> None:
     calls = 0
 
-    async def handler(transport: HttpServerTransport) -> None:
+    async def handler(transport: HttpServerTransport, *, identity: Identity) -> None:
         nonlocal calls
         calls += 1
         frame = orjson.loads(await transport.receive())

@@ -28,9 +28,9 @@ from http_helpers import (
 
 from trio_mcp import Context, RPCError, Server, serve_session
 from trio_mcp.auth import AccessToken, ResourceServer, StaticTokenVerifier
+from trio_mcp.lowlevel import Caller, Identity
 from trio_mcp.protocol._headers import request_headers
 from trio_mcp.testing import memory_transport_pair
-from trio_mcp.testing._memory import MemoryTransport
 
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"
@@ -225,7 +225,7 @@ async def test_a_handshake_session_s_request_without_the_scope_gets_403_before_i
             headers=post_headers(sid, **version, **bearer("reader-lite-token")),
         )
         assert narrower.status_code == 403
-        assert entry.transport.access_token == READER  # a refused token is not the session's
+        assert entry.identity.caller.access_token == READER  # a refused token is not the session's
         # The same session, the same principal with a stepped-up token: served.
         upgraded = AccessToken(
             subject="reader", scopes=frozenset({"mcp", "files:read", "files:write"}), issuer=ISSUER
@@ -241,6 +241,80 @@ async def test_a_handshake_session_s_request_without_the_scope_gets_403_before_i
         )
         [message] = sse_messages(served.text)
         assert message["result"]["content"][0]["text"] == "reader wrote p"
+
+
+def tool_call(request_id: int, name: str) -> bytes:
+    return orjson.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": {}},
+        }
+    )
+
+
+@pytest.mark.spec("AU-12")
+async def test_a_refreshed_token_reaches_the_next_request_and_a_running_one_keeps_its_own() -> None:
+    server = make_server()
+    holding = trio.Event()
+    release = trio.Event()
+
+    @server.tool()
+    async def scopes_later(ctx: Context) -> str:
+        holding.set()
+        await release.wait()
+        assert ctx.auth is not None
+        return " ".join(sorted(ctx.auth.scopes))
+
+    @server.tool()
+    async def scopes_now(ctx: Context) -> str:
+        assert ctx.auth is not None
+        return " ".join(sorted(ctx.auth.scopes))
+
+    async with (
+        running(server, auth=resource_server()) as (url, app),
+        raw_client(url) as http,
+    ):
+        opened = await http.post(
+            "/mcp",
+            content=init_body(version=HANDSHAKE),
+            headers=post_headers(**bearer("reader-token")),
+        )
+        sid = opened.headers["mcp-session-id"]
+        version = {"mcp-protocol-version": HANDSHAKE}
+        note = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await http.post(
+            "/mcp", content=note, headers=post_headers(sid, **version, **bearer("reader-token"))
+        )
+        held: list[httpx.Response] = []
+
+        async def call_and_hold() -> None:
+            held.append(
+                await http.post(
+                    "/mcp",
+                    content=tool_call(2, "scopes_later"),
+                    headers=post_headers(sid, **version, **bearer("reader-token")),
+                )
+            )
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(call_and_hold)
+            await holding.wait()
+            # The same principal with a narrower token: the next request sees it...
+            refreshed = await http.post(
+                "/mcp",
+                content=tool_call(3, "scopes_now"),
+                headers=post_headers(sid, **version, **bearer("reader-lite-token")),
+            )
+            [message] = sse_messages(refreshed.text)
+            assert message["result"]["content"][0]["text"] == "mcp"
+            [entry] = app._sessions.values()
+            assert entry.identity.caller.access_token == READER_LITE
+            release.set()
+        # ...while the request already running keeps the token it arrived with.
+        [message] = sse_messages(held[0].text)
+        assert message["result"]["content"][0]["text"] == "files:read mcp"
 
 
 @pytest.mark.spec("AU-12")
@@ -274,7 +348,7 @@ async def test_the_legacy_sse_endpoint_refuses_the_post_with_403() -> None:
             headers={"content-type": "application/json", **bearer("reader-lite-token")},
         )
         assert narrower.status_code == 403
-        assert entry.transport.access_token == READER
+        assert entry.identity.caller.access_token == READER
         # ...an admitted one's does.
         ping = orjson.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"})
         admitted = await http.post(
@@ -283,7 +357,7 @@ async def test_the_legacy_sse_endpoint_refuses_the_post_with_403() -> None:
             headers={"content-type": "application/json", **bearer("reader-lite-token")},
         )
         assert admitted.status_code == 202
-        assert entry.transport.access_token == READER_LITE
+        assert entry.identity.caller.access_token == READER_LITE
 
 
 def names(result: dict[str, Any], key: str, field: str = "name") -> list[str]:
@@ -325,24 +399,20 @@ async def test_lists_are_filtered_by_scope_only_when_asked(filtered: bool) -> No
         assert seen["reader-token"] == everything
 
 
-class AuthenticatedTransport(MemoryTransport):
-    """A transport that authenticated its peer itself (as a WebSocket behind an
-    auth middleware would): it carries the verified token, as HTTP's does."""
-
-    access_token: AccessToken | None = None
-
-
 @pytest.mark.spec("AU-12")
 async def test_without_http_an_authenticated_caller_lacking_the_scope_gets_32003() -> None:
     from trio_mcp import open_client
 
-    client_end, server_end = memory_transport_pair()
-    served = AuthenticatedTransport(server_end._send_channel, server_end._receive_channel)
-    served.access_token = READER
+    # A transport whose owner authenticated the peer itself (as a WebSocket
+    # behind an auth middleware would) names the caller as HTTP's does.
+    client_end, served = memory_transport_pair()
+    identity = Identity(Caller(READER.principal, READER))
     server = make_server(filter_lists_by_scope=True)
     async with trio.open_nursery() as nursery:
         await nursery.start(
-            lambda task_status: serve_session(server, served, task_status=task_status)
+            lambda task_status: serve_session(
+                server, served, identity=identity, task_status=task_status
+            )
         )
         async with open_client(client_end) as client:
             with pytest.raises(RPCError) as refused:
@@ -357,9 +427,13 @@ async def test_without_http_an_authenticated_caller_lacking_the_scope_gets_32003
             assert unread.value.code == -32003
             tools = await client.list_tools()
             assert [t.name for t in tools.tools] == ["read_file"]
-            served.access_token = WRITER
+            # The session is bound to its principal: only its token changes.
+            with pytest.raises(ValueError, match="same principal"):
+                identity.refresh(Caller(WRITER.principal, WRITER))
+            stepped_up = AccessToken(subject="reader", scopes=WRITER.scopes, issuer=ISSUER)
+            identity.refresh(Caller(stepped_up.principal, stepped_up))
             result = await client.call_tool("write_file", {"path": "x"})
-            assert result.content[0].text == "writer wrote x"  # type: ignore[union-attr]
+            assert result.content[0].text == "reader wrote x"  # type: ignore[union-attr]
         nursery.cancel_scope.cancel()
 
 

@@ -20,6 +20,7 @@ from http_helpers import LATEST, init_body, legacy_sse_stream, make_server, raw_
 
 import trio_mcp
 from trio_mcp import http_app, open_http_client
+from trio_mcp.lowlevel import Identity
 from trio_mcp.testing import check_transport
 from trio_mcp.transports._http.client._transport import HttpClientTransport
 from trio_mcp.transports._http.server._app import StreamableHTTPApp
@@ -37,7 +38,7 @@ async def legacy_transport_pair(*, client_first: bool = True) -> AsyncIterator[t
     handed: trio.MemorySendChannel[HttpServerTransport]
     handed, receive_handed = trio.open_memory_channel[HttpServerTransport](1)
 
-    async def handler(transport: HttpServerTransport) -> None:
+    async def handler(transport: HttpServerTransport, *, identity: Identity) -> None:
         await handed.send(transport)
         await transport.wait_closed()
 

@@ -41,12 +41,14 @@ from collections.abc import (
     Hashable,
 )
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
-from typing import TYPE_CHECKING, Any, cast
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import orjson
 import trio
 
 from ...._auth._resource import Refusal
+from ...._transport import ANONYMOUS, Caller, Identity
 from ....protocol import ALL_VERSIONS, DEFAULT_MAX_MESSAGE_SIZE, HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from ..._bounds import HEADER_TIMEOUT, LISTEN_BACKLOG
 from .._common import OriginPolicy, is_loopback_host, new_session_id
@@ -65,8 +67,19 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("trio_mcp.http")
 
-#: Runs one session over its transport, until the session ends.
-TransportHandler = Callable[[HttpServerTransport], Awaitable[None]]
+
+class TransportHandler(Protocol):
+    """Runs one session over its transport, until the session ends; *identity*
+    is who its requests come from (open the session with it:
+    ``open_session(..., identity=identity)``), which the application
+    refreshes when a later request of the same principal presents a new
+    token."""
+
+    def __call__(
+        self, transport: HttpServerTransport, *, identity: Identity
+    ) -> Awaitable[None]: ...
+
+
 #: Who is asking (e.g. from an auth middleware's scope entries); None: anonymous.
 PrincipalOf = Callable[[Scope], Hashable | None]
 
@@ -80,11 +93,12 @@ ACCESS_TOKEN_KEY = "trio_mcp.access_token"
 
 
 class _Entry:
-    __slots__ = ("principal", "transport")
+    __slots__ = ("identity", "transport")
 
-    def __init__(self, transport: HttpServerTransport, principal: Hashable | None) -> None:
+    def __init__(self, transport: HttpServerTransport, identity: Identity) -> None:
         self.transport = transport
-        self.principal = principal
+        #: Who the session's requests come from; the session reads it.
+        self.identity = identity
 
 
 class StreamableHTTPApp:
@@ -312,27 +326,31 @@ class StreamableHTTPApp:
                     transport.peer_closed()
 
     def _open_stateless(
-        self, transport: HttpServerTransport, version: str | None, *, fed: bool
+        self, transport: HttpServerTransport, version: str | None, *, fed: bool, identity: Identity
     ) -> AbstractAsyncContextManager[FrameSink | None]:
         """The one-request session of a stateless POST (see ``run_one_request``,
         which contains its failure): ``stateless_session``'s, or the transport
         handler's in a task of its own (which reads the transport: no sink)."""
         if self._stateless_session is not None:
-            return self._stateless_session(transport, version, fed=fed)
-        return self._handler_in_task(transport)
+            return self._stateless_session(transport, version, fed=fed, identity=identity)
+        return self._handler_in_task(transport, identity)
 
     @asynccontextmanager
-    async def _handler_in_task(self, transport: HttpServerTransport) -> AsyncIterator[None]:
+    async def _handler_in_task(
+        self, transport: HttpServerTransport, identity: Identity
+    ) -> AsyncIterator[None]:
         """Run the transport handler beside the body (a session over *transport*).
 
         Cancellation: leaving waits for the handler, which ends once the body
         has ended the client side (``peer_closed``).
         """
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._handler, transport)
+            nursery.start_soon(partial(self._handler, transport, identity=identity))
             yield
 
-    async def _run_session(self, sid: str, transport: HttpServerTransport) -> None:
+    async def _run_session(
+        self, sid: str, transport: HttpServerTransport, identity: Identity
+    ) -> None:
         """Run one session's handler until it ends, then forget the session.
 
         One session's failure (a bug in a handler or a dispatcher, a frame its
@@ -346,7 +364,7 @@ class StreamableHTTPApp:
         propagate unchanged; only ``Exception`` is contained.
         """
         try:
-            await self._handler(transport)
+            await self._handler(transport, identity=identity)
         except* Exception as failure:
             logger.error("an HTTP session failed and was closed; serving goes on", exc_info=failure)
         finally:
@@ -359,13 +377,10 @@ class StreamableHTTPApp:
                     await self.event_store.forget_session(sid)
 
     def new_session(
-        self,
-        principal: Hashable | None,
-        *,
-        single_stream: bool = False,
-        access_token: AccessToken | None = None,
+        self, caller: Caller, *, single_stream: bool = False
     ) -> HttpServerTransport | None:
-        """Create and start a session; None when the table is full or not running."""
+        """Create and start a session opened by *caller* (its principal owns
+        it); None when the table is full or not running."""
         if self._nursery is None or len(self._sessions) >= self.max_sessions:
             return None
         sid = new_session_id()
@@ -373,31 +388,42 @@ class StreamableHTTPApp:
             sid,
             event_store=None if single_stream else self.event_store,
             single_stream=single_stream,
-            principal=principal,
-            access_token=access_token,
         )
-        self._sessions[sid] = _Entry(transport, principal)
-        self._nursery.start_soon(self._run_session, sid, transport, name="trio_mcp HTTP session")
+        identity = Identity(caller)
+        self._sessions[sid] = _Entry(transport, identity)
+        self._nursery.start_soon(
+            self._run_session, sid, transport, identity, name="trio_mcp HTTP session"
+        )
         return transport
 
-    def lookup(self, sid: str, scope: Scope, *, refresh: bool = True) -> HttpServerTransport | None:
-        """The live session *sid* if *scope*'s principal owns it (else None: 404).
-
-        *refresh* (with ``auth``): the session's token becomes this request's
-        (a caller that may still refuse the request passes False and sets it
-        once the request is admitted, so a refused token never replaces the
-        one the session's running requests see).
-        """
+    def lookup(self, sid: str, scope: Scope) -> HttpServerTransport | None:
+        """The live session *sid* if *scope*'s principal owns it (else None: 404)."""
         entry = self._sessions.get(sid)
         if entry is None or entry.transport.closed:
             return None
-        if entry.principal != self.principal_for(scope):
+        if entry.identity.caller.principal != self.principal_for(scope):
             return None
-        if self.auth is not None and refresh:
-            # Same principal, perhaps a refreshed token (other scopes, expiry):
-            # handlers see the latest one verified.
-            entry.transport.access_token = self.access_token_for(scope)
         return entry.transport
+
+    def admit(self, transport: HttpServerTransport, scope: Scope) -> None:
+        """*scope*'s request passed every check and is delivered to the
+        session over *transport* next: with ``auth``, its token becomes the
+        session's (the same principal, perhaps other scopes or a later
+        expiry), so the requests it carries see it as ``ctx.auth``. Called
+        only once a request is admitted, so a refused token never becomes the
+        caller of anything that runs; requests already received keep the
+        token they arrived with."""
+        if self.auth is None or transport.session_id is None:
+            return
+        entry = self._sessions.get(transport.session_id)
+        if entry is not None and entry.transport is transport:
+            entry.identity.refresh(self.caller_of(scope))
+
+    def caller_of(self, scope: Scope) -> Caller:
+        """Who is asking: the request's principal and verified access token."""
+        if self.auth is None and self.principal_of is None:
+            return ANONYMOUS
+        return Caller(self.principal_for(scope), self.access_token_for(scope))
 
     def principal_for(self, scope: Scope) -> Hashable | None:
         """Who is asking: the token's ``(issuer, subject)`` with ``auth``, else

@@ -40,11 +40,11 @@ HT-36, HT-37.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 
+from ...._transport import Caller, Identity
 from ....protocol import LATEST_VERSION, REVISIONS, SUPPORTED_VERSIONS
 from .._common import (
     DEFAULT_HTTP_VERSION,
@@ -83,7 +83,6 @@ from ._transport import (
 
 if TYPE_CHECKING:
     from ...._auth._resource import Refusal
-    from ...._auth._token import AccessToken
 
 #: Seconds a POST's SSE response head waits for the answer (see ``stream_sse``).
 HEAD_DEFERRAL = 0.02
@@ -93,26 +92,23 @@ class SessionHost(Protocol):
     """What an endpoint needs of the application that keeps the session table."""
 
     def new_session(
-        self,
-        principal: Hashable | None,
-        *,
-        single_stream: bool = False,
-        access_token: AccessToken | None = None,
+        self, caller: Caller, *, single_stream: bool = False
     ) -> HttpServerTransport | None:
-        """Create and start a session; None when the table is full or not running."""
+        """Create and start a session opened by *caller*; None when the table
+        is full or not running."""
         ...
 
-    def lookup(self, sid: str, scope: Scope, *, refresh: bool = True) -> HttpServerTransport | None:
-        """The live session *sid* if *scope*'s principal owns it (else None:
-        404); *refresh*: the session's token becomes this request's."""
+    def lookup(self, sid: str, scope: Scope) -> HttpServerTransport | None:
+        """The live session *sid* if *scope*'s principal owns it (else None: 404)."""
         ...
 
-    def principal_for(self, scope: Scope) -> Hashable | None:
-        """Who is asking (None: anonymous)."""
+    def caller_of(self, scope: Scope) -> Caller:
+        """Who is asking: the request's principal and verified access token."""
         ...
 
-    def access_token_for(self, scope: Scope) -> AccessToken | None:
-        """The request's verified access token (None: no authorization)."""
+    def admit(self, transport: HttpServerTransport, scope: Scope) -> None:
+        """*scope*'s request was admitted to the session over *transport*: its
+        caller (perhaps a refreshed token) is the caller of what it delivers."""
         ...
 
     def end_session(self, transport: HttpServerTransport) -> None:
@@ -250,8 +246,7 @@ class Endpoint:
                     headers,
                     posted,
                     opening or None,
-                    principal=self._host.principal_for(scope),
-                    access_token=self._host.access_token_for(scope),
+                    caller=self._host.caller_of(scope),
                 )
                 return
             problem = check_version(version)
@@ -264,15 +259,12 @@ class Endpoint:
                 send,
                 posted,
                 version or DEFAULT_HTTP_VERSION,
-                self._host.principal_for(scope),
-                self._host.access_token_for(scope),
+                self._host.caller_of(scope),
             )
             return
         transport: HttpServerTransport | None
         if posted.sniffed.has_initialize and one_header(headers, b"mcp-session-id") is None:
-            transport = self._host.new_session(
-                self._host.principal_for(scope), access_token=self._host.access_token_for(scope)
-            )
+            transport = self._host.new_session(self._host.caller_of(scope))
             if transport is None:
                 await refuse(send, 503, "Too many open sessions", code=-32000)
                 return
@@ -286,6 +278,9 @@ class Endpoint:
                 assert refusal is not None
                 await refuse(send, *refusal)
                 return
+            # Past the scope check: what this POST delivers comes from its
+            # caller (the same principal, perhaps with a refreshed token).
+            self._host.admit(transport, scope)
             # An unsupported version was refused above (400, HT-31). A supported
             # one that differs from the negotiated one is accepted: the spec asks
             # for 400 only for invalid or unsupported versions, and real clients
@@ -322,12 +317,17 @@ class Endpoint:
         send: Send,
         posted: PostedMessage,
         version: str,
-        principal: Hashable | None,
-        access_token: AccessToken | None,
+        caller: Caller,
     ) -> None:
-        transport = HttpServerTransport(None, principal=principal, access_token=access_token)
+        transport = HttpServerTransport(None)
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(run_stateless_session, self._open_stateless, transport, version)
+            nursery.start_soon(
+                run_stateless_session,
+                self._open_stateless,
+                transport,
+                version,
+                Identity(caller),
+            )
             try:
                 await self._dispatch(receive, send, transport, posted, version)
             finally:

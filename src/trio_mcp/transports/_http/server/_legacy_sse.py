@@ -60,11 +60,7 @@ class LegacyEndpoint:
             await refuse(send, 406, "Not Acceptable: Accept must list text/event-stream")
             return
         host = self._host
-        transport = host.new_session(
-            host.principal_for(scope),
-            single_stream=True,
-            access_token=host.access_token_for(scope),
-        )
+        transport = host.new_session(host.caller_of(scope), single_stream=True)
         if transport is None:
             await refuse(send, 503, "Too many open sessions", code=-32000)
             return
@@ -106,8 +102,7 @@ class LegacyEndpoint:
         if len(ids) != 1:
             await refuse(send, 400, "session_id is required")
             return
-        # The token is the session's only once the body passed the scope check.
-        transport = self._host.lookup(ids[0], scope, refresh=False)
+        transport = self._host.lookup(ids[0], scope)
         if transport is None or not transport.single_stream:
             await refuse(send, 404, "Session not found")
             return
@@ -118,9 +113,9 @@ class LegacyEndpoint:
         if denied is not None:
             await refuse_with(send, denied)  # 403 step-up, nothing delivered (AU-12)
             return
-        token = self._host.access_token_for(scope)
-        if token is not None:
-            transport.access_token = token
+        # Only now, past the scope check, is this POST's token the session's:
+        # a refused token never becomes the caller of what runs there.
+        self._host.admit(transport, scope)
         transport.touch()
         try:
             await transport.deliver(posted.body)

@@ -42,13 +42,14 @@ HM-15, HM-17, HM-19, HM-21, HM-22, HM-24, HM-28, HM-31, CN-13, CN-16.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import orjson
 import trio
 
 from ...._errors import SessionClosed
+from ...._transport import ANONYMOUS, Caller, Identity
 from ....protocol._errors import ErrorCode
 from ....protocol._headers import HeaderAnnotation, header_mismatch
 from .._common import error_body
@@ -75,9 +76,6 @@ from ._transport import (
     Stream,
     run_one_request,
 )
-
-if TYPE_CHECKING:
-    from ...._auth._token import AccessToken
 
 #: The ``_meta`` key of a request's protocol version (ME-06).
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
@@ -178,14 +176,13 @@ class ModernPost:
         posted: PostedMessage,
         opening_version: str | None,
         *,
-        principal: Hashable | None = None,
-        access_token: AccessToken | None = None,
+        caller: Caller = ANONYMOUS,
     ) -> None:
         """Serve one modern POST whose body passed the shared checks.
 
-        *principal* is the request's authenticated principal (the session's
-        transport carries it: the server binds tasks to it, TK-18), and
-        *access_token* its verified token (``ctx.auth``), if any.
+        *caller* is who sent it: its authenticated principal (the server binds
+        tasks to it, TK-18) and verified token (``ctx.auth``), if any; the
+        POST's one-request session is opened with it.
 
         *opening_version* is the revision the session opens in (the header's
         or the body's, or our newest; None: the connection decides): each
@@ -214,7 +211,7 @@ class ModernPost:
             )
             await respond(send, 400, body, content_type=JSON)
             return
-        transport = HttpServerTransport(None, principal=principal, access_token=access_token)
+        transport = HttpServerTransport(None)
         sniffed = posted.sniffed
         # subscriptions/listen is answered by a stream that stays open: one JSON
         # body would never come (the POST hung, found by bench/fuzz.py), so it
@@ -235,6 +232,7 @@ class ModernPost:
             lambda deliver: self._answer(
                 receive, tracked, transport, stream, deliver, posted.body, request_id
             ),
+            identity=Identity(caller),
             fed=True,
         )
         if not answered and not tracked.started:

@@ -48,20 +48,18 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict, deque
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import orjson
 import outcome
 import trio
 
+from ...._transport import Identity
 from ...._util import Flag
 from .._common import PRIMING_VERSIONS, id_key
 from ._event_store import EventStore, split_event_id
-
-if TYPE_CHECKING:
-    from ...._auth._token import AccessToken
 
 logger = logging.getLogger("trio_mcp.http")
 
@@ -227,12 +225,10 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         "_senders",
         "_server_requests",
         "_streams",
-        "access_token",
         "connection_buffer",
         "event_store",
         "last_activity",
         "on_close",
-        "principal",
         "protocol_version",
         "session_id",
         "single_stream",
@@ -247,18 +243,8 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         connection_buffer: int = 1024,
         backlog: int = 1024,
         single_stream: bool = False,
-        principal: Hashable | None = None,
-        access_token: AccessToken | None = None,
     ) -> None:
         self.session_id = session_id
-        #: The verified access token of the latest request it carried
-        #: (``StreamableHTTPApp(auth=...)``), never the raw token; None without
-        #: authorization. Handlers read it as ``ctx.auth``.
-        self.access_token = access_token
-        #: The authenticated principal the requests it carries come from
-        #: (``StreamableHTTPApp(principal_of=...)``), None if anonymous: what
-        #: the server binds the tasks they create to (TK-18).
-        self.principal = principal
         self.event_store = event_store if session_id is not None else None
         # The inbound FIFO (see _deliver_nowait and receive): POSTed frames
         # waiting for the session's reader, made with the first one that waits
@@ -785,9 +771,9 @@ class FrameSink(Protocol):
 class OpenStateless(Protocol):
     """Opens the one-request session of a stateless POST over its transport,
     in the caller's task, given the revision it opens in (None: its
-    connection decides from the request). Its body serves the POST and ends
-    with the transport's ``peer_closed()``; leaving it waits until the
-    session has stopped.
+    connection decides from the request) and who sent the POST (*identity*).
+    Its body serves the POST and ends with the transport's ``peer_closed()``;
+    leaving it waits until the session has stopped.
 
     With ``fed=True`` the caller has the POST's frame in its own task: the
     context may then yield a :class:`FrameSink` to take it (a session with
@@ -796,7 +782,7 @@ class OpenStateless(Protocol):
     """
 
     def __call__(
-        self, transport: HttpServerTransport, version: str | None, *, fed: bool
+        self, transport: HttpServerTransport, version: str | None, *, fed: bool, identity: Identity
     ) -> AbstractAsyncContextManager[FrameSink | None]: ...
 
 
@@ -806,7 +792,10 @@ Deliver = Callable[[bytes], Awaitable[None]]
 
 
 async def run_stateless_session(
-    open_stateless: OpenStateless, transport: HttpServerTransport, version: str | None
+    open_stateless: OpenStateless,
+    transport: HttpServerTransport,
+    version: str | None,
+    identity: Identity,
 ) -> None:
     """Run the one-request session of a stateless POST in a task of its own,
     beside the task that answers the POST, until that task ends the client
@@ -820,7 +809,11 @@ async def run_stateless_session(
     # The session's body only waits: the answering task delivers the frame
     # (from its own task, so to the transport) and ends the client side.
     await run_one_request(
-        open_stateless, transport, version, lambda _deliver: transport.wait_peer_closed()
+        open_stateless,
+        transport,
+        version,
+        lambda _deliver: transport.wait_peer_closed(),
+        identity=identity,
     )
 
 
@@ -830,14 +823,15 @@ async def run_one_request(
     version: str | None,
     answer: Callable[[Deliver], Awaitable[None]],
     *,
+    identity: Identity,
     fed: bool = False,
 ) -> bool:
     """Serve a stateless POST: run ``answer(deliver)`` (which delivers the
     body with ``deliver`` and writes the response) inside the POST's
     one-request session, in the caller's own task; True if ``answer`` ran to
-    its end. With *fed*, ``deliver`` is the session's own ``feed`` when the
-    session has no reader (see :class:`OpenStateless`), else the transport's
-    ``deliver``.
+    its end. *identity* is who sent the POST. With *fed*, ``deliver`` is the
+    session's own ``feed`` when the session has no reader (see
+    :class:`OpenStateless`), else the transport's ``deliver``.
 
     Why in the caller's task: a POST already is a task, and a session task of
     its own (with the nursery around it) was a spawn and several scheduler
@@ -858,7 +852,7 @@ async def run_one_request(
     """
     answered = False
     try:
-        async with open_stateless(transport, version, fed=fed) as sink:
+        async with open_stateless(transport, version, fed=fed, identity=identity) as sink:
             try:
                 await answer(transport.deliver if sink is None else sink.feed)
                 answered = True
