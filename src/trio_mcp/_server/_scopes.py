@@ -15,8 +15,9 @@ the item (``@server.tool(scopes=["files:write"])``). Who checks them, where:
   in ``WWW-Authenticate`` (step-up, AU-12). A handler-level refusal could not
   do that: in the handshake era the answer may already be an SSE stream whose
   status (200) is sent.
-* **Any other transport whose peer is authenticated** (a transport carrying an
-  ``access_token``, which ``ctx.auth`` reads): the server refuses the request
+* **Any other transport whose peer is authenticated** (its owner opens the
+  session with an ``Identity`` naming the caller's access token, which
+  ``ctx.auth`` reads): the server refuses the request
   with JSON-RPC error :data:`INSUFFICIENT_SCOPE` (-32003, implementation
   defined, ``spec_notes/errors.md``) whose ``data`` names ``requiredScopes``.
   The same check runs on HTTP too, as a second line behind the endpoint's.
