@@ -8,7 +8,10 @@ Every import counts: top-level, lazy (inside a function), under
 * ``protocol/`` imports only itself and ``types/`` (and never trio);
 * ``transports/`` never imports the layers above it: ``_session``, ``_server``,
   ``_client``, ``_cli``, ``lowlevel``, ``testing`` or the top-level facade;
-* ``_session/`` never imports ``_server``, ``_client`` or ``_cli``.
+* ``_session/`` never imports ``_server``, ``_client`` or ``_cli``;
+* ``_tasks/`` (the task engine both roles use) never imports ``_server`` or
+  ``_client``, and ``_client/`` never imports ``_server`` (the roles are
+  siblings: what both need lives below them).
 """
 
 from __future__ import annotations
@@ -162,6 +165,7 @@ FORBIDDEN = {
     "transports": {"_session", "_server", "_client", "_cli", "lowlevel", "testing", "trio_mcp"},
     "_session": {"_server", "_client", "_cli", "testing", "trio_mcp"},
     "_tasks": {"_server", "_client", "_cli", "testing", "trio_mcp"},
+    "_client": {"_server", "_cli", "testing", "trio_mcp"},
 }
 
 

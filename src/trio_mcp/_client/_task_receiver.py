@@ -9,7 +9,7 @@ and the server polls ``tasks/get``, reads ``tasks/result`` and may send
 ``tasks/cancel``. :class:`ReceiverTasks` is that side of a client (made with
 ``open_client(..., accept_tasks=True)``): the same
 :class:`~trio_mcp._tasks._runner.TaskRunner` and
-:class:`~trio_mcp._server._task_methods.TaskMethods` a server uses, over a
+:class:`~trio_mcp._tasks._methods.TaskMethods` a server uses, over a
 memory store, with the client's own handler (the one that answers the plain
 request) as each task's work. The runner lives as long as the client.
 
@@ -31,7 +31,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from .. import types as mcp_types
-from .._server._task_methods import TaskMethods, created
+from .._tasks._methods import TaskMethods, created
 from .._tasks._runner import TaskRunner, Work, WorkEnd
 from .._tasks._store import MemoryTaskStore
 from ..protocol import TaskEvent, TaskForm, TaskRecord

@@ -47,6 +47,8 @@ import trio
 from .. import types as mcp_types
 from .._errors import RPCError, SessionClosed
 from .._session._engine import RequestContext, Session
+from .._tasks._methods import OwnerOf, TaskMethods
+from .._tasks._methods import task_owner as default_task_owner
 from .._tasks._runner import TaskRunner
 from .._util import Shared
 from ..protocol import (
@@ -69,8 +71,7 @@ from ._scopes import INSUFFICIENT_SCOPE, targets, visible
 from ._serve import Peer, serve_session, subscribed
 from ._subscriptions import Listeners, listen
 from ._task_input import TaskInputRound
-from ._task_methods import OwnerOf, TaskMethods
-from ._task_methods import task_owner as default_task_owner
+from ._tool_tasks import ToolTasks
 from ._tools import (
     RegisteredTool,
     ToolError,
@@ -227,6 +228,7 @@ class Server:
         self.task_list = task_list
         self.filter_lists_by_scope = filter_lists_by_scope
         self._task_methods = TaskMethods(self.tasks, task_owner or default_task_owner)
+        self._tool_tasks = ToolTasks(self._task_methods)
         self._listeners = Listeners()
         self._tools: dict[str, RegisteredTool] = {}
         self._resources: dict[str, RegisteredResource] = {}
@@ -801,9 +803,9 @@ class Server:
             params.task is not None and self.has_task_tools
         )
         if may_be_task and not isinstance(ctx.user_data, TaskInputRound):
-            form = self._task_methods.mode(ctx, tool)
+            form = self._tool_tasks.mode(ctx, tool)
             if form is not None and not (tool.defer_task and form is TaskForm.EXTENSION):
-                return await self._task_methods.start_tool_task(ctx, tool, self, form)
+                return await self._tool_tasks.start_tool_task(ctx, tool, self, form)
         return await tool.call(ctx, self, params.arguments)
 
     async def start_task(self, request: RequestContext) -> None:
@@ -820,12 +822,12 @@ class Server:
         form = (
             None
             if tool is None or tool.task_support == "forbidden"
-            else (self._task_methods.mode(request, tool))
+            else (self._tool_tasks.mode(request, tool))
         )
         if tool is None or form is None:
             await trio.lowlevel.checkpoint()
             return
-        result = await self._task_methods.start_tool_task(request, tool, self, form)
+        result = await self._tool_tasks.start_tool_task(request, tool, self, form)
         await request.finish_with(result)
 
     # -- resources

@@ -1,5 +1,5 @@
-"""A task store in Redis, shared by every worker behind one endpoint (issue #14,
-TK-07, TK-10, TK-12, TK-14, TK-15, TK-17, TK-18).
+"""A task store in Redis, shared by every worker behind one endpoint (TK-07,
+TK-10, TK-12, TK-14, TK-15, TK-17, TK-18).
 
 Theory of operation
 -------------------

@@ -1,4 +1,4 @@
-"""Where a server's tasks run: :class:`TaskRunner` (issue #14, TK-07..TK-19).
+"""Where a server's tasks run: :class:`TaskRunner` (TK-07..TK-19).
 
 Theory of operation
 -------------------
@@ -261,7 +261,7 @@ class TaskRunner:
 
         The shared case is a plain ``nullcontext``: every session of an HTTP
         server enters it and holds it while it lives, and a generator-based
-        context manager would be ~0.5 KiB of each idle session (issue #16).
+        context manager would be ~0.5 KiB of each idle session.
 
         Cancellation: as :meth:`running` for the owner; nothing for the others.
         """

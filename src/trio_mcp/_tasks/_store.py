@@ -1,4 +1,4 @@
-"""Task stores: where a server keeps its tasks (issue #14, TK-07, TK-10, TK-15, TK-17, TK-18).
+"""Task stores: where a server keeps its tasks (TK-07, TK-10, TK-15, TK-17, TK-18).
 
 Theory of operation
 -------------------

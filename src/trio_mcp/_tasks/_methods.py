@@ -1,4 +1,10 @@
-"""The task methods of a server, in both wire forms: :class:`TaskMethods`.
+"""The ``tasks/*`` methods, in both wire forms: :class:`TaskMethods`.
+
+Both roles answer them: a server for the tools it runs as tasks, a client
+(2025-11-25) for the ``sampling/createMessage`` and ``elicitation/create``
+requests it accepted as tasks (``_client._task_receiver``). What runs the
+work is the caller's business; this module only answers for the tasks a
+:class:`~trio_mcp._tasks._runner.TaskRunner` keeps.
 
 2025-11-25 (``basic/utilities/tasks``, handshake era): ``tasks/get`` (the
 task), ``tasks/result`` (blocks until terminal, then exactly what the request
@@ -31,15 +37,11 @@ import attrs
 
 from .. import types as mcp_types
 from .._errors import RPCError
-from .._tasks._runner import TaskRunner, Work, WorkEnd
 from ..protocol import ErrorCode, JSONObject, TaskForm, TaskRecord, TaskState
-from ._input import InputRound
-from ._task_input import TaskInputRound
+from ._runner import TaskRunner
 
 if TYPE_CHECKING:
     from .._session._engine import RequestContext
-    from ._context import ContextServer
-    from ._tools import RegisteredTool
 
 #: Who owns the tasks a request creates and sees (its authorization context).
 OwnerOf = Callable[["RequestContext"], Hashable]
@@ -82,10 +84,10 @@ def detailed(record: TaskRecord) -> JSONObject:
 
 
 class TaskMethods:
-    """Serves ``tasks/*`` for one server from its runner (see the module docstring).
+    """Serves ``tasks/*`` from one runner (see the module docstring).
 
     Args:
-        runner: the server's task runner.
+        runner: the task runner of the server (or client) that answers.
         owner_of: the owner of a request's tasks (default :func:`task_owner`).
 
     Cancellation: every method is cancellable; a cancelled ``tasks/result``
@@ -161,96 +163,6 @@ class TaskMethods:
         params: mcp_types.UpdateTaskRequestParams = request.params
         await self.runner.update(params.task_id, self.owner_of(request), params.input_responses)
         return {}
-
-    # -- tools/call as a task
-
-    def mode(self, request: RequestContext, tool: RegisteredTool) -> TaskForm | None:
-        """Whether this ``tools/call`` of *tool* runs as a task, and in which form.
-
-        2026-07-28: when the tool supports tasks and this request declared the
-        extension (the legacy ``task`` param is ignored); a ``required`` tool
-        without it is -32021 naming the extension. 2025-11-25: when the request
-        carries ``task`` and the tool supports tasks; ``task`` on a
-        ``forbidden`` tool, or none on a ``required`` one, is -32601 (TK-04).
-        Earlier revisions never (a ``required`` tool runs as a plain call).
-
-        Raises:
-            RPCError: -32021 or -32601 as above.
-
-        Spec: TK-02..TK-05, TK-19.
-        """
-        support = tool.task_support
-        form = request_form(request)
-        if form is TaskForm.EXTENSION:
-            extensions = request.client_capabilities.get("extensions")
-            declared = isinstance(extensions, dict) and isinstance(
-                extensions.get(mcp_types.TASKS_EXTENSION), dict
-            )
-            if support == "required" and not declared:
-                raise RPCError(
-                    int(ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY),
-                    f"Tool {tool.name} runs only as a task: declare the "
-                    f"{mcp_types.TASKS_EXTENSION} extension in this request's clientCapabilities",
-                    {"requiredCapabilities": {"extensions": {mcp_types.TASKS_EXTENSION: {}}}},
-                )
-            return form if declared and support != "forbidden" else None
-        revision = request.revision
-        if revision is None or not revision.tasks_utility:
-            return None
-        asked = getattr(request.params, "task", None) is not None
-        if asked and support == "forbidden":
-            raise RPCError(
-                int(ErrorCode.METHOD_NOT_FOUND),
-                f"Tool {tool.name} does not run as a task (execution.taskSupport is forbidden)",
-            )
-        if not asked and support == "required":
-            raise RPCError(
-                int(ErrorCode.METHOD_NOT_FOUND),
-                f"Tool {tool.name} runs only as a task: call it with params.task",
-            )
-        return form if asked else None
-
-    async def start_tool_task(
-        self,
-        request: RequestContext,
-        tool: RegisteredTool,
-        server: ContextServer,
-        form: TaskForm,
-    ) -> JSONObject:
-        """Start this ``tools/call`` as a task; its ``CreateTaskResult``.
-
-        The handler runs in the runner's nursery with a :class:`TaskInputRound`
-        that starts from this request's round (a deferred task finds the
-        answers of the rounds before it). Its result, as this call would have
-        returned it, becomes the task's.
-
-        Raises:
-            RPCError: -32603 as :meth:`TaskRunner.start`.
-        """
-        owner = self.owner_of(request)
-        # Captured now: once the request has ended its _meta is gone.
-        capabilities = dict(request.client_capabilities)
-        previous = request.user_data if isinstance(request.user_data, InputRound) else None
-        token = request.progress_token
-        task = getattr(request.params, "task", None)
-        asked_ttl = task.ttl if form is TaskForm.V2025_11_25 and task is not None else None
-        arguments = request.params.arguments
-
-        def work(record: TaskRecord) -> Work:
-            async def run() -> WorkEnd:
-                request.user_data = TaskInputRound(
-                    request, self.runner, record, owner, capabilities, previous, token
-                )
-                result = await tool.call(request, server, arguments)
-                plain = (
-                    result if isinstance(result, dict) else mcp_types.converter.unstructure(result)
-                )
-                return WorkEnd.tool_result(form, plain)
-
-            return run
-
-        record = await self.runner.start(request, work, form=form, owner=owner, ttl_ms=asked_ttl)
-        return created(record, form)
 
     # -- status on subscriptions/listen (the extension)
 
