@@ -31,6 +31,7 @@ from trio_mcp.transports._http.server._transport import Stream
 NAMESPACES = (
     "trio_mcp",
     "trio_mcp.lowlevel",
+    "trio_mcp.tasks",
     "trio_mcp.protocol",
     "trio_mcp.types",
     "trio_mcp.transports",

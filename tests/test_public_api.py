@@ -12,6 +12,7 @@ import pytest
 PUBLIC_MODULES = [
     "trio_mcp",
     "trio_mcp.lowlevel",
+    "trio_mcp.tasks",
     "trio_mcp.protocol",
     "trio_mcp.types",
     "trio_mcp.transports",
@@ -48,7 +49,7 @@ def test_star_import_gives_exactly_all(module: str) -> None:
 
 
 #: The session kernel: in trio_mcp.lowlevel (as trio keeps its kernel in trio.lowlevel),
-#: with the records of requests and of the tasks they became.
+#: with the records of requests and who sent them.
 KERNEL = {
     "Session",
     "open_session",
@@ -68,13 +69,18 @@ KERNEL = {
     "Direction",
     "Progress",
     "SessionState",
+}
+
+#: Tasks, for both roles: in trio_mcp.tasks (as trio has trio.to_thread).
+TASKS = {
     # where a server's tasks run and are kept (Server(tasks=...))
     "TaskRunner",
     "TaskStore",
     "MemoryTaskStore",
     "RedisTaskStore",
-    # What Client.call_tool(as_task=True) hands back: a task a request became,
-    # beside the request records (the top level is at its bound).
+    "TaskStoreError",
+    "TaskStoreUnavailable",
+    # what Client.call_tool(as_task=True) hands back: a task a request became
     "TaskHandle",
 }
 
@@ -98,6 +104,9 @@ def test_the_top_level_is_the_application_api_and_lowlevel_the_kernel() -> None:
     lowlevel = set(importlib.import_module("trio_mcp.lowlevel").__all__)
     assert lowlevel == KERNEL
     assert not top & KERNEL, "kernel names belong to trio_mcp.lowlevel"
+    tasks = set(importlib.import_module("trio_mcp.tasks").__all__)
+    assert tasks == TASKS
+    assert not (top | lowlevel) & TASKS, "task names have one home: trio_mcp.tasks"
     assert top >= ENTRY_POINTS
     assert {"Server", "Context", "ToolError", "Header", "Client", "open_client", "MCPError"} <= top
     assert len(top) <= 41, "the top level is what an application uses, not every layer"

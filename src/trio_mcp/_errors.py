@@ -149,6 +149,19 @@ class HandshakeRefused(MCPError):
         self.supported = tuple(supported)
 
 
+class MissingExtra(MCPError, ImportError):
+    """A part of trio_mcp that needs an optional dependency was asked for
+    without the extra that installs it (``pip install 'trio_mcp[<extra>]'``).
+
+    An :class:`ImportError` too, as the import it stands for failed; the
+    message is one sentence naming the extra. ``extra`` is its name.
+    """
+
+    def __init__(self, what: str, extra: str) -> None:
+        super().__init__(f"{what} needs the {extra} extra: pip install 'trio_mcp[{extra}]'")
+        self.extra = extra
+
+
 class AuthorizationFailed(MCPError):
     """The client could not obtain an access token the server accepts.
 
@@ -175,6 +188,7 @@ __all__ = [
     "HandshakeRefused",
     "InvalidPeerResult",
     "MCPError",
+    "MissingExtra",
     "RPCError",
     "RequestTimeout",
     "SessionClosed",

@@ -1,5 +1,5 @@
 """The client side of tasks (issue #14): ``call_tool(as_task=True)`` and its
-:class:`~trio_mcp.lowlevel.TaskHandle`, and the polling ``call_tool`` does for
+:class:`~trio_mcp.tasks.TaskHandle`, and the polling ``call_tool`` does for
 a task it did not hand back.
 
 Both wire forms against our own server in memory, on the autojump clock: the
@@ -33,7 +33,6 @@ from trio_mcp import (
 )
 from trio_mcp import types as t
 from trio_mcp._tasks._runner import TaskRunner
-from trio_mcp.lowlevel import TaskHandle
 from trio_mcp.protocol import (
     Direction,
     LocalProtocolError,
@@ -42,6 +41,7 @@ from trio_mcp.protocol import (
     TaskForm,
     TaskState,
 )
+from trio_mcp.tasks import TaskHandle
 
 ERAS = pytest.mark.parametrize("era", ["legacy", "modern"])
 FORMS = {"legacy": TaskForm.V2025_11_25, "modern": TaskForm.EXTENSION}

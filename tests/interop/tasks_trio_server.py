@@ -3,7 +3,7 @@ test_ts_tasks_interop.py (``ts_tasks_client.mjs``).
 
 Usage: python tasks_trio_server.py
 
-A :class:`trio_mcp.Server` with a :class:`~trio_mcp.lowlevel.TaskRunner` that
+A :class:`trio_mcp.Server` with a :class:`~trio_mcp.tasks.TaskRunner` that
 suggests polling every 20 ms, and 2025-11-25's ``tasks/list`` offered (one
 client per process over stdio: the only requestor there is, so listing
 exposes nobody else's tasks, TK-18). Served with :func:`trio_mcp.run_stdio`
@@ -36,7 +36,7 @@ import sys
 import trio
 
 import trio_mcp
-from trio_mcp.lowlevel import TaskRunner
+from trio_mcp.tasks import TaskRunner
 
 server = trio_mcp.Server(
     "trio-tasks", version="1.0", tasks=TaskRunner(poll_interval_ms=20), task_list=True

@@ -440,21 +440,59 @@ def test_coredis_is_imported_by_the_redis_store_only() -> None:
                 importers.add(path.relative_to(ROOT).as_posix())
             if any(name.endswith("_redis_store") for name in names):
                 importers.add(f"imports the store: {path.relative_to(ROOT).as_posix()}")
-    # lowlevel names it, importing it only when asked for (the subprocess
-    # below proves the import of trio_mcp.lowlevel does not load coredis).
+    # trio_mcp.tasks names it, importing it only when asked for (the
+    # subprocess below proves the import of trio_mcp.tasks does not load coredis).
     assert importers == {
         "src/trio_mcp/_tasks/_redis_store.py",
-        "imports the store: src/trio_mcp/lowlevel.py",
+        "imports the store: src/trio_mcp/tasks.py",
     }
     code = (
-        "import sys, trio_mcp, trio_mcp.lowlevel, trio_mcp._server; print('coredis' in sys.modules)"
+        "import sys, trio_mcp, trio_mcp.lowlevel, trio_mcp.tasks, trio_mcp._server;"
+        " print('coredis' in sys.modules)"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "False"
-    asked = "import sys, trio_mcp.lowlevel as l; l.RedisTaskStore; print('coredis' in sys.modules)"
+    asked = "import sys, trio_mcp.tasks as t; t.RedisTaskStore; print('coredis' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", asked], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "True"
+
+
+WITHOUT_COREDIS = """
+import sys
+sys.modules["coredis"] = None  # as if the redis extra were not installed
+from trio_mcp import MCPError
+import trio_mcp.tasks
+try:
+    {attempt}
+except MCPError as error:
+    print(type(error).__name__, isinstance(error, ImportError), error.extra)
+    print(error)
+"""
+
+
+@pytest.mark.parametrize(
+    "attempt",
+    [
+        "from trio_mcp.tasks import RedisTaskStore",
+        "trio_mcp.tasks.RedisTaskStore('redis://localhost')",
+    ],
+)
+def test_without_the_redis_extra_the_store_names_the_extra_to_install(attempt: str) -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", WITHOUT_COREDIS.format(attempt=attempt)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.splitlines() == [
+        "MissingExtra True redis",
+        "RedisTaskStore needs the redis extra: pip install 'trio_mcp[redis]'",
+    ]
+    # The rest of the namespace works without it.
+    rest = "import sys; sys.modules['coredis'] = None; from trio_mcp.tasks import TaskRunner"
+    subprocess.run([sys.executable, "-c", rest], cwd=ROOT, check=True)

@@ -20,8 +20,8 @@ from helpers import RawPeer, open_raw_server
 
 from trio_mcp import Context, RPCError, Server, ToolError
 from trio_mcp._tasks._store import TaskStoreError
-from trio_mcp.lowlevel import MemoryTaskStore, TaskRunner
 from trio_mcp.protocol import TaskCause, TaskState
+from trio_mcp.tasks import MemoryTaskStore, TaskRunner
 
 UTILITY = "2025-11-25"
 MODERN = "2026-07-28"

@@ -350,7 +350,7 @@ class Client:
         echoed untouched (PT-13, PT-14), and returns the final result; at most
         ``max_input_rounds`` rounds. The timeouts apply to each round.
 
-        Tasks (see :class:`~trio_mcp.lowlevel.TaskHandle`): with *as_task* the
+        Tasks (see :class:`~trio_mcp.tasks.TaskHandle`): with *as_task* the
         call may run as a task and a handle on it is returned (*ttl*: the
         milliseconds to keep it, 2025-11-25 only). 2025-11-25 augments only a
         call to a server that declared ``tasks.requests.tools.call`` (TK-02,

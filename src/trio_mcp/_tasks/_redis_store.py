@@ -149,6 +149,7 @@ from ._store import (
     TaskExists,
     TaskLimitExceeded,
     TaskStoreError,
+    TaskStoreUnavailable,
     UnknownTask,
     _decode_cursor,
     _encode_cursor,
@@ -169,11 +170,6 @@ __all__ = [
 DEFAULT_PREFIX: Final = "trio_mcp:tasks:"
 #: Default seconds a key outlives its logical expiry (Redis's backstop).
 KEY_MARGIN: Final = 3600.0
-
-
-class TaskStoreUnavailable(TaskStoreError):
-    """Redis could not be reached, or answered with an error (the cause is
-    attached). For a write, whether it was done is unknown."""
 
 
 class UnsupportedOwner(TaskStoreError, TypeError):

@@ -88,6 +88,12 @@ class TaskStoreError(MCPError):
     error trio_mcp raises on purpose)."""
 
 
+class TaskStoreUnavailable(TaskStoreError):
+    """The store could not be reached, or answered with an error (the cause is
+    attached): Redis, for :class:`~trio_mcp.tasks.RedisTaskStore`. For a
+    write, whether it was done is unknown."""
+
+
 class UnknownTask(TaskStoreError, LookupError):
     """The task is not (or no longer) in the store: never created, deleted, or expired."""
 

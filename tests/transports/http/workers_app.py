@@ -13,7 +13,7 @@ from typing import Any
 import trio
 
 from trio_mcp import Context, Server, http_app
-from trio_mcp.lowlevel import TaskRunner
+from trio_mcp.tasks import TaskRunner
 
 #: The params the ``seal`` and ``unseal`` tools bind their states to.
 STATE_PARAMS = {"name": "booking", "arguments": {}}
@@ -28,7 +28,7 @@ def _tasks() -> TaskRunner | None:
     url = os.environ.get(REDIS_ENV)
     if not url:
         return None
-    from trio_mcp.lowlevel import RedisTaskStore
+    from trio_mcp.tasks import RedisTaskStore
 
     return TaskRunner(RedisTaskStore(url, prefix=os.environ.get(REDIS_ENV + "_PREFIX", "t:")))
 
