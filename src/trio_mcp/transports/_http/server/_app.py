@@ -105,8 +105,11 @@ class StreamableHTTPApp:
     """The MCP endpoint (and, optionally, the legacy HTTP+SSE endpoints) as ASGI.
 
     Args:
-        transport_handler: serves one session over its transport (for a
-            ``Server``, ``trio_mcp.http_app`` builds the application with one).
+        transport_handler: serves one session over its transport, given
+            the session's :class:`~trio_mcp.lowlevel.Identity` (who its
+            requests come from, refreshed as tokens are; see
+            :class:`TransportHandler`). For a ``Server``,
+            ``trio_mcp.http_app`` builds the application with one.
         stateless_session: opens the one-request session of a stateless POST
             (an async context manager, entered in the POST's own task), given
             the revision the POST declares (or the default HTTP revision; None:
