@@ -13,7 +13,7 @@ Spec: PR-01, PR-05, PR-06, PR-07.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, TypedDict, Unpack
 
 import attrs
@@ -23,6 +23,7 @@ from .._errors import RPCError
 from .._session._engine import RequestContext
 from ..protocol import ErrorCode
 from ._context import ContextServer
+from ._option_values import check_definition, spec_objects
 from ._resources import _context_params, inject_context
 from ._schema import parse_docstring
 from ._scopes import check_scopes
@@ -40,7 +41,8 @@ class PromptOptions(TypedDict, total=False):
 
     title: str | None
     description: str | None
-    icons: list[mcp_types.Icon] | None
+    #: Each icon a ``trio_mcp.types.Icon`` or the spec's JSON form of one.
+    icons: list[mcp_types.Icon | Mapping[str, Any]] | None
     #: OAuth scopes a caller's access token must grant to get it (see
     #: ``trio_mcp._server._scopes``).
     scopes: Collection[str] | None
@@ -100,8 +102,11 @@ class RegisteredPrompt:
             title=options.get("title"),
             description=options.get("description") or doc,
             arguments=arguments,
-            icons=options.get("icons"),
+            icons=spec_objects(
+                f"prompt {name or fn.__name__!r}", "icons", options.get("icons"), mcp_types.Icon
+            ),
         )
+        check_definition(f"prompt {definition.name!r}", definition)
         legacy = attrs.evolve(definition, title=None, icons=None)
         accepted = frozenset(a.name for a in arguments)
         scopes = check_scopes(f"prompt {definition.name!r}", options.get("scopes"))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import base64
 import inspect
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, TypedDict, Unpack
 
 import attrs
@@ -29,6 +29,7 @@ from .._errors import RPCError
 from .._session._engine import RequestContext
 from ..protocol import ErrorCode
 from ._context import Context, ContextServer
+from ._option_values import check_definition, spec_object, spec_objects
 from ._schema import parse_docstring
 from ._scopes import check_scopes
 from ._tools import call_function, check_options
@@ -49,8 +50,9 @@ class TemplateOptions(TypedDict, total=False):
     title: str | None
     description: str | None
     mime_type: str | None
-    annotations: mcp_types.Annotations | None
-    icons: list[mcp_types.Icon] | None
+    #: The object or the spec's JSON form (``{"audience": ["user"]}``).
+    annotations: mcp_types.Annotations | Mapping[str, Any] | None
+    icons: list[mcp_types.Icon | Mapping[str, Any]] | None
     #: OAuth scopes a caller's access token must grant to read it (see
     #: ``trio_mcp._server._scopes``).
     scopes: Collection[str] | None
@@ -112,16 +114,20 @@ class RegisteredResource:
         extra = [p for p in inspect.signature(fn).parameters if p not in context]
         if extra:
             raise TypeError(f"resource {uri!r}: function takes unexpected parameters {extra}")
+        owner = f"resource {uri!r}"
         definition = mcp_types.Resource(
             uri=uri,
             name=options.get("name") or fn.__name__,
             title=options.get("title"),
             description=options.get("description") or parse_docstring(inspect.getdoc(fn))[0],
             mime_type=options.get("mime_type"),
-            annotations=options.get("annotations"),
+            annotations=spec_object(
+                owner, "annotations", options.get("annotations"), mcp_types.Annotations
+            ),
             size=options.get("size"),
-            icons=options.get("icons"),
+            icons=spec_objects(owner, "icons", options.get("icons"), mcp_types.Icon),
         )
+        check_definition(owner, definition)
         scopes = check_scopes(f"resource {uri!r}", options.get("scopes"))
         return cls(definition, fn, context, scopes)
 
@@ -165,15 +171,19 @@ class RegisteredTemplate:
                 f"template {uri_template!r}: variables {sorted(template.variables)} must be the "
                 f"function's parameters {sorted(params)}"
             )
+        owner = f"template {uri_template!r}"
         definition = mcp_types.ResourceTemplate(
             uri_template=uri_template,
             name=options.get("name") or fn.__name__,
             title=options.get("title"),
             description=options.get("description") or parse_docstring(inspect.getdoc(fn))[0],
             mime_type=options.get("mime_type"),
-            annotations=options.get("annotations"),
-            icons=options.get("icons"),
+            annotations=spec_object(
+                owner, "annotations", options.get("annotations"), mcp_types.Annotations
+            ),
+            icons=spec_objects(owner, "icons", options.get("icons"), mcp_types.Icon),
         )
+        check_definition(owner, definition)
         scopes = check_scopes(f"template {uri_template!r}", options.get("scopes"))
         return cls(definition, template, fn, context, scopes)
 

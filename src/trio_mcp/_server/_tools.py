@@ -48,6 +48,7 @@ from .._session._engine import RequestContext
 from ..protocol import ErrorCode
 from ..protocol._headers import HeaderAnnotation, InvalidHeaderAnnotation, header_annotations
 from ._context import Context, ContextServer
+from ._option_values import check_definition, json_object, spec_object, spec_objects
 from ._schema import (
     FunctionSignature,
     describe_errors,
@@ -87,10 +88,12 @@ class ToolOptions(TypedDict, total=False):
     """The keyword options of a tool's registration (:meth:`Server.add_tool`)."""
 
     #: The ``Tool`` fields; the description defaults to the docstring's summary.
+    #: ``annotations`` and each icon may also be given in the spec's JSON form
+    #: (``annotations={"readOnlyHint": True}``), converted once at registration.
     title: str | None
     description: str | None
-    annotations: mcp_types.ToolAnnotations | None
-    icons: list[mcp_types.Icon] | None
+    annotations: mcp_types.ToolAnnotations | Mapping[str, Any] | None
+    icons: list[mcp_types.Icon | Mapping[str, Any]] | None
     meta: dict[str, Any] | None
     #: False: no ``outputSchema`` even for a structured return annotation;
     #: True: require one. None: from the annotation.
@@ -282,16 +285,20 @@ class RegisteredTool:
                 wrap = True
             validator_class().check_schema(schema)
             output_schema = schema
+        owner = f"tool {tool_name!r}"
         definition = mcp_types.Tool(
             name=tool_name,
             title=options.get("title"),
             description=options.get("description") or signature.description,
             input_schema=signature.input_schema,
             output_schema=output_schema,
-            annotations=options.get("annotations"),
-            icons=options.get("icons"),
-            meta=options.get("meta"),
+            annotations=spec_object(
+                owner, "annotations", options.get("annotations"), mcp_types.ToolAnnotations
+            ),
+            icons=spec_objects(owner, "icons", options.get("icons"), mcp_types.Icon),
+            meta=json_object(owner, "meta", options.get("meta")),
         )
+        check_definition(owner, definition)
         legacy = attrs.evolve(definition, title=None, output_schema=None, icons=None, meta=None)
         task_support = options.get("task_support", "forbidden")
         if task_support not in ("forbidden", "optional", "required"):

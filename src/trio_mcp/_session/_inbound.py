@@ -24,6 +24,9 @@ leave the session, cancelling it, and reach the caller of ``trio.run``):
 * :class:`RPCError` becomes that error response;
 * any other ``Exception`` becomes -32603 with a generic message; the traceback
   goes to the log, never to the peer;
+* a result that cannot be serialised (a value of no JSON form, a field of the
+  wrong type) becomes -32603 too, logged the same way: the handler's bug fails
+  its request, never the session;
 * an exception group from the handler's own nursery is split: if it holds a
   ``Cancelled``, the cancellation wins (the rest is logged); otherwise a group of
   exactly one ``RPCError`` answers with it, anything else is -32603.
@@ -53,6 +56,7 @@ from ..protocol import (
     Direction,
     ErrorCode,
     ErrorObject,
+    ErrorResponse,
     JSONObject,
     Message,
     RequestId,
@@ -329,7 +333,7 @@ class InboundRequest(Generic[ContextT]):
                         # The handler ended its request with a result by
                         # unwinding (an input-required round); nobody else asked
                         # to cancel, so that result is the answer.
-                        reply = protocol.respond(request_id, final)
+                        reply = self._respond(final)
                     else:
                         # The first asker, if any, stays the origin; else the
                         # scope's own deadline fired.
@@ -368,7 +372,32 @@ class InboundRequest(Generic[ContextT]):
         except Exception:
             logger.exception("handler for %s (id %r) failed", ctx.method, request_id)
             return protocol.respond_error(request_id, _INTERNAL)
-        return protocol.respond(request_id, result)
+        return self._respond(result)
+
+    def _respond(self, result: Any) -> Message | None:
+        """The reply for the handler's *result*: -32603 (logged) when it cannot
+        be serialised, so that one bad value fails its request and nothing else."""
+        ctx = self.ctx
+        protocol = self.requests._protocol
+        try:
+            reply = protocol.respond(ctx.request_id, result)
+        except Exception:
+            logger.exception(
+                "the result of %s (id %r) cannot be serialised; answered -32603",
+                ctx.method,
+                ctx.request_id,
+            )
+            return protocol.respond_error(ctx.request_id, _INTERNAL)
+        if isinstance(reply, ErrorResponse):
+            # The connection refused the result itself (not valid JSON, or
+            # an input-required result the method may not give).
+            logger.error(
+                "the result of %s (id %r) was refused: %s",
+                ctx.method,
+                ctx.request_id,
+                reply.error.message,
+            )
+        return reply
 
     def _handle_group(self, group: BaseExceptionGroup[Any]) -> Message | None:
         ctx = self.ctx
