@@ -10,12 +10,36 @@ Spec: AU-14 (loopback redirect, token storage).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from contextlib import AsyncExitStack
 from pathlib import Path
 
 from ..auth import FileTokenStorage, LoopbackRedirect, OAuthProvider
+from ._errors import CommandError
+
+#: What the ``auth`` extra installs (``pip install 'trio-mcp[auth]'``).
+AUTH_EXTRA_MODULES = ("authlib", "joserfc")
+
+
+def require_auth_extra() -> None:
+    """Refuse ``--auth`` at once when the ``auth`` extra is not installed,
+    before anything is registered or sent: the flow would otherwise fail
+    halfway, after registering the client with the authorization server.
+
+    Looks the modules up without importing them (a few file-system checks).
+
+    Raises:
+        CommandError: a module of the extra cannot be found; the message
+            says which extra to install.
+    """
+    missing = [name for name in AUTH_EXTRA_MODULES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise CommandError(
+            f"--auth needs the auth extra ({' and '.join(missing)} not installed): "
+            "pip install 'trio-mcp[auth]'"
+        )
 
 
 def token_path() -> Path:
@@ -34,8 +58,13 @@ async def cli_provider(url: str, stack: AsyncExitStack, *, wait: float = 300.0) 
     lives until *stack* closes; the user has *wait* seconds to come back
     from the browser.
 
+    Raises:
+        CommandError: the ``auth`` extra is not installed (see
+            :func:`require_auth_extra`).
+
     Cancellation: closing *stack* closes the listener.
     """
+    require_auth_extra()
     redirect = await stack.enter_async_context(LoopbackRedirect(timeout=wait, show=_show))
     return OAuthProvider(
         url, redirect=redirect, storage=FileTokenStorage(token_path()), client_name="trio-mcp"

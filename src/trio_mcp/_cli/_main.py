@@ -243,6 +243,15 @@ def main(argv: list[str] | None = None) -> int:
             return 0
 
         return _run(demo)
+    if getattr(args, "auth", False):
+        # Before any registration or network call: a missing extra is one line.
+        from ._auth import require_auth_extra
+
+        try:
+            require_auth_extra()
+        except CommandError as exc:
+            print_error(sys.stderr, str(exc))
+            return exc.status
     if args.command == "check":
         return _check(parser, args, command)
     if args.auth and not args.url:

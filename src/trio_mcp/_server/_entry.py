@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import signal
 import sys
 import threading
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any, cast
 import trio
 
 from .._session import Session, open_session
+from .._util import unwrapping
 from ..protocol import DEFAULT_MAX_MESSAGE_SIZE
 from ..transports._bounds import (
     CLOSE_TIMEOUT,
@@ -289,6 +291,12 @@ async def serve_http(
     own ends the server: the others are stopped and
     :class:`~trio_mcp._server._workers.WorkerExited` is raised.
 
+    Raises:
+        OSError: the address cannot be bound (in use, not this host's, no
+            permission), raised as itself, never inside an exception group,
+            before ``task_status.started``.
+        ValueError: *port* is outside 0-65535.
+
     Cancellation:
         Runs until cancelled; then the listener closes and every session shuts
         down (bounded). With workers, each worker gets SIGTERM and up to 5 s to
@@ -297,6 +305,31 @@ async def serve_http(
 
     Spec: HT-01, HT-03, ST-03, PT-08.
     """
+    check_port(port)
+    async with unwrapping():
+        await _serve_http(
+            server,
+            host,
+            port,
+            workers=workers,
+            header_timeout=header_timeout,
+            read_timeout=read_timeout,
+            task_status=task_status,
+            app_options=app_options,
+        )
+
+
+async def _serve_http(
+    server: SessionServer | StreamableHTTPApp | WorkerTarget,
+    host: str,
+    port: int,
+    *,
+    workers: int,
+    header_timeout: float,
+    read_timeout: float | None,
+    task_status: trio.TaskStatus[str],
+    app_options: dict[str, Any],
+) -> None:
     from ..transports._http.server._app import StreamableHTTPApp, serve_http_app
 
     if workers != 1:
@@ -333,6 +366,30 @@ async def serve_http(
         read_timeout=read_timeout,
         task_status=task_status,
     )
+
+
+def check_port(port: int) -> None:
+    """Refuse a port no socket can have.
+
+    Raises:
+        ValueError: *port* is not an integer from 0 to 65535.
+    """
+    if type(port) is not int or not 0 <= port <= 65535:
+        raise ValueError(f"the port must be an integer from 0 to 65535, not {port!r}")
+
+
+def cannot_listen(host: str, port: int, reason: BaseException | str) -> str:
+    """``cannot listen on 127.0.0.1:8765: address already in use``: one line
+    for a bind that failed, with the system's words for why."""
+    if isinstance(reason, OSError):
+        # The plain strerror: socket.create_server adds the address to it.
+        code = reason.errno
+        why = os.strerror(code) if code is not None and code > 0 else reason.strerror
+        reason = why or str(reason) or type(reason).__name__
+    elif isinstance(reason, BaseException):
+        reason = str(reason)
+    shown = f"[{host}]" if ":" in host else host
+    return f"cannot listen on {shown}:{port}: {reason[:1].lower()}{reason[1:]}"
 
 
 def parse_http_option(argv: Sequence[str]) -> tuple[list[str], tuple[str, int] | None]:
@@ -375,6 +432,9 @@ def run_http(
     Prints ``MCP over Streamable HTTP at http://HOST:PORT/mcp`` on stderr once
     listening (port 0 picks a free port: this line says which; with
     *workers*, once every worker listens). Returns on Ctrl+C or SIGTERM.
+    When the address cannot be bound it prints one line instead (``cannot
+    listen on 127.0.0.1:8765: address already in use``) and exits with status
+    1 (``SystemExit``); :func:`serve_http` raises the ``OSError`` itself.
     *workers*: see :func:`serve_http`, which says what *server* must then be
     (an import path or an importable factory, e.g. ``run_http(build_server,
     workers=4)`` under ``if __name__ == "__main__":``). *app_options*: see
@@ -386,8 +446,16 @@ def run_http(
     Spec: HT-01.
     """
 
+    try:
+        check_port(port)
+    except ValueError as exc:
+        raise SystemExit(cannot_listen(host, port, exc)) from None
+    listening = False
+
     async def main() -> None:
-        async with trio.open_nursery() as nursery:
+        # The nursery would wrap a bind failure in a group: unwrapped, it is
+        # the OSError that the one line below reports.
+        async with unwrapping(), trio.open_nursery() as nursery:
             if threading.current_thread() is threading.main_thread():
                 await nursery.start(_stop_on_signal, nursery.cancel_scope)
             url = await nursery.start(
@@ -395,10 +463,17 @@ def run_http(
                     server, host, port, workers=workers, task_status=task_status, **app_options
                 )
             )
+            nonlocal listening
+            listening = True
             print(f"MCP over Streamable HTTP at {url}/mcp", file=sys.stderr, flush=True)
 
-    with contextlib.suppress(KeyboardInterrupt):
-        trio.run(main)
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            trio.run(main)
+    except OSError as exc:
+        if listening:
+            raise
+        raise SystemExit(cannot_listen(host, port, exc)) from None
 
 
 # -------------------------------------------------------------- WebSocket
@@ -424,17 +499,27 @@ async def serve_websocket(
     policy, the ``mcp`` subprotocol, the handshake and close bounds);
     *session_options* go to :func:`serve_session` (e.g. ``keepalive_interval``).
 
+    Raises:
+        OSError: the address cannot be bound, raised as itself (never inside
+            an exception group), before ``task_status.started``.
+        ValueError: *port* is outside 0-65535.
+
     Cancellation: runs until cancelled; open sessions are then cancelled.
 
     Spec: TR-03.
     """
     from ..transports._websocket import serve_websocket_transports
 
+    check_port(port)
+
     async def serve(transport: WebSocketTransport) -> None:
         await serve_session(server, transport, **session_options)
 
     tasks = getattr(server, "tasks", None)
-    async with tasks.serving() if tasks is not None else contextlib.nullcontext():
+    async with (
+        unwrapping(),
+        tasks.serving() if tasks is not None else contextlib.nullcontext(),
+    ):
         await serve_websocket_transports(
             serve,
             host,

@@ -33,6 +33,8 @@ Spec: HT-01..HT-37 (server side), SS-01..SS-05 and SS-07 (legacy endpoints, in
 from __future__ import annotations
 
 import logging
+import os
+import socket
 from collections.abc import (
     AsyncIterator,
     Awaitable,
@@ -613,6 +615,11 @@ async def serve_http_app(
     if not is_loopback_host(host) and app.policy.allowed_hosts is None:
         logger.warning("binding %s without allowed_hosts: Host is not validated", host)
     config = hypercorn_config(host, port, header_timeout=header_timeout, read_timeout=read_timeout)
+    # Bound here rather than by hypercorn, which leaves the socket of a failed
+    # bind open: a bind failure is this call's plain OSError, nothing leaks,
+    # and hypercorn adopts a duplicate of the listening socket (fd://N).
+    with _listen(host, port) as sock:
+        config.bind = [f"fd://{os.dup(sock.fileno())}"]
 
     async def started(*, task_status: trio.TaskStatus[list[str]]) -> None:
         await serve(cast(Any, app), config, task_status=task_status, mode="asgi")
@@ -621,3 +628,15 @@ async def serve_http_app(
         binds = await nursery.start(started)
         task_status.started(binds[0])
         await trio.sleep_forever()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on *host*:*port*, as hypercorn would bind it.
+
+    Raises:
+        OSError: the address cannot be bound (the socket is closed first).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.create_server((host, port), family=family, backlog=LISTEN_BACKLOG)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
