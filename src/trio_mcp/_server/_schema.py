@@ -2,9 +2,13 @@
 
 A small generator over a closed set of types: ``str``, ``int``, ``float``,
 ``bool``, ``None``, ``Any``, ``list[T]``, ``dict[str, T]``, ``tuple[...]``,
-``Literal[...]``, ``Enum`` subclasses, unions, attrs classes and ``TypedDict``.
-Anything else is refused when the tool is registered (a ``TypeError`` naming the
-parameter), never when it is called.
+``set[T]``/``frozenset[T]`` (``uniqueItems``), ``Literal[...]``, ``Enum``
+subclasses, unions, attrs classes, dataclasses, ``TypedDict``, pydantic models,
+and the scalars carried as strings or numbers (``datetime``, ``date``, ``time``,
+``timedelta``, ``bytes``, ``UUID``, ``Path``, ``Decimal``): their JSON forms and
+conversions are in :mod:`trio_mcp._server._user_types`. Anything else is refused
+when the tool is registered (a ``TypeError`` naming the parameter and listing
+what is allowed), never when it is called.
 
 A parameter (or an attrs / ``TypedDict`` field) annotated
 ``Annotated[T, Header("Name")]`` gets ``"x-mcp-header": "Name"`` on its
@@ -30,6 +34,7 @@ Spec: TL-06, TL-07, TL-20, JS-01, JS-02, JS-04, HM-25, HM-26.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import enum
 import inspect
 import re
@@ -39,17 +44,14 @@ from collections.abc import Callable, Mapping
 from typing import Any, is_typeddict
 
 import attrs
-import cattrs
 
 if typing.TYPE_CHECKING:
     import jsonschema  # type: ignore[import-untyped]  # no stubs installed
 
 from ..protocol._headers import SAFE_INTEGER
+from ._user_types import ALLOWED, is_pydantic_model, pydantic_schema, scalar_form, user_converter
 
 _PRIMITIVES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
-
-#: The converter for user types (attrs classes, Enums, tuples, TypedDicts).
-user_converter = cattrs.Converter()
 
 
 def validator_class() -> Any:
@@ -150,6 +152,9 @@ def type_schema(annotation: Any, _seen: frozenset[Any] = frozenset()) -> dict[st
         return {"anyOf": schemas}
     if origin is list or annotation is list:
         return {"type": "array", **({"items": type_schema(args[0], _seen)} if args else {})}
+    if origin in (set, frozenset) or annotation in (set, frozenset):
+        items = {"items": type_schema(args[0], _seen)} if args else {}
+        return {"type": "array", **items, "uniqueItems": True}
     if origin is tuple or annotation is tuple:
         if not args:
             return {"type": "array"}
@@ -166,13 +171,45 @@ def type_schema(annotation: Any, _seen: frozenset[Any] = frozenset()) -> dict[st
             raise TypeError(f"dict keys must be str, not {args[0]!r}")
         extra = {"additionalProperties": type_schema(args[1], _seen)} if len(args) == 2 else {}
         return {"type": "object", **extra}
+    if origin is None:
+        form = scalar_form(annotation)
+        if form is not None:
+            return dict(form.schema)
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return {"enum": [member.value for member in annotation]}
     if isinstance(annotation, type) and attrs.has(annotation):
         return _attrs_schema(annotation, _seen | {annotation})
+    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+        return _dataclass_schema(annotation, _seen | {annotation})
     if is_typeddict(annotation):
         return _typeddict_schema(annotation, _seen | {annotation})
-    raise TypeError(f"unsupported type {annotation!r}")
+    if is_pydantic_model(annotation):
+        return pydantic_schema(annotation)
+    raise TypeError(f"unsupported type {_type_name(annotation)}: use {ALLOWED}")
+
+
+def _type_name(annotation: Any) -> str:
+    if isinstance(annotation, type):
+        module = annotation.__module__
+        name = annotation.__qualname__
+        return name if module == "builtins" else f"{module}.{name}"
+    return repr(annotation)
+
+
+def _dataclass_schema(cls: type, seen: frozenset[Any]) -> dict[str, Any]:
+    hints = typing.get_type_hints(cls, include_extras=True)
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for field in dataclasses.fields(cls):
+        if not field.init:  # not a constructor argument: not in the JSON form
+            continue
+        properties[field.name] = type_schema(hints.get(field.name, Any), seen)
+        if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+            required.append(field.name)
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    return schema
 
 
 def _attrs_schema(cls: type, seen: frozenset[Any]) -> dict[str, Any]:
@@ -386,7 +423,9 @@ class FunctionSignature:
                 except Exception:  # a default outside the schema is simply not advertised
                     pass
             if name in docs:
-                schema["description"] = docs[name]
+                # A type's own description (a timedelta's unit) stays, after the doc.
+                own = schema.get("description")
+                schema["description"] = f"{docs[name]} ({own})" if own else docs[name]
             properties[name] = schema
             parameters[name] = Parameter(name, annotation, is_required, make_structurer(annotation))
             if is_required:
@@ -512,9 +551,11 @@ def _short(error: jsonschema.ValidationError) -> str:
 def is_structured_annotation(annotation: Any) -> bool:
     """Whether a return annotation yields ``outputSchema``/``structuredContent``.
 
-    Structured: attrs classes, TypedDicts, dicts, lists, tuples, numbers, bools,
-    Enums and unions of those. Not structured: ``str``, ``None``, ``Any``,
-    content blocks, a ``CallToolResult``, or no annotation.
+    Structured: attrs classes, dataclasses, pydantic models, TypedDicts,
+    dicts, lists, tuples, sets, numbers, bools, Enums, the scalars of
+    :mod:`trio_mcp._server._user_types` (``datetime``, ``bytes``, ``UUID``...)
+    and unions of those. Not structured: ``str``, ``None``, ``Any``, content
+    blocks, a ``CallToolResult``, or no annotation.
     """
     if annotation in (str, None, type(None), Any, inspect.Signature.empty):
         return False
@@ -523,7 +564,13 @@ def is_structured_annotation(annotation: Any) -> bool:
         return all(
             is_structured_annotation(a) or a is type(None) for a in typing.get_args(annotation)
         ) and any(a is not type(None) for a in typing.get_args(annotation))
-    if origin in (list, tuple, dict, typing.Literal) or annotation in (list, tuple, dict):
+    if origin in (list, tuple, dict, set, frozenset, typing.Literal) or annotation in (
+        list,
+        tuple,
+        dict,
+        set,
+        frozenset,
+    ):
         if origin is list:
             args = typing.get_args(annotation)
             if args and _is_content_type(args[0]):
@@ -536,7 +583,13 @@ def is_structured_annotation(annotation: Any) -> bool:
     if isinstance(annotation, type):
         if _is_content_type(annotation):
             return False
-        return attrs.has(annotation) or issubclass(annotation, enum.Enum)
+        return (
+            attrs.has(annotation)
+            or issubclass(annotation, enum.Enum)
+            or dataclasses.is_dataclass(annotation)
+            or scalar_form(annotation) is not None
+            or is_pydantic_model(annotation)
+        )
     return False
 
 

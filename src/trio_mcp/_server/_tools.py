@@ -55,10 +55,10 @@ from ._schema import (
     is_object_schema,
     is_structured_annotation,
     type_schema,
-    user_converter,
     validator_class,
 )
 from ._scopes import check_scopes
+from ._user_types import user_converter
 
 logger = logging.getLogger("trio_mcp.server")
 
@@ -415,6 +415,12 @@ def to_content(value: Any) -> list[Any]:
         return [mcp_types.TextContent(text=v) if isinstance(v, str) else v for v in value]
     if value is None:
         return []
+    if isinstance(value, bytes | bytearray):
+        # Which content bytes are (an image? audio? a file?) is the tool's to say.
+        raise TypeError(
+            "a tool returned bytes without a `-> bytes` annotation: return "
+            "ImageContent.from_bytes(...) or AudioContent.from_bytes(...), or annotate it"
+        )
     text = orjson.dumps(user_converter.unstructure(value)).decode()
     return [mcp_types.TextContent(text=text)]
 
