@@ -266,7 +266,24 @@ class Server:
         self, name: F | str | None = None, **options: Unpack[ToolOptions]
     ) -> F | Callable[[F], F]:
         """Register a function as a tool (decorator form of :meth:`add_tool`);
-        usable bare (``@server.tool``) or called (``@server.tool(title=...)``)."""
+        usable bare (``@server.tool``) or called (``@server.tool(title=...)``).
+
+        Example::
+
+            @server.tool(annotations={"readOnlyHint": True})
+            async def next_meeting(after: datetime, length: timedelta) -> Meeting:
+                \"\"\"Find the next free slot.\"\"\"
+
+        Options (all keywords; see :meth:`add_tool`): ``title``,
+        ``description`` (default: the docstring's summary), ``annotations``
+        (a :class:`~trio_mcp.types.ToolAnnotations` or its JSON form, a dict
+        such as ``{"readOnlyHint": True}``), ``icons`` (``Icon`` objects or
+        their JSON form), ``meta``, ``structured_output``, ``input_schema``,
+        ``task_support``, ``defer_task``, ``scopes``.
+
+        Raises:
+            TypeError: as :meth:`add_tool`, when the function is decorated.
+        """
         if callable(name):
             self.add_tool(name)
             return name
@@ -286,13 +303,30 @@ class Server:
     ) -> None:
         """Register *fn* (``async def`` or plain) as a tool.
 
-        The input schema comes from the signature: parameter types from the
-        closed set in :mod:`trio_mcp._server._schema`, defaults, descriptions from the
-        docstring's ``Args:`` section; a parameter annotated ``Context`` (or
-        ``RequestContext``) is injected. A structured return annotation gives an
-        ``outputSchema`` (``structured_output=False`` turns that off). Plain
-        functions run in a worker thread that is abandoned on cancellation.
-        Replacing an existing tool of the same name is allowed.
+        The input schema comes from the signature: parameter types, defaults,
+        descriptions from the docstring's ``Args:`` section; a parameter
+        annotated ``Context`` (or ``RequestContext``) is injected. A structured
+        return annotation gives an ``outputSchema`` (``structured_output=False``
+        turns that off). Plain functions run in a worker thread that is
+        abandoned on cancellation. Replacing an existing tool of the same name
+        is allowed.
+
+        Parameter and return types, and their JSON forms: ``str``, ``int``,
+        ``float``, ``bool``, ``None``, ``Any``, ``list[T]``, ``tuple[...]``,
+        ``dict[str, T]``, ``Literal``, ``Enum`` (its values), unions, attrs
+        classes, dataclasses and ``TypedDict`` (objects of their fields),
+        pydantic models (the model's own schema; pydantic is never imported
+        for other types), ``set[T]``/``frozenset[T]`` (arrays with
+        ``uniqueItems``), ``datetime``/``date``/``time`` (ISO 8601 strings with
+        ``format``), ``timedelta`` (a number of seconds), ``bytes`` (base64,
+        ``contentEncoding: base64``), ``UUID`` and ``Path`` (strings) and
+        ``Decimal`` (a string such as ``"12.50"``, exact). An argument that
+        does not parse is an ``isError`` result naming it.
+
+        Options that are spec objects (``annotations``, ``icons``) take the
+        object or the spec's JSON form (camelCase keys), converted once here;
+        the finished definition is serialised once here too, so a bad value
+        fails this call and never a session's ``tools/list``.
 
         A parameter annotated ``Annotated[T, Header("Name")]``
         (:class:`trio_mcp.Header`) is mirrored into the ``Mcp-Param-Name``
@@ -306,8 +340,11 @@ class Server:
         step-up challenge otherwise, AU-12; see :meth:`required_scopes`).
 
         Raises:
-            TypeError: an unsupported parameter or return type, or an
-                ``input_schema`` that does not fit *fn*.
+            TypeError: an unsupported parameter type (the message lists what
+                is allowed), an ``input_schema`` that does not fit *fn*, an
+                option of the wrong type or a dict not in the spec's form (the
+                message names the type expected), or a definition with no
+                JSON form.
             ValueError: an invalid tool name (TL-11).
             trio_mcp.protocol.InvalidHeaderAnnotation: an ``x-mcp-header``
                 that breaks HM-26 (the message names the tool, the parameter
@@ -363,10 +400,14 @@ class Server:
         or a list of those.
 
         ``scopes=`` names the OAuth scopes a caller's token must grant to read
-        (or subscribe to) it, as for tools.
+        (or subscribe to) it, as for tools. ``annotations`` and ``icons`` take
+        the :mod:`trio_mcp.types` objects or the spec's JSON form
+        (``annotations={"audience": ["user"]}``), converted once here.
 
         Raises:
-            ValueError: the URI has no scheme. TypeError: *fn* takes parameters.
+            ValueError: the URI has no scheme. TypeError: *fn* takes
+                parameters, or an option is not of its type (the message names
+                the type expected).
 
         Spec: RS-02, RS-04, RS-14.
         """
