@@ -286,6 +286,17 @@ class Node(pydantic.BaseModel):
     children: list[Node] = []
 
 
+class Even(pydantic.BaseModel):
+    n: int
+
+    @pydantic.field_validator("n")
+    @classmethod
+    def _even(cls, value: int) -> int:
+        if value % 2:
+            raise ValueError("must be even")
+        return value
+
+
 class Opaque:
     """A class of no JSON form."""
 
@@ -322,6 +333,28 @@ async def test_a_value_outside_the_form_is_a_tool_error_naming_the_argument(
     assert text.startswith("Invalid arguments for tool echo: argument 'value'"), text
     assert message in text
     assert received == []
+
+
+@pytest.mark.parametrize(
+    ("annotation", "argument", "message"),
+    [
+        (
+            Visit,
+            {"where": {"x": 1}, "when": "tomorrow"},
+            "expected an ISO 8601 date-time (2026-12-07T18:30:00Z), not 'tomorrow' @ value.when",
+        ),
+        (Even, {"n": 3}, "n: Value error, must be even"),
+    ],
+)
+async def test_a_nested_value_that_does_not_convert_is_named_in_one_line(
+    annotation: Any, argument: Any, message: str
+) -> None:
+    async with open_memory_client(_echo_server(annotation, [])) as client:
+        answer = await client.call_tool("echo", {"value": argument})
+    assert answer.is_error
+    assert answer.content == [
+        t.TextContent(text=f"Invalid arguments for tool echo: argument 'value': {message}")
+    ]
 
 
 async def test_defaults_are_advertised_in_their_json_form() -> None:

@@ -49,7 +49,14 @@ if typing.TYPE_CHECKING:
     import jsonschema  # type: ignore[import-untyped]  # no stubs installed
 
 from ..protocol._headers import SAFE_INTEGER
-from ._user_types import ALLOWED, is_pydantic_model, pydantic_schema, scalar_form, user_converter
+from ._user_types import (
+    ALLOWED,
+    is_pydantic_model,
+    pydantic_schema,
+    scalar_form,
+    structuring_error,
+    user_converter,
+)
 
 _PRIMITIVES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
@@ -486,7 +493,7 @@ class FunctionSignature:
             try:
                 kwargs[name] = value if structure is None else structure(value)
             except Exception as exc:
-                raise ValueError(f"argument {name!r}: {_first_line(exc)}") from None
+                raise ValueError(f"argument {name!r}: {structuring_error(exc, name)}") from None
         return kwargs
 
 
@@ -515,11 +522,6 @@ def _explicit_schema(
                 f"parameter {name!r}: has no default, so input_schema must list it in required"
             )
     return schema
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return text.splitlines()[0]
 
 
 def describe_errors(errors: list[jsonschema.ValidationError]) -> str:

@@ -262,6 +262,26 @@ def _pydantic_unstructure(value: Any) -> Any:
     return value.model_dump(mode="json")
 
 
+def structuring_error(exc: BaseException, where: str) -> str:
+    """One line saying why a value that passed the schema did not convert,
+    with the place inside it (``... @ slot.when``) when it is nested."""
+    if isinstance(exc, cattrs.BaseValidationError):
+        return "; ".join(cattrs.transform_error(exc, path=where, format_exception=_reason))
+    return _reason(exc, None)
+
+
+def _reason(exc: BaseException, cls: Any) -> str:
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is not None and isinstance(exc, pydantic.ValidationError):
+        return "; ".join(
+            f"{'.'.join(map(str, error['loc'])) or 'value'}: {error['msg']}"
+            for error in exc.errors()
+        )
+    if isinstance(exc, ValueError | TypeError) and str(exc):
+        return str(exc).splitlines()[0]
+    return cattrs.v.format_exception(exc, cls)
+
+
 #: The converter for values of user types (the wire converter of
 #: :mod:`trio_mcp.types` camelCases the protocol's own types; a user's
 #: classes keep their Python field names).
