@@ -33,7 +33,6 @@ Spec: HT-01..HT-37 (server side), SS-01..SS-05 and SS-07 (legacy endpoints, in
 from __future__ import annotations
 
 import logging
-import os
 import socket
 from collections.abc import (
     AsyncIterator,
@@ -574,10 +573,25 @@ def hypercorn_config(
 
     Spec: HT-03.
     """
-    from hypercorn.config import Config
+    from hypercorn.config import Config, Sockets
 
-    config = Config()
-    config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+    class ClosingConfig(Config):
+        """hypercorn's configuration, but the TCP socket of ``host:port`` is
+        bound here: hypercorn leaves the socket of a failed bind open (a
+        ResourceWarning, and a descriptor held until collected), where this
+        closes it and raises the ``OSError`` alone. Every other bind
+        (``fd://N`` of a worker, TLS) is hypercorn's own."""
+
+        def create_sockets(self) -> Sockets:
+            if self.bind != [address] or self.ssl_enabled:
+                return super().create_sockets()
+            return Sockets(
+                secure_sockets=[], insecure_sockets=[_listen(host, port)], quic_sockets=[]
+            )
+
+    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    config = ClosingConfig()
+    config.bind = [address]
     config.accesslog = None
     config.errorlog = logging.getLogger("trio_mcp.http.hypercorn")
     config.graceful_timeout = 1.0
@@ -615,11 +629,6 @@ async def serve_http_app(
     if not is_loopback_host(host) and app.policy.allowed_hosts is None:
         logger.warning("binding %s without allowed_hosts: Host is not validated", host)
     config = hypercorn_config(host, port, header_timeout=header_timeout, read_timeout=read_timeout)
-    # Bound here rather than by hypercorn, which leaves the socket of a failed
-    # bind open: a bind failure is this call's plain OSError, nothing leaks,
-    # and hypercorn adopts a duplicate of the listening socket (fd://N).
-    with _listen(host, port) as sock:
-        config.bind = [f"fd://{os.dup(sock.fileno())}"]
 
     async def started(*, task_status: trio.TaskStatus[list[str]]) -> None:
         await serve(cast(Any, app), config, task_status=task_status, mode="asgi")
@@ -631,12 +640,21 @@ async def serve_http_app(
 
 
 def _listen(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on *host*:*port*, as hypercorn would bind it.
+    """A TCP socket bound to *host*:*port* as hypercorn binds one (no delay,
+    address reuse, non-blocking, inheritable); hypercorn listens on it.
 
     Raises:
         OSError: the address cannot be bound (the socket is closed first).
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.create_server((host, port), family=family, backlog=LISTEN_BACKLOG)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.setblocking(False)
+        sock.set_inheritable(True)
+    except BaseException:
+        sock.close()
+        raise
     return sock
