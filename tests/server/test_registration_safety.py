@@ -21,6 +21,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import trio
 from server_helpers import open_raw
@@ -152,6 +153,24 @@ def test_bad_resource_and_prompt_options_are_refused_at_registration() -> None:
         server.add_prompt(greet, icons=[42])  # type: ignore[list-item]
     assert not server._resources
     assert not server._prompts
+
+
+async def test_a_tools_list_that_cannot_be_serialised_is_a_32603_and_the_session_goes_on() -> None:
+    # What registration now refuses, forced in afterwards: the newcomer's
+    # dict where the definition wants a ToolAnnotations.
+    server = Server("x")
+    server.add_tool(_noop)
+    tool = server._tools["_noop"]
+    as_dict: Any = {"readOnlyHint": True}
+    broken = attrs.evolve(tool.definition, annotations=as_dict)
+    server._tools["_noop"] = attrs.evolve(tool, definition=broken)
+    async with open_raw(server) as (peer, _):
+        request_id = await peer.send_request("tools/list")
+        answer = await peer.wait_response(request_id)
+        assert answer["id"] == request_id
+        assert answer["error"]["code"] == -32603
+        called = await peer.request("tools/call", {"name": "_noop", "arguments": {}})
+        assert called["result"]["content"] == [{"type": "text", "text": "ok"}]
 
 
 # --- an unserialisable result fails its request, not the session -------------
