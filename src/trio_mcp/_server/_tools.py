@@ -10,8 +10,10 @@ Two error channels (TL-13, TL-14):
   message; the traceback goes to the ``trio_mcp.server`` logger, never to the
   client).
 
-Results: a return annotation that is structured (attrs class, TypedDict, dict,
-list, tuple, numbers, Enum) gives the tool an ``outputSchema``; its value is
+Results: a return annotation that is structured (attrs class, dataclass,
+pydantic model, TypedDict, dict, list, tuple, set, numbers, Enum, and the
+scalars of :mod:`trio_mcp._server._user_types` such as ``datetime``, ``bytes``
+or ``Decimal``) gives the tool an ``outputSchema``; its value is
 sent as ``structuredContent`` plus the same JSON as text (TL-07, TL-09), for
 revisions that have structured output (2025-06-18+). Values that are not
 objects are wrapped as ``{"result": value}`` because ``structuredContent`` is
