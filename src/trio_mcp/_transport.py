@@ -63,10 +63,16 @@ The fast path (optional)
     it. :class:`~trio_mcp.transports.LineChannel` does this on pipes.
 
 The eras it carries (optional)
-    A transport that carries only the handshake era says so with a class
-    attribute ``handshake_only = True``: a client on it in ``era="auto"`` goes
-    straight to ``initialize`` instead of probing. Every transport of this
-    package carries both eras.
+    A transport that knows something of the era negotiation it carries is an
+    :class:`EraHints`. ``handshake_only`` (True): it carries only the
+    handshake era, so a client on it in ``era="auto"`` goes straight to
+    ``initialize`` instead of probing. ``answers_every_request`` (True): every
+    request it carries gets an answer from the server's side, even from a
+    server that does not know the method (Streamable HTTP: every POST ends in
+    a status), so the client's era probe is decided by that answer, never by
+    a timer. Every transport of this package carries both eras; without
+    :class:`EraHints` a transport is taken to carry both and to promise no
+    answer (a handshake-era server on stdio may ignore the probe).
 
 Tool headers (optional)
     A transport that mirrors tool arguments into headers (Streamable HTTP in
@@ -104,6 +110,25 @@ if TYPE_CHECKING:
 
 #: What a session runs over.
 Transport: TypeAlias = trio.abc.Channel[bytes]
+
+
+@runtime_checkable
+class EraHints(Protocol):
+    """A transport that says what it knows of the era negotiation it carries
+    (see "The eras it carries" in the module docstring).
+
+    Cancellation: no I/O; nothing waits.
+    """
+
+    @property
+    def handshake_only(self) -> bool:
+        """It carries only the handshake era: ``era="auto"`` does not probe."""
+        ...
+
+    @property
+    def answers_every_request(self) -> bool:
+        """Every request gets an answer: the era probe waits for it."""
+        ...
 
 
 @runtime_checkable

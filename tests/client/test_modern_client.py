@@ -486,6 +486,7 @@ class _HandshakeOnlyTransport(trio.abc.Channel[bytes]):
     ``trio_mcp._transport``), over another transport."""
 
     handshake_only = True
+    answers_every_request = False
 
     def __init__(self, inner: trio.abc.Channel[bytes]) -> None:
         self._inner = inner

@@ -11,7 +11,11 @@ Theory of operation
   once (VR-03); anything else fails: a modern-only client cannot talk to a
   handshake-era server (VR-14).
 * ``"auto"`` (the default): the same ``server/discover`` as a probe (SI-14,
-  DS-05), bounded by a short *probe_timeout*, never the request timeout. A
+  DS-05). Where a server may leave an unknown request unanswered (stdio), the
+  probe is bounded by a short *probe_timeout*; where every request is answered
+  (Streamable HTTP: a status for every POST; *probe_timeout* None), only the
+  answer decides, so a slow modern server or an authorization asked for on
+  the probe is waited for (bounded by the request timeout). A
   discover result means modern; -32022 is a recognised modern answer, so the
   client retries with a version it names and never falls back (VR-11), unless
   the versions it names are handshake-era ones we speak. Any other error or no
@@ -38,6 +42,7 @@ LC-07, LC-09.
 from __future__ import annotations
 
 import logging
+import math
 from typing import Literal
 
 import attrs
@@ -157,7 +162,7 @@ async def negotiate(
     era: EraChoice,
     *,
     probe: bool = True,
-    probe_timeout: float = 2.0,
+    probe_timeout: float | None = 2.0,
     protocol_version: str | None = None,
 ) -> Negotiated:
     """Choose the era of *session* and run its opening (see the module docstring).
@@ -203,7 +208,8 @@ async def negotiate(
                     "(it named only handshake-era ones): use era='auto' or 'legacy'"
                 )
             return chosen
-        with trio.move_on_after(probe_timeout) as probe_scope:
+        bound = math.inf if probe_timeout is None else probe_timeout
+        with trio.move_on_after(bound) as probe_scope:
             chosen = await _discover_with_retry(session, protocol, modern_version)
         if chosen is not None:
             return chosen

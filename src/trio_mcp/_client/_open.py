@@ -19,7 +19,7 @@ from typing import Any
 import trio
 
 from .._session._engine import open_session
-from .._transport import HeaderMirroringTransport, Transport
+from .._transport import EraHints, HeaderMirroringTransport, Transport
 from ..protocol import Connection, Role
 from ._client import Client
 from ._era import EraChoice, negotiate
@@ -61,9 +61,11 @@ async def open_client(
     """Open a session over *transport*, choose the era, discover, yield the :class:`Client`.
 
     *era* (default ``"auto"``) chooses how the connection opens (see
-    ``trio_mcp._client._era``): ``"auto"`` probes with ``server/discover``,
-    bounded by *probe_timeout* seconds, and falls back to the handshake on a
-    handshake-era answer or none; ``"modern"`` speaks only 2026-07-28;
+    ``trio_mcp._client._era``): ``"auto"`` probes with ``server/discover``
+    and falls back to the handshake on a handshake-era answer, or on none
+    within *probe_timeout* seconds where an unknown request may go
+    unanswered (stdio, WebSocket; over Streamable HTTP every request is
+    answered, so the answer alone decides, bounded by the request timeout); ``"modern"`` speaks only 2026-07-28;
     ``"legacy"`` only the handshake (our newest handshake-era revision, or
     *protocol_version*, offered; any supported counter-offer accepted; one we
     cannot speak refused with
@@ -138,8 +140,13 @@ async def open_client(
         max_input_rounds=max_input_rounds,
         tasks=tasks,
     )
-    if era == "auto" and getattr(transport, "handshake_only", False):
+    hints = transport if isinstance(transport, EraHints) else None
+    if era == "auto" and hints is not None and hints.handshake_only:
         era = "legacy"
+    # Where every request is answered (an HTTP POST always ends in a status),
+    # the probe's answer decides the era: a slow modern server, or one that
+    # first asks for authorization, is never taken for a handshake-era one.
+    answered = hints is not None and hints.answers_every_request
     async with (
         # The tasks the client runs for its server outlive the requests that
         # started them, not the client.
@@ -151,7 +158,7 @@ async def open_client(
             protocol,
             era,
             probe=probe,
-            probe_timeout=probe_timeout,
+            probe_timeout=None if answered else probe_timeout,
             protocol_version=protocol_version,
         )
         # x-mcp-header matters only where arguments become headers (HM-27),

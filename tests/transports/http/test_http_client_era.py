@@ -60,6 +60,7 @@ class Counting:
             self.methods.append(orjson.loads(body).get("method", "(response)"))
         except (orjson.JSONDecodeError, AttributeError):
             self.methods.append("(other)")
+        await self.before(self.methods[-1])
         replayed = False
 
         async def replay() -> Any:
@@ -70,6 +71,9 @@ class Counting:
             return await receive()
 
         await self.app(scope, replay, send)
+
+    async def before(self, method: str) -> None:
+        """Called with each POST's method before the app sees it."""
 
 
 @asynccontextmanager
@@ -191,3 +195,57 @@ async def test_our_client_against_our_dual_era_server(era: str, expected: str) -
                 assert client.era == expected
                 result = await client.call_tool("add", {"a": 2, "b": 3})
                 assert result.structured_content == {"result": 5}
+
+
+#: Longer than the 2 s the era probe once waited before taking a silent
+#: server for a handshake-era one: the cold start of a modern-only server.
+COLD_START = 2.5
+
+
+class SlowToDiscover(Counting):
+    """:class:`Counting` that holds each ``server/discover`` POST for
+    :data:`COLD_START` seconds of real time before the app sees it."""
+
+    async def before(self, method: str) -> None:
+        if method == "server/discover":
+            await trio.sleep(COLD_START)
+
+
+@asynccontextmanager
+async def slow_modern_server() -> AsyncIterator[tuple[str, Counting]]:
+    """A 2026-07-28-only server whose ``server/discover`` answers come late."""
+    server = Server("modern-only", version="1.0", protocol_versions=("2026-07-28",))
+
+    @server.tool()
+    async def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    app = http_app(server)
+    slow = SlowToDiscover(app)
+    config = hypercorn_config()
+
+    async def run(*, task_status: trio.TaskStatus[list[str]]) -> None:
+        await serve(slow, config, task_status=task_status, mode="asgi")  # type: ignore[arg-type]
+
+    async with app.run(), trio.open_nursery() as nursery:
+        binds = await nursery.start(run)
+        yield binds[0] + "/mcp", slow
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.spec("SI-14", "DS-05")
+async def test_auto_waits_for_a_slow_modern_servers_answer_to_the_probe() -> None:
+    """Over Streamable HTTP every POST is answered, so the probe's answer
+    decides the era, however late it comes: no timer takes a slow modern
+    server for a handshake-era one (and no ``initialize`` is sent)."""
+    async with slow_modern_server() as (url, server):
+        started = trio.current_time()
+        with trio.fail_after(NOT_HUNG + COLD_START):
+            async with open_http_client(url) as client:
+                assert client.era == "modern"
+                result = await client.call_tool("add", {"a": 2, "b": 3})
+                assert result.structured_content == {"result": 5}
+        assert trio.current_time() - started >= COLD_START
+    assert "initialize" not in server.methods
+    assert server.methods[0] == "server/discover"

@@ -108,6 +108,12 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         answer. ``aclose`` is shielded and bounded by ``close_timeout``.
     """
 
+    #: :class:`~trio_mcp._transport.EraHints`: both eras; and every request
+    #: gets an answer (each POST ends in a status), so the era probe is decided
+    #: by that answer, never by a timer.
+    handshake_only = False
+    answers_every_request = True
+
     def __init__(
         self,
         url: str,
