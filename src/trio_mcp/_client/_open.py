@@ -65,7 +65,8 @@ async def open_client(
     and falls back to the handshake on a handshake-era answer, or on none
     within *probe_timeout* seconds where an unknown request may go
     unanswered (stdio, WebSocket; over Streamable HTTP every request is
-    answered, so the answer alone decides, bounded by the request timeout); ``"modern"`` speaks only 2026-07-28;
+    answered, so the answer alone decides, bounded by the request timeout);
+    ``"modern"`` speaks only 2026-07-28;
     ``"legacy"`` only the handshake (our newest handshake-era revision, or
     *protocol_version*, offered; any supported counter-offer accepted; one we
     cannot speak refused with
