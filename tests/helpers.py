@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 import orjson
@@ -37,7 +38,13 @@ from trio_mcp.lowlevel import (
     Session,
     open_session,
 )
-from trio_mcp.protocol import Connection, FrameDirection, NotificationReceived, Role
+from trio_mcp.protocol import (
+    Connection,
+    ConnectionFactory,
+    FrameDirection,
+    NotificationReceived,
+    Role,
+)
 from trio_mcp.testing import MemoryTransport, memory_transport_pair
 
 #: The revision a raw peer offers unless told otherwise.
@@ -249,7 +256,7 @@ class RawPeer:
 async def open_raw_server(
     dispatcher: Any,
     *,
-    protocol: Connection | None = None,
+    protocol: ConnectionFactory | None = None,
     version: str | None = LATEST,
     buffer: int = 64,
     **session_options: Any,
@@ -257,14 +264,16 @@ async def open_raw_server(
     """A real server session (of a ``Server`` or any dispatcher) with a raw client.
 
     Handshakes at *version* unless it is None. *buffer* is the transport's
-    buffer per direction (0: every frame is a rendezvous). Leaving the body shuts the server
-    session down (the documented order), then waits for the peer to see EOF.
+    buffer per direction (0: every frame is a rendezvous). *protocol* makes the
+    session's connection (by default the server's, or one declaring tools).
+    Leaving the body shuts the server session down (the documented order),
+    then waits for the peer to see EOF.
     """
     if protocol is None:
         if isinstance(dispatcher, Server):
-            protocol = dispatcher.make_protocol()
+            protocol = dispatcher.make_protocol
         else:
-            protocol = Connection(Role.SERVER, capabilities={"tools": {}})
+            protocol = partial(Connection, Role.SERVER, capabilities={"tools": {}})
     peer_end, server_end = memory_transport_pair(buffer)
     peer = RawPeer(peer_end)
     async with trio.open_nursery() as nursery:
@@ -433,6 +442,19 @@ def task_names() -> list[str]:
 
     walk(root)
     return names
+
+
+def server_connection(*, stateless: str | None = None, **options: Any) -> ConnectionFactory:
+    """A factory of server connections (for ``open_session``) with *options*;
+    with *stateless*, each starts a stateless exchange of that version."""
+
+    def make(**settings: Any) -> Connection:
+        connection = Connection(Role.SERVER, **options, **settings)
+        if stateless is not None:
+            connection.start_stateless(stateless)
+        return connection
+
+    return make
 
 
 def initialize_frame(request_id: Any = 1, version: str = LATEST, client: str = "t") -> bytes:

@@ -13,6 +13,7 @@ import importlib
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 import pytest
@@ -219,7 +220,7 @@ async def _logging_server_session() -> AsyncIterator[tuple[trio_mcp.lowlevel.Ses
     """A server session that declares logging, after a real handshake, plus the
     frames its client end received."""
     client_end, server_end = memory_transport_pair()
-    protocol = Connection(Role.SERVER, capabilities={"logging": {}})
+    protocol = partial(Connection, Role.SERVER, capabilities={"logging": {}})
     seen: list[bytes] = []
 
     class Recorder(trio_mcp.lowlevel.RequestObserver):
@@ -252,14 +253,14 @@ async def test_notify_is_a_checkpoint_and_sends_nothing_when_already_cancelled()
 async def test_an_error_in_the_body_is_not_wrapped_in_a_group() -> None:
     a, _b = memory_transport_pair()
     with pytest.raises(ZeroDivisionError):
-        async with trio_mcp.lowlevel.open_session(a, server.make_protocol(), server):
+        async with trio_mcp.lowlevel.open_session(a, server.make_protocol, server):
             1 / 0  # noqa: B018 - the error under test
 
 
 async def test_a_cancelled_body_stays_cancelled(autojump_clock: trio.abc.Clock) -> None:
     a, _b = memory_transport_pair()
     with trio.move_on_after(1) as scope:
-        async with trio_mcp.lowlevel.open_session(a, server.make_protocol(), server):
+        async with trio_mcp.lowlevel.open_session(a, server.make_protocol, server):
             await trio.sleep_forever()
     assert scope.cancelled_caught
 

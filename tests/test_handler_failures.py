@@ -19,6 +19,7 @@ Robustness catalogue (reliability.md §3.6), by id:
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import Any
 
 import orjson
@@ -208,7 +209,7 @@ async def test_keyboard_interrupt_and_system_exit_leave_the_session(
 
     peer, end = memory_transport_pair()
     dispatcher = FnDispatcher(block=block, interrupt=interrupt)
-    protocol = Connection(Role.SERVER, capabilities={"tools": {}})
+    protocol = partial(Connection, Role.SERVER, capabilities={"tools": {}})
     sessions: list[Session] = []
 
     async def run() -> None:

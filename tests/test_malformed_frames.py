@@ -59,8 +59,8 @@ LEVEL = "io.modelcontextprotocol/logLevel"
 META: dict[str, Any] = {V: MODERN_VERSION, CAPS: {}}
 
 
-def make_protocol() -> Connection:
-    return Connection(Role.SERVER, capabilities={"tools": {}}, max_message_size=MAX_SIZE)
+def make_protocol(**settings: Any) -> Connection:
+    return Connection(Role.SERVER, capabilities={"tools": {}}, **settings)
 
 
 async def echo(ctx: RequestContext) -> Any:
@@ -403,10 +403,10 @@ async def open_rows_server(era: str, buffer: int = 64) -> AsyncIterator[tuple[Ra
     """The table's server with a raw client, in *era*: handshaken, or moved to
     MODERN by a first valid modern call (VR-09). *buffer*: the transport's."""
     server = make_server()
-    protocol = server.make_protocol()
-    protocol.max_message_size = MAX_SIZE
     version = LATEST if era == HANDSHAKE else None
-    async with open_raw_server(server, protocol=protocol, version=version, buffer=buffer) as (
+    async with open_raw_server(
+        server, version=version, buffer=buffer, max_message_size=MAX_SIZE
+    ) as (
         peer,
         session,
     ):
@@ -490,7 +490,9 @@ async def test_an_id_used_by_a_refused_request_is_served_once_the_refusal_was_re
     # it (a peer bug, BP-04, that deployed clients commit) cannot be confused
     # with the first: it is served (reliability C-02), and "x" gets exactly one
     # answer per request.
-    async with open_raw_server(FnDispatcher(echo=echo), protocol=make_protocol()) as (
+    async with open_raw_server(
+        FnDispatcher(echo=echo), protocol=make_protocol, max_message_size=MAX_SIZE
+    ) as (
         peer,
         session,
     ):
@@ -555,7 +557,9 @@ async def test_an_id_reused_while_its_refusal_waits_in_the_writer_queue_is_a_dup
 async def test_bad_params_error_data_is_path_labelled(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    async with open_raw_server(FnDispatcher(echo=echo), protocol=make_protocol()) as (peer, _):
+    async with open_raw_server(
+        FnDispatcher(echo=echo), protocol=make_protocol, max_message_size=MAX_SIZE
+    ) as (peer, _):
         await peer.send_raw(frame(id=1, method=TOOLS_CALL, params={"name": 5, "arguments": [1]}))
         error = (await peer.receive())["error"]
         assert error["message"] == "Invalid params for tools/call"
@@ -597,7 +601,9 @@ async def test_a_batch_is_accepted_in_2025_03_26_and_answered_message_by_message
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     dispatcher = FnDispatcher(echo=echo)
-    async with open_raw_server(dispatcher, protocol=make_protocol(), version="2025-03-26") as (
+    async with open_raw_server(
+        dispatcher, protocol=make_protocol, max_message_size=MAX_SIZE, version="2025-03-26"
+    ) as (
         peer,
         session,
     ):
@@ -643,7 +649,9 @@ async def test_a_batch_is_accepted_in_2025_03_26_and_answered_message_by_message
 async def test_a_batch_is_refused_in_other_revisions(
     version: str, autojump_clock: trio.testing.MockClock
 ) -> None:
-    async with open_raw_server(FnDispatcher(), protocol=make_protocol(), version=version) as (
+    async with open_raw_server(
+        FnDispatcher(), protocol=make_protocol, max_message_size=MAX_SIZE, version=version
+    ) as (
         peer,
         _,
     ):
@@ -658,7 +666,9 @@ async def test_a_batch_is_refused_in_other_revisions(
 async def test_requests_before_initialize_are_refused_but_ping_is_answered(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    async with open_raw_server(FnDispatcher(echo=echo), protocol=make_protocol(), version=None) as (
+    async with open_raw_server(
+        FnDispatcher(echo=echo), protocol=make_protocol, max_message_size=MAX_SIZE, version=None
+    ) as (
         peer,
         _,
     ):

@@ -606,8 +606,7 @@ async def test_an_input_required_result_where_none_may_be_is_an_internal_error(
             "tools/call": {"resultType": "input_required"},
         }
     )
-    protocol = Connection(Role.SERVER, capabilities={"tools": {}})
-    async with open_raw_server(dispatcher, protocol=protocol, version=None) as (peer, session):
+    async with open_raw_server(dispatcher, version=None) as (peer, session):
         listed = await peer.wait_response(await peer.send_request("tools/list", {"_meta": meta()}))
         called = await peer.wait_response(
             await peer.send_request("tools/call", {"name": "x", "_meta": meta()})

@@ -15,17 +15,15 @@ import orjson
 import pytest
 import trio
 import trio.testing
-from helpers import FnDispatcher, blocking_handler
+from helpers import FnDispatcher, blocking_handler, server_connection
 
 from trio_mcp.lowlevel import CancelOrigin, Session, open_session
-from trio_mcp.protocol import Connection, Role
+from trio_mcp.protocol import ConnectionFactory
 from trio_mcp.testing import memory_transport_pair
 
 
-def server_protocol() -> Connection:
-    protocol = Connection(Role.SERVER, capabilities={"tools": {}})
-    protocol.start_stateless("2026-07-28")
-    return protocol
+def server_protocol() -> ConnectionFactory:
+    return server_connection(stateless="2026-07-28", capabilities={"tools": {}})
 
 
 class Boom(Exception):

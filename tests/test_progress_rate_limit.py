@@ -52,5 +52,5 @@ async def test_a_negative_interval_is_refused() -> None:
     a, _ = memory_transport_pair()
     server = _scanner()
     with pytest.raises(ValueError, match="progress_interval"):
-        async with open_session(a, server.make_protocol(), server, progress_interval=-1):
+        async with open_session(a, server.make_protocol, server, progress_interval=-1):
             pass  # pragma: no cover

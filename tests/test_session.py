@@ -23,6 +23,7 @@ exit for as long as it shields; its late reply is dropped.
 from __future__ import annotations
 
 import itertools
+from functools import partial
 from typing import Any
 
 import attrs
@@ -480,7 +481,7 @@ async def test_shutdown_is_bounded_when_the_enclosing_scope_is_cancelled(
     peer_end, server_end = memory_transport_pair()
     spy = SpyTransport(server_end)
     peer = RawPeer(peer_end)
-    protocol = Connection(Role.SERVER, capabilities={"tools": {}})
+    protocol = partial(Connection, Role.SERVER, capabilities={"tools": {}})
     async with trio.open_nursery() as nursery:
         nursery.start_soon(peer.collect)
         with trio.CancelScope() as scope:
@@ -629,7 +630,6 @@ async def test_the_observer_sees_every_transition_and_every_frame(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     recorder = Recorder()
-    protocol = Connection(Role.SERVER, capabilities={"tools": {}}, observer=recorder)
     release = trio.Event()
 
     async def block(ctx: RequestContext) -> Any:
@@ -637,7 +637,7 @@ async def test_the_observer_sees_every_transition_and_every_frame(
         return result("ok")
 
     dispatcher = FnDispatcher(block=block, sleep=sleep_for)
-    async with open_raw_server(dispatcher, protocol=protocol, max_concurrent=1) as (peer, session):
+    async with open_raw_server(dispatcher, max_concurrent=1, observer=recorder) as (peer, session):
         await peer.call_tool("sleep", {"seconds": 3}, request_id=1)
         await settle()
         await peer.call_tool("block", request_id=2)  # queued behind 1, then cancelled

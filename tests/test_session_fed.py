@@ -19,11 +19,11 @@ import orjson
 import pytest
 import trio
 import trio.testing
-from helpers import FnDispatcher, Recorder, blocking_handler
+from helpers import FnDispatcher, Recorder, blocking_handler, server_connection
 
 from trio_mcp import SessionClosed
 from trio_mcp.lowlevel import CancelOrigin, RequestContext, RequestState, Session, open_session
-from trio_mcp.protocol import Connection, FrameDirection, Role
+from trio_mcp.protocol import FrameDirection
 from trio_mcp.testing import MemoryTransport, memory_transport_pair
 
 MODERN = "2026-07-28"
@@ -67,9 +67,13 @@ async def fed_session(
     """A modern stateless server session with no reader, and the peer's end
     of its transport (to read what it writes)."""
     ours, peer = memory_transport_pair()
-    protocol = Connection(Role.SERVER, capabilities={"tools": {}}, observer=recorder)
-    protocol.start_stateless(MODERN)
-    async with peer, open_session(NoReceive(ours), protocol, dispatcher, reader=False) as session:
+    protocol = server_connection(stateless=MODERN, capabilities={"tools": {}})
+    async with (
+        peer,
+        open_session(
+            NoReceive(ours), protocol, dispatcher, reader=False, observer=recorder
+        ) as session,
+    ):
         yield session, peer
 
 
@@ -156,7 +160,7 @@ async def test_feed_is_refused_on_a_closed_session_and_on_one_with_a_reader() ->
             await session.feed(call(1, "any"))
 
     ours, peer = memory_transport_pair()
-    protocol = Connection(Role.SERVER, capabilities={"tools": {}})
+    protocol = server_connection(capabilities={"tools": {}})
     async with peer, open_session(ours, protocol, FnDispatcher()) as session:
         with pytest.raises(RuntimeError, match="reader=False"):
             await session.feed(call(1, "any"))
@@ -182,8 +186,7 @@ async def test_after_feed_eof_closing_the_transport_is_shielded_and_bounded_by_t
 ) -> None:
     ours, peer = memory_transport_pair()
     transport = HangingClose(ours)
-    protocol = Connection(Role.SERVER, capabilities={"tools": {}})
-    protocol.start_stateless(MODERN)
+    protocol = server_connection(stateless=MODERN, capabilities={"tools": {}})
     start = trio.current_time()
     with trio.CancelScope() as owner:
         async with (

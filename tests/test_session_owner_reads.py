@@ -18,12 +18,19 @@ import orjson
 import pytest
 import trio
 import trio.testing
-from helpers import FnDispatcher, Recorder, blocking_handler, initialize_frame, task_names
+from helpers import (
+    FnDispatcher,
+    Recorder,
+    blocking_handler,
+    initialize_frame,
+    server_connection,
+    task_names,
+)
 
 from trio_mcp import Server
 from trio_mcp._server._registry import serve_session
 from trio_mcp.lowlevel import CancelOrigin, RequestContext, RequestState, Session, open_session
-from trio_mcp.protocol import Connection, FrameDirection, Role
+from trio_mcp.protocol import ConnectionFactory, FrameDirection
 from trio_mcp.testing import memory_transport_pair
 
 MODERN = "2026-07-28"
@@ -41,10 +48,8 @@ def call(request_id: Any, tool: str) -> bytes:
     )
 
 
-def modern_protocol(recorder: Recorder | None = None) -> Connection:
-    protocol = Connection(Role.SERVER, capabilities={"tools": {}}, observer=recorder)
-    protocol.start_stateless(MODERN)
-    return protocol
+def modern_protocol() -> ConnectionFactory:
+    return server_connection(stateless=MODERN, capabilities={"tools": {}})
 
 
 async def test_the_owner_reads_serves_requests_and_returns_at_the_peers_end() -> None:
@@ -56,7 +61,7 @@ async def test_the_owner_reads_serves_requests_and_returns_at_the_peers_end() ->
     async with (
         peer,
         open_session(
-            ours, modern_protocol(recorder), FnDispatcher(hello=hello), reader=False
+            ours, modern_protocol(), FnDispatcher(hello=hello), reader=False, observer=recorder
         ) as session,
         trio.open_nursery() as nursery,
     ):
@@ -138,7 +143,11 @@ async def test_a_cancelled_owner_stops_reading_and_the_session_shuts_down(
         async with (
             peer,
             open_session(
-                ours, modern_protocol(recorder), FnDispatcher(forever=forever), reader=False
+                ours,
+                modern_protocol(),
+                FnDispatcher(forever=forever),
+                reader=False,
+                observer=recorder,
             ) as session,
             trio.open_nursery() as nursery,
         ):

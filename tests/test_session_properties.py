@@ -44,7 +44,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from trio_mcp.lowlevel import Direction, FrameDirection, RequestContext, RequestRecord
-from trio_mcp.protocol import Connection, Role, SessionState
+from trio_mcp.protocol import SessionState
 
 GARBAGE = [
     b"",
@@ -155,13 +155,12 @@ async def work(ctx: RequestContext) -> Any:
 
 async def scenario(era: str, actions: list[tuple[Any, ...]], max_concurrent: int | None) -> None:
     recorder = Recorder()
-    protocol = Connection(Role.SERVER, capabilities={"tools": {}}, observer=recorder)
     dispatcher = FnDispatcher(work=work)
     # Frames the server must refuse with their own id, and the code it owes each.
     owed: dict[bytes, int] = {}
     version = LATEST if era == HANDSHAKE else None
     async with open_raw_server(
-        dispatcher, protocol=protocol, version=version, max_concurrent=max_concurrent
+        dispatcher, version=version, max_concurrent=max_concurrent, observer=recorder
     ) as (peer, session):
         if era == MODERN:
             opening = await peer.send_request("tools/call", work_params(0, 0, False, "ok"))

@@ -31,10 +31,10 @@ import orjson
 import pytest
 import trio
 import trio.testing
-from helpers import FnDispatcher, Recorder, initialize_frame, task_names
+from helpers import FnDispatcher, Recorder, initialize_frame, server_connection, task_names
 
 from trio_mcp.lowlevel import RequestContext, Session, open_session
-from trio_mcp.protocol import Connection, FrameDirection, Role
+from trio_mcp.protocol import FrameDirection
 from trio_mcp.transports import LineChannel
 
 #: The session's output pipe is shrunk to four pages, so a few frames fill it.
@@ -63,12 +63,14 @@ async def open_piped_server(
     in_r, in_w = _pipe()
     out_r, out_w = _pipe(PIPE_SIZE)
     recorder = Recorder()
-    protocol = Connection(Role.SERVER, capabilities={"tools": {}}, observer=recorder)
+    protocol = server_connection(capabilities={"tools": {}})
     server_end = LineChannel(trio.lowlevel.FdStream(out_w), trio.lowlevel.FdStream(in_r))
     peer = LineChannel(trio.lowlevel.FdStream(in_w), trio.lowlevel.FdStream(out_r))
     async with (
         peer,
-        open_session(server_end, protocol, dispatcher, outgoing_buffer=outgoing_buffer) as session,
+        open_session(
+            server_end, protocol, dispatcher, outgoing_buffer=outgoing_buffer, observer=recorder
+        ) as session,
     ):
         await _send(
             peer,
@@ -338,7 +340,7 @@ async def test_a_transport_without_send_nowait_has_its_writer_from_the_start() -
     to_server, server_in = trio.open_memory_channel[bytes](8)
     server_out, from_server = trio.open_memory_channel[bytes](8)
     transport = _NoWriteThrough(server_out, server_in)
-    protocol = Connection(Role.SERVER, capabilities={"tools": {}})
+    protocol = server_connection(capabilities={"tools": {}})
     async with open_session(transport, protocol, FnDispatcher()) as session:
         await trio.testing.wait_all_tasks_blocked()
         assert task_names().count("trio_mcp writer") == 1

@@ -64,18 +64,17 @@ class FakeServer:
         #: Called instead of the built-in answer when set for a method.
         self.overrides: dict[str, Callable[[RequestContext], Awaitable[Any]]] = {}
 
-    def protocol(self) -> Connection:
+    def protocol(self, **settings: Any) -> Connection:
+        """This server's connection (a ``ConnectionFactory`` for ``open_session``)."""
         # A handshake-era server: these tests are about the handshake-era client
         # (the client's era="auto" probe is answered -32601 and falls back).
-        protocol = Connection(
+        return Connection(
             Role.SERVER,
             capabilities=self.capabilities,
             info={"name": "fake", "version": "1"},
-            supported_versions=SUPPORTED_VERSIONS,
+            supported_versions=SUPPORTED_VERSIONS if self.version is None else (self.version,),
+            **settings,
         )
-        if self.version is not None:
-            protocol.supported_versions = (self.version,)
-        return protocol
 
     def page(self, method: str, params: Any) -> dict[str, Any]:
         items = self.lists[method]
@@ -135,7 +134,7 @@ async def open_fake(
     """A real client connected to *server* over an in-memory transport."""
     client_end, server_end = memory_transport_pair(buffer)
     async with (
-        open_session(server_end, server.protocol(), server) as session,
+        open_session(server_end, server.protocol, server) as session,
         open_client(client_end, **client_options) as client,
     ):
         server.session = session

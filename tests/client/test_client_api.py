@@ -654,7 +654,7 @@ async def test_run_client_for_nursery_start() -> None:
     server = FakeServer(tools=TOOLS[:1])
     client_end, server_end = memory_transport_pair()
     async with (
-        open_session(server_end, server.protocol(), server),
+        open_session(server_end, server.protocol, server),
         trio.open_nursery() as nursery,
     ):
         client: Client = await nursery.start(run_client, client_end)

@@ -38,8 +38,8 @@ async def test_tools_of_many_servers_under_qualified_names() -> None:
         yield web_client
 
     async with (
-        open_session(docs_end, docs.protocol(), docs),
-        open_session(web_end, web.protocol(), web),
+        open_session(docs_end, docs.protocol, docs),
+        open_session(web_end, web.protocol, web),
         open_clients({"docs": docs_client, "web": web_transport}, name="host") as group,
     ):
         assert sorted(group.tools) == ["docs__search", "web__search"]
@@ -67,7 +67,7 @@ async def test_one_failing_server_closes_the_others() -> None:
         yield good_client
 
     with trio.fail_after(5):
-        async with open_session(good_end, good.protocol(), good):
+        async with open_session(good_end, good.protocol, good):
             with pytest.raises(OSError, match="cannot start"):
                 async with open_clients({"good": good_client, "bad": broken}):
                     pytest.fail("must not open")

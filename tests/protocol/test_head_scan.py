@@ -253,8 +253,15 @@ def test_never_raises(data: bytes, limit: int) -> None:
 # ---------------------------------------------------------------- both roles
 
 
-def _operating() -> ProtocolPair:
-    pair = ProtocolPair()
+#: A frame bound the handshake's frames fit in (under 300 bytes) and the
+#: padded frames below do not.
+BOUND = 1000
+
+
+def _operating(bound: int | None = None) -> ProtocolPair:
+    """A handshaken pair; with *bound*, both sides refuse frames over it."""
+    options = {} if bound is None else {"max_message_size": bound}
+    pair = ProtocolPair(client_options=options, server_options=options)
     pair.handshake()
     return pair
 
@@ -266,12 +273,11 @@ def _big(**fields: Any) -> bytes:
 @pytest.mark.spec("BP-28")
 @pytest.mark.parametrize("role", ["client", "server"])
 def test_an_oversize_response_fails_only_its_call(role: str) -> None:
-    pair = _operating()
+    pair = _operating(bound=BOUND)
     side = pair.client if role == "client" else pair.server
     request = side.send_request("ping")
     side.encode(request)
-    side.max_message_size = 100
-    [event] = side.receive_data(_big(id=request.id, result={"pad": "x" * 200}))
+    [event] = side.receive_data(_big(id=request.id, result={"pad": "x" * 2 * BOUND}))
     assert isinstance(event, ErrorReceived)
     assert (event.request_id, event.remote, event.too_large) == (request.id, False, True)
     assert "Oversize response for ping" in event.error.message
@@ -279,17 +285,16 @@ def test_an_oversize_response_fails_only_its_call(role: str) -> None:
     assert record is not None
     assert record.state is RequestState.FAILED
     # For no call of ours: dropped, counted, nothing owed, and the session goes on.
-    [event] = side.receive_data(_big(id=4242, result={"pad": "x" * 200}))
+    [event] = side.receive_data(_big(id=4242, result={"pad": "x" * 2 * BOUND}))
     assert isinstance(event, InvalidMessage)
     assert (event.reply, event.fatal) == (None, False)
 
 
 @pytest.mark.spec("BP-28")
 def test_a_client_answers_an_oversize_server_request_with_its_id() -> None:
-    pair = _operating()
-    pair.client.max_message_size = 100
+    pair = _operating(bound=BOUND)
     [event] = pair.client.receive_data(
-        _big(id="s1", method="sampling/createMessage", params={"pad": "x" * 200})
+        _big(id="s1", method="sampling/createMessage", params={"pad": "x" * 2 * BOUND})
     )
     assert isinstance(event, InvalidMessage)
     assert not event.fatal
@@ -303,11 +308,10 @@ def test_an_oversize_request_reusing_an_id_in_flight_is_answered_with_a_null_id(
     """The id read from the head is an id in flight: answering with it would read
     as the response to the original request, so the refusal's id is null, as for
     any duplicate, and the original is untouched."""
-    pair = _operating()
-    pair.server.max_message_size = 100
+    pair = _operating(bound=BOUND)
     [first] = pair.server.receive_data(_big(id=7, method="ping"))
     assert isinstance(first, RequestReceived)
-    [event] = pair.server.receive_data(_big(id=7, method="ping", params={"pad": "x" * 200}))
+    [event] = pair.server.receive_data(_big(id=7, method="ping", params={"pad": "x" * 2 * BOUND}))
     assert isinstance(event, InvalidMessage)
     assert event.reply is not None
     assert (event.reply.id, event.reply.error.code) == (None, -32600)
@@ -320,8 +324,7 @@ def test_an_oversize_request_reusing_an_id_in_flight_is_answered_with_a_null_id(
 
 @pytest.mark.spec("BP-28")
 def test_a_client_ends_its_session_on_an_oversize_frame_with_no_readable_id() -> None:
-    pair = _operating()
-    pair.client.max_message_size = 100
+    pair = _operating(bound=BOUND)
     # The id comes after the head (4 KiB, whatever the bound) and before the tail.
     frame = _big(result={"pad": "x" * HEAD_SCAN_SIZE}, id=1, more="y" * TAIL_SCAN_SIZE)
     [event] = pair.client.receive_data(frame)

@@ -35,9 +35,8 @@ def _running_request(pair: ProtocolPair) -> RequestId:
 
 @pytest.mark.spec("PG-09")
 def test_reports_within_the_interval_are_not_sent_unless_they_reach_the_total() -> None:
-    pair = ProtocolPair()
+    pair = ProtocolPair(server_options={"progress_interval": 1.0})
     request_id = _running_request(pair)
-    pair.server.progress_interval = 1.0
     start = pair.clock.now
     sent = []
     for at, progress, total, expected in ROWS:
@@ -60,9 +59,8 @@ def test_reports_within_the_interval_are_not_sent_unless_they_reach_the_total() 
 @pytest.mark.spec("PG-09")
 @pytest.mark.spec("PG-04")
 def test_a_held_back_report_must_still_increase() -> None:
-    pair = ProtocolPair()
+    pair = ProtocolPair(server_options={"progress_interval": 1.0})
     request_id = _running_request(pair)
-    pair.server.progress_interval = 1.0
     assert pair.server.progress_notification(request_id, 5) is not None
     assert pair.server.progress_notification(request_id, 6) is None  # held back
     with pytest.raises(LocalProtocolError, match="PG-04"):

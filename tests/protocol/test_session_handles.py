@@ -10,6 +10,7 @@ from trio_mcp.protocol import (
     Direction,
     MultiObserver,
     Request,
+    RequestObserver,
     RequestRecord,
     RequestState,
 )
@@ -36,12 +37,13 @@ class Handle:
         self.reasons.append(reason)
 
 
-def running(*, want_progress: bool = False) -> tuple[ProtocolPair, UpdateRecorder, Request]:
-    pair = ProtocolPair()
-    pair.handshake()
+def running(
+    *, want_progress: bool = False, observer: RequestObserver | None = None
+) -> tuple[ProtocolPair, UpdateRecorder, Request]:
     recorder = UpdateRecorder()
-    pair.server.observer = recorder
-    pair.server.observing = True
+    pair = ProtocolPair(server_options={"observer": observer or recorder})
+    pair.handshake()
+    recorder.updates.clear()  # only what the session layer's handles write
     request, _ = pair.client_request("tools/call", CALL, want_progress=want_progress)
     assert pair.server.start_inbound(request.id)
     return pair, recorder, request
@@ -118,8 +120,7 @@ def test_progress_token_is_the_requesters_while_in_flight() -> None:
 
 
 def test_a_multi_observer_passes_an_update_to_every_observer() -> None:
-    pair, _, request = running()
     first, second = UpdateRecorder(), UpdateRecorder()
-    pair.server.observer = MultiObserver(first, second)
+    pair, _, request = running(observer=MultiObserver(first, second))
     pair.server.note_worker_thread(request.id)
     assert [r.id for r in first.updates] == [r.id for r in second.updates] == [request.id]

@@ -17,7 +17,7 @@ import trio.testing
 from helpers import RawPeer, open_raw_server
 
 from trio_mcp import Context, Server
-from trio_mcp.protocol import Connection, Direction
+from trio_mcp.protocol import Direction
 
 MAX_SIZE = 64 * 1024
 
@@ -31,13 +31,6 @@ def make_server() -> Server:
         return orjson.dumps({"id": ctx.request_id, "value": value}).decode()
 
     return server
-
-
-def bounded(server: Server) -> Connection:
-    """The server's connection with a frame bound of MAX_SIZE."""
-    protocol = server.make_protocol()
-    protocol.max_message_size = MAX_SIZE
-    return protocol
 
 
 async def ping_is_next(peer: RawPeer) -> None:
@@ -68,7 +61,7 @@ async def test_params_that_are_not_an_object_are_invalid_params(
     method: str, params: bytes, autojump_clock: trio.testing.MockClock
 ) -> None:
     server = make_server()
-    async with open_raw_server(server, protocol=bounded(server)) as (peer, _):
+    async with open_raw_server(server, max_message_size=MAX_SIZE) as (peer, _):
         await peer.send_raw(
             b'{"jsonrpc":"2.0","id":7,"method":"%s","params":%s}' % (method.encode(), params)
         )
@@ -83,7 +76,7 @@ async def test_null_params_are_read_as_absent(autojump_clock: trio.testing.MockC
     that serialise an absent field as null exist); a method that needs params
     then refuses the request as it would without them."""
     server = make_server()
-    async with open_raw_server(server, protocol=bounded(server)) as (peer, _):
+    async with open_raw_server(server, max_message_size=MAX_SIZE) as (peer, _):
         await peer.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":null}')
         assert await peer.receive() == {"jsonrpc": "2.0", "id": 1, "result": {}}
         await peer.send_raw(b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":null}')
@@ -224,7 +217,7 @@ async def test_a_frame_just_under_the_bound_is_served(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     server = make_server()
-    async with open_raw_server(server, protocol=bounded(server)) as (peer, _):
+    async with open_raw_server(server, max_message_size=MAX_SIZE) as (peer, _):
         shell = raw_call(b"9", b'""')
         value = "v" * (MAX_SIZE - len(shell))
         data = raw_call(b"9", orjson.dumps(value))

@@ -67,13 +67,14 @@ async def test_an_oversize_request_is_answered_with_its_id_over_memory(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     server = _server()
-    protocol = server.make_protocol()
-    protocol.max_message_size = BOUND  # configurable per session
     client_end, server_end = memory_transport_pair()
     async with trio.open_nursery() as nursery:
 
         async def serve() -> None:
-            async with open_session(server_end, protocol, server) as session:
+            # The bound is configurable per session.
+            async with open_session(
+                server_end, server.make_protocol, server, max_message_size=BOUND
+            ) as session:
                 await session.wait_closed()
 
         nursery.start_soon(serve)

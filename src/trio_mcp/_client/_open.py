@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 import trio
@@ -129,7 +130,8 @@ async def open_client(
         apply_elicitation_defaults=apply_elicitation_defaults,
         tasks=receiver,
     )
-    protocol = Connection(
+    make_protocol = partial(
+        Connection,
         Role.CLIENT,
         capabilities=handlers.capabilities(),
         info={"name": name, "version": version},
@@ -152,11 +154,11 @@ async def open_client(
         # The tasks the client runs for its server outlive the requests that
         # started them, not the client.
         receiver.running() if receiver is not None else contextlib.nullcontext(),
-        open_session(transport, protocol, client, **session_options) as session,
+        open_session(transport, make_protocol, client, **session_options) as session,
     ):
         negotiated = await negotiate(
             session,
-            protocol,
+            session.protocol,
             era,
             probe=probe,
             probe_timeout=None if answered else probe_timeout,

@@ -27,7 +27,7 @@ import trio
 
 from .._session import Session, open_session
 from .._util import unwrapping
-from ..protocol import DEFAULT_MAX_MESSAGE_SIZE
+from ..protocol import DEFAULT_MAX_MESSAGE_SIZE, Connection
 from ..transports._bounds import (
     CLOSE_TIMEOUT,
     HANDSHAKE_TIMEOUT,
@@ -177,13 +177,18 @@ class _HttpSessions:
         cancelled then, origin ``transport``); leaving it by an exception or a
         cancel shuts the session down as any session's owner does.
         """
-        connection = self.server.make_protocol()
-        if version is not None:
-            connection.start_stateless(version)
+        server = self.server
+
+        def make_protocol(**settings: Any) -> Connection:
+            connection = server.make_protocol(**settings)
+            if version is not None:
+                connection.start_stateless(version)
+            return connection
+
         async with open_session(
             transport,
-            connection,
-            self.server,
+            make_protocol,
+            server,
             reader=not fed,
             identity=identity,
             **self.session_options,

@@ -37,6 +37,7 @@ VR-09, VR-10, DS-01..DS-03, CA-01, ME-11, LG-06, LG-07.
 from __future__ import annotations
 
 import logging
+import time
 import weakref
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
@@ -53,11 +54,13 @@ from .._tasks._runner import TaskRunner
 from .._util import Shared
 from ..protocol import (
     ALL_VERSIONS,
+    DEFAULT_MAX_MESSAGE_SIZE,
     Connection,
     ErrorCode,
     LocalProtocolError,
     NotificationReceived,
     NotJSON,
+    RequestObserver,
     Role,
     TaskForm,
 )
@@ -591,27 +594,39 @@ class Server:
             caps["extensions"] = {mcp_types.TASKS_EXTENSION: {}}
         return caps
 
-    def make_protocol(self) -> Connection:
-        """A fresh server-side :class:`Connection` for one session."""
+    def make_protocol(
+        self,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        observer: RequestObserver | None = None,
+        progress_interval: float = 0.0,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    ) -> Connection:
+        """A fresh server-side :class:`Connection` for one session, configured
+        with the session's settings (a :class:`~trio_mcp.protocol.ConnectionFactory`:
+        :func:`~trio_mcp.lowlevel.open_session` calls it with them)."""
         info: dict[str, Any] = {"name": self.name, "version": self.version}
         if self.title is not None:
             info["title"] = self.title
-        protocol = Connection(
+        # Every session declares the same objects while the registry does
+        # not change (Shared): made afresh, then dropped for the last equal
+        # ones, never a copy per session. Nothing changes them.
+        return Connection(
             Role.SERVER,
+            capabilities=self._shared_capabilities(self.capabilities()),
+            info=self._shared_info(info),
             instructions=self.instructions,
             supported_versions=self.protocol_versions,
+            modern_capabilities=self._shared_modern(self.modern_capabilities()),
+            cache_hints=self._shared_hints(dict[str, tuple[int, str]](self.cache_hints)),
+            result_server_info=self.server_info_in_results,
+            clock=clock,
+            observer=observer,
+            progress_interval=progress_interval,
+            max_message_size=max_message_size,
             history=self.request_history,
             remember_ids=self.remembered_requests,
         )
-        # Every session declares the same objects while the registry does
-        # not change (Shared): made afresh, then dropped for the last equal
-        # ones, never a copy per session (issue #16). Nothing changes them.
-        protocol.local_capabilities = self._shared_capabilities(self.capabilities())
-        protocol.modern_capabilities = self._shared_modern(self.modern_capabilities())
-        protocol.local_info = self._shared_info(info)
-        protocol.cache_hints = self._shared_hints(dict[str, tuple[int, str]](self.cache_hints))
-        protocol.result_server_info = self.server_info_in_results
-        return protocol
 
     def run_stdio(self, **options: Any) -> None:
         """Serve this server over stdin/stdout in a fresh Trio run (for scripts).

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from typing import Any, Protocol
 
@@ -26,7 +27,13 @@ from .._errors import SessionClosed
 from .._session._engine import Dispatcher, Session, open_session
 from .._transport import Identity, Transport
 from .._util import covers
-from ..protocol import Connection, HeaderAnnotation, LocalProtocolError, SessionState
+from ..protocol import (
+    Connection,
+    HeaderAnnotation,
+    LocalProtocolError,
+    RequestObserver,
+    SessionState,
+)
 
 logger = logging.getLogger("trio_mcp.server")
 
@@ -108,8 +115,16 @@ class SessionServer(Dispatcher, Protocol):
     #: The revisions served, newest first (both eras unless narrowed).
     protocol_versions: tuple[str, ...]
 
-    def make_protocol(self) -> Connection:
-        """A fresh server-side connection for one session."""
+    def make_protocol(
+        self,
+        *,
+        clock: Callable[[], float],
+        observer: RequestObserver | None,
+        progress_interval: float,
+        max_message_size: int,
+    ) -> Connection:
+        """A fresh server-side connection for one session, configured with the
+        session's settings (a :class:`~trio_mcp.protocol.ConnectionFactory`)."""
         ...
 
     def tool_header_annotations(self, name: str) -> tuple[HeaderAnnotation, ...]:
@@ -193,7 +208,7 @@ async def serve_session(
         # server holds many; issue #16).
         open_session(
             transport,
-            server.make_protocol(),
+            server.make_protocol,
             server,
             reader=False,
             identity=identity,

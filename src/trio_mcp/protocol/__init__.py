@@ -8,7 +8,7 @@ it can drive any I/O or be studied on its own.
 
 from ._book import ProtocolStatistics
 from ._codec import DEFAULT_MAX_MESSAGE_SIZE, FrameError, decode, encode
-from ._connection import Connection, describe_structure_error
+from ._connection import Connection, ConnectionFactory
 from ._errors import (
     ErrorCode,
     LocalProtocolError,
@@ -55,6 +55,7 @@ from ._messages import (
 )
 from ._methods import METHODS, Capability, Kind, MethodSpec, Sender, methods_in
 from ._observer import FrameDirection, MultiObserver, NullObserver, RequestObserver
+from ._reader import describe_structure_error
 from ._requests import (
     TRANSITIONS,
     CancelOrigin,
@@ -193,6 +194,7 @@ __all__ = [
     "InvalidHeaderAnnotation",
     # the connection
     "Connection",
+    "ConnectionFactory",
     "ProtocolStatistics",
     "describe_structure_error",
     # observation

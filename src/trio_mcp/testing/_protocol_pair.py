@@ -9,6 +9,7 @@ observed in a :class:`RecordingObserver`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..protocol import (
@@ -87,6 +88,11 @@ class ProtocolPair:
     feeds the bytes to the server, returning the server's events; the reverse for
     ``server_to_client``. ``None`` from ``encode`` means "nothing written", and
     then no events are produced.
+
+    A connection is configured at construction only: *client_options* and
+    *server_options* are further :class:`Connection` arguments for one side
+    (its observer, progress interval, frame bound...), which win over the
+    pair's own.
     """
 
     def __init__(
@@ -97,6 +103,8 @@ class ProtocolPair:
         client_versions: tuple[str, ...] | None = None,
         server_versions: tuple[str, ...] | None = None,
         observe: bool = True,
+        client_options: Mapping[str, Any] | None = None,
+        server_options: Mapping[str, Any] | None = None,
     ) -> None:
         self.clock = FakeClock()
         self.client_observer = RecordingObserver()
@@ -114,8 +122,11 @@ class ProtocolPair:
             ),
             info={"name": "test-client", "version": "1"},
             clock=self.clock,
-            observer=self.client_observer if observe else None,
-            **extra_client,
+            **{
+                "observer": self.client_observer if observe else None,
+                **extra_client,
+                **(client_options or {}),
+            },
         )
         self.server = Connection(
             Role.SERVER,
@@ -125,8 +136,11 @@ class ProtocolPair:
             info={"name": "test-server", "version": "1"},
             instructions="be nice",
             clock=self.clock,
-            observer=self.server_observer if observe else None,
-            **extra_server,
+            **{
+                "observer": self.server_observer if observe else None,
+                **extra_server,
+                **(server_options or {}),
+            },
         )
         #: Every frame actually written, in order, as (sender role, bytes).
         self.log: list[tuple[Role, bytes]] = []

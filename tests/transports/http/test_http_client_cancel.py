@@ -21,6 +21,7 @@ from http_helpers import http_transport_of
 
 from trio_mcp import Server, http_app, open_http_client
 from trio_mcp.lowlevel import Identity, open_session
+from trio_mcp.protocol import Connection
 from trio_mcp.transports._http.server._app import StreamableHTTPApp
 from trio_mcp.transports._http.server._asgi import ASGIApp, Message
 from trio_mcp.transports._http.server._transport import HttpServerTransport
@@ -176,9 +177,13 @@ def sessionless_app(server: Server) -> StreamableHTTPApp:
 
     async def handler(transport: HttpServerTransport, *, identity: Identity) -> None:
         first = await transport.receive()
-        protocol = server.make_protocol()
-        if orjson.loads(first).get("method") != "initialize":
-            protocol.start_stateless("2025-11-25")
+
+        def protocol(**settings: Any) -> Connection:
+            connection = server.make_protocol(**settings)
+            if orjson.loads(first).get("method") != "initialize":
+                connection.start_stateless("2025-11-25")
+            return connection
+
         async with open_session(
             _Replayed(first, transport), protocol, server, identity=identity
         ) as session:
