@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import attrs
 
@@ -336,6 +337,98 @@ class RequestBook:
                     self._inbound_tokens.get(old.progress_token) is old
                 ):
                     del self._inbound_tokens[old.progress_token]
+
+    # ------------------------------------- the session layer's handles on a record
+    #
+    # The layer above never holds a RequestEntry: what it keeps with a request
+    # (its cancel handle) and what it writes to a record goes through these
+    # (by way of the Connection), and every change reaches the observer.
+
+    def _updated(self, entry: RequestEntry) -> None:
+        if self.observing:
+            self.observer.on_update(entry.snapshot())
+
+    def start_inbound(self, request_id: RequestId) -> bool:
+        """QUEUED → RUNNING when the handler gets its slot. False if already ended."""
+        entry = self._inbound.get(request_id)
+        return entry is not None and self.transition(entry, RequestEvent.START) is not None
+
+    def fail_outbound(self, request_id: RequestId, error: ErrorObject) -> None:
+        """Fail an outbound request locally (e.g. the transport was lost)."""
+        entry = self._outbound.get(request_id)
+        if entry is not None:
+            self.finish(entry, RequestEvent.FAIL, error=error)
+
+    def attach(self, request_id: RequestId, handle: object) -> None:
+        """Keep *handle* with an in-flight inbound request."""
+        entry = self._inbound.get(request_id)
+        if entry is not None:
+            entry.user_data = handle
+
+    def handle(self, request_id: RequestId) -> Any:
+        """The handle attached to an in-flight inbound request, or None."""
+        entry = self._inbound.get(request_id)
+        return None if entry is None else entry.user_data
+
+    def request_cancel(
+        self, direction: Direction, request_id: RequestId, origin: CancelOrigin, reason: str | None
+    ) -> bool:
+        """Note that *origin* asked to cancel an in-flight request (the first
+        asker wins); False when it is not in flight."""
+        table = self._inbound if direction is Direction.INBOUND else self._outbound
+        entry = table.get(request_id)
+        if entry is None:
+            return False
+        first = entry.cancel_origin is None
+        if not entry.request_cancel(origin, reason):
+            return False
+        if first:
+            self._updated(entry)
+        return True
+
+    def note_worker_thread(self, request_id: RequestId) -> None:
+        """Record that an in-flight inbound request's handler runs in a worker thread."""
+        entry = self._inbound.get(request_id)
+        if entry is not None and not entry.in_worker_thread:
+            entry.in_worker_thread = True
+            self._updated(entry)
+
+    def note_follows(self, request_id: RequestId, previous: RequestId) -> None:
+        """Record that an in-flight inbound request retries round *previous*."""
+        entry = self._inbound.get(request_id)
+        if entry is not None and entry.follows is None:
+            entry.follows = previous
+            self._updated(entry)
+
+    def cancel_requested(self, request_id: RequestId) -> bool:
+        """Whether anyone asked to cancel an inbound request (True once it has ended)."""
+        entry = self._inbound.get(request_id)
+        return entry is None or entry.cancel_origin is not None
+
+    def may_send_for(self, request_id: RequestId) -> bool:
+        """Whether an inbound request is in flight and not cancelled by the peer."""
+        entry = self._inbound.get(request_id)
+        return entry is not None and not entry.state.is_terminal and not entry.peer_cancelled
+
+    def progress_token(self, request_id: RequestId) -> str | int | None:
+        """The progress token of an in-flight inbound request, or None."""
+        entry = self._inbound.get(request_id)
+        return None if entry is None else entry.progress_token
+
+    def refusing(self, request_id: RequestId | None) -> None:
+        """A refusal with *request_id* is to be written.
+
+        Until it is, the id is in use (BP-04): a request reusing it is a
+        duplicate, as while an accepted request's reply waits; accepted, its
+        entry would take the refusal for its own reply, and one of the two
+        answers would be lost. A remembered entry of an earlier use (answered,
+        or the refusal would carry a null id) goes, for the same reason.
+        """
+        if request_id is None:
+            return
+        if self.remembers(request_id):
+            self.forget_finished(request_id)
+        self.refusal_owed(request_id)
 
 
 def reply_owed(entry: RequestEntry) -> bool:

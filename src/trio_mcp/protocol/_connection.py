@@ -94,7 +94,7 @@ from ._messages import (
     RequestId,
     Response,
 )
-from ._methods import METHODS, Kind, MethodSpec
+from ._methods import Kind, MethodSpec
 from ._modern import ModernEra
 from ._observer import RequestObserver
 from ._progress import ProgressReports
@@ -114,6 +114,7 @@ from ._revisions import (
     V2025_11_25,
     Revision,
 )
+from ._sending import SendChecks
 
 _RELATED_TASK_KEY = mcp_types.RELATED_TASK_META_KEY
 
@@ -190,10 +191,10 @@ class Connection:
         "_max_message_size",
         "_modern",
         "_next_id",
-        "_outbound_ok",
         "_peer",
         "_progress",
         "_reader",
+        "_sending",
         "_side",
         "close_reason",
         "protocol_version",
@@ -239,6 +240,7 @@ class Connection:
         self._max_message_size = max_message_size
         self._progress = ProgressReports(self._book, progress_interval)
         self._cancellation = Cancellation(self._book)
+        self._sending = SendChecks(side, lifecycle)
         self._handshake = HandshakeEra(side, lifecycle)
         self._modern = ModernEra(
             side,
@@ -263,8 +265,6 @@ class Connection:
         self._peer = UNKNOWN_PEER
         self.close_reason: str | None = None
         self._next_id = 1
-        # Outbound requests (method, state, version) that passed _check_outbound.
-        self._outbound_ok: dict[tuple[str, SessionState, str | None], MethodSpec] = {}
 
     # ---------------------------------------------------------- configuration
 
@@ -462,49 +462,9 @@ class Connection:
         return note
 
     def _check_outbound(self, method: str, kind: Kind) -> MethodSpec:
-        if kind is not Kind.REQUEST:
-            return self._check_outbound_uncached(method, kind)
-        # What the checks of a request read (the revision, the peer's
-        # capabilities) only changes together with the lifecycle state, so a
-        # pass is cached per state. (Notifications also read our own
-        # capabilities, which the owner may change: never cached.)
-        key = (method, self._lifecycle.state, self.protocol_version)
-        spec = self._outbound_ok.get(key)
-        if spec is None:
-            spec = self._outbound_ok[key] = self._check_outbound_uncached(method, kind)
-        return spec
-
-    def _check_outbound_uncached(self, method: str, kind: Kind) -> MethodSpec:
-        state = self._lifecycle.state
-        if state is SessionState.CLOSED:
+        if self._lifecycle.state is SessionState.CLOSED:
             raise LocalProtocolError(f"session closed: {self.close_reason}")
-        spec = METHODS.get(method)
-        if spec is None or spec.kind is not kind:
-            raise LocalProtocolError(f"unknown {kind.value} method {method!r}")
-        if not spec.sender.allows(self._side.role):
-            raise LocalProtocolError(f"a {self._side.role.value} does not send {method!r}")
-        version = self.protocol_version
-        if not spec.exists_in(version):
-            raise LocalProtocolError(f"{method!r} does not exist in revision {version}")
-        gate = spec.gate(version)
-        if (
-            gate is not None
-            and gate.held_by(self._side.role.peer, receiving=kind is Kind.REQUEST)
-            and (state is SessionState.OPERATING or state is SessionState.MODERN)
-            and not gate.declared_in(self._peer.capabilities)
-        ):
-            raise LocalProtocolError(f"{method!r} needs the {gate}, which the peer did not declare")
-        if (
-            gate is not None
-            and gate.holder is self._side.role
-            and kind is Kind.NOTIFICATION
-            and not gate.declared_in(self._side.capabilities)
-        ):
-            # A notification gated by our own capability (list_changed, resources
-            # updated, logging messages, roots list_changed) may only be sent when
-            # we declared it (LC-11).
-            raise LocalProtocolError(f"{method!r} needs the {gate}, which we did not declare")
-        return spec
+        return self._sending.check(method, kind, self.protocol_version, self._peer.capabilities)
 
     def _unstructure(self, params: Any) -> JSONObject | None:
         if params is None or isinstance(params, dict):
@@ -570,32 +530,17 @@ class Connection:
             # One message per frame is the norm.
             event = self._receive_one(items[0], False)
             if type(event) is InvalidMessage and event.reply is not None:
-                self._refusing(event.reply.id)
+                self._book.refusing(event.reply.id)
             return [event]
         events: list[Event] = []
         for item in items:
-            # One element at a time: a refusal's id is in use for the next one.
+            # One element at a time: a refusal's id is in use for the next one
+            # (until it is written, BP-04: see RequestBook.refusing).
             event = self._receive_one(item, True)
             if type(event) is InvalidMessage and event.reply is not None:
-                self._refusing(event.reply.id)
+                self._book.refusing(event.reply.id)
             events.append(event)
         return events
-
-    def _refusing(self, request_id: RequestId | None) -> None:
-        """A refusal with *request_id* is to be written (:meth:`encode`).
-
-        Until it is, the id is in use (BP-04): a request reusing it is a
-        duplicate, as while an accepted request's reply waits; accepted, its
-        entry would take the refusal for its own reply, and one of the two
-        answers would be lost. A remembered entry of an earlier use (answered,
-        or the refusal would carry a null id) goes, for the same reason.
-        """
-        if request_id is None:
-            return
-        book = self._book
-        if book.remembers(request_id):
-            book.forget_finished(request_id)
-        book.refusal_owed(request_id)
 
     def _receive_one(self, item: Message | FrameError, batched: bool) -> Event:
         kind = type(item)
@@ -664,8 +609,7 @@ class Connection:
 
     def start_inbound(self, request_id: RequestId) -> bool:
         """QUEUED → RUNNING when the handler gets its slot. False if already ended."""
-        entry = self._book.inbound_entry(request_id)
-        return entry is not None and self._book.transition(entry, RequestEvent.START) is not None
+        return self._book.start_inbound(request_id)
 
     def respond(self, request_id: RequestId, result: Any) -> Response | ErrorResponse | None:
         """The handler returned: serialize the result, record COMPLETED, build the response.
@@ -736,16 +680,11 @@ class Connection:
     def cancel_inbound(
         self, request_id: RequestId, origin: CancelOrigin, reason: str | None
     ) -> ErrorResponse | Notification | None:
-        """The handler's scope was cancelled: record CANCELLED.
-
-        A peer cancel gets no response at all (CN-05). A local cancel (its
-        deadline, shutdown) while the peer still waits gets an error response
-        with :attr:`ErrorCode.REQUEST_CANCELLED_LOCALLY`, so the peer is never
-        left hanging; the transport being gone gets nothing (it cannot be sent).
-        A 2026-07-28 ``subscriptions/listen`` the server abandons is ended with
-        ``notifications/cancelled`` naming it instead, the one use the server
-        has for that notification (SB-10, CN-15, A-12).
-        """
+        """The handler's scope was cancelled: record CANCELLED, and return what
+        to write (see ``_cancel.py``): nothing after a peer cancel (CN-05) or
+        with the transport gone; -32001 for a local cancel, so the peer is
+        never left hanging; ``notifications/cancelled`` ending a 2026-07-28
+        ``subscriptions/listen`` (SB-10, CN-15, A-12)."""
         return self._cancellation.inbound(request_id, origin, reason)
 
     def progress_notification(
@@ -796,21 +735,15 @@ class Connection:
     def cancel_outbound(
         self, request_id: RequestId, origin: CancelOrigin, reason: str | None = None
     ) -> Notification | None:
-        """Our caller gave up on a request: record CANCELLED.
-
-        Returns the ``notifications/cancelled`` to send, or None when none may or
-        need be sent: the request was never written (the writer skips it), it
-        already ended, it is not cancellable (``initialize``, CN-03: tear the
-        transport down instead), or the session is closed.
-        """
+        """Our caller gave up on a request: record CANCELLED. Returns the
+        ``notifications/cancelled`` to send, or None when none may or need be
+        sent (never written, ended, not cancellable (CN-03), or closed)."""
         closed = self._lifecycle.state is SessionState.CLOSED
         return self._cancellation.outbound(request_id, origin, reason, closed=closed)
 
     def fail_outbound(self, request_id: RequestId, error: ErrorObject) -> None:
         """Fail an outbound request locally (e.g. the transport was lost)."""
-        entry = self._book.outbound_entry(request_id)
-        if entry is not None:
-            self._book.finish(entry, RequestEvent.FAIL, error=error)
+        self._book.fail_outbound(request_id, error)
 
     # ----------------------------------------------------------- handshake era
     #
@@ -915,15 +848,6 @@ class Connection:
         entry = self._book.inbound_entry(request_id)
         return None if entry is None else self._modern.declared(entry)
 
-    def note_follows(self, request_id: RequestId, previous: RequestId) -> None:
-        """Record that an in-flight inbound request retries round *previous* of a
-        multi round-trip call (read from its verified ``requestState``)."""
-        entry = self._book.inbound_entry(request_id)
-        if entry is not None and entry.follows is None:
-            entry.follows = previous
-            if self._book.observing:
-                self._book.observer.on_update(entry.snapshot())
-
     def _decided(self, version: str, peer: Peer, era: Era) -> None:
         """The era and its version are decided, and *peer* is who the peer said it is."""
         self._negotiated(version)
@@ -944,20 +868,16 @@ class Connection:
     #
     # The layer above never holds a RequestEntry: what it keeps with a request
     # (its cancel handle) and what it writes to a record goes through these
-    # methods, and every change to a record reaches the observer.
+    # methods (kept by the book), and every change to a record reaches the
+    # observer.
 
     def attach(self, request_id: RequestId, handle: RequestHandle) -> None:
         """Keep *handle* (the session's cancel scope) with an in-flight inbound request."""
-        entry = self._book.inbound_entry(request_id)
-        if entry is not None:
-            entry.user_data = handle
+        self._book.attach(request_id, handle)
 
     def handle(self, request_id: RequestId) -> RequestHandle | None:
         """The handle attached to an in-flight inbound request, or None."""
-        entry = self._book.inbound_entry(request_id)
-        if entry is None:
-            return None
-        handle: RequestHandle | None = entry.user_data
+        handle: RequestHandle | None = self._book.handle(request_id)
         return handle
 
     def request_cancel(
@@ -968,45 +888,31 @@ class Connection:
 
         Returns False when the request is not in flight (nothing is noted).
         """
-        entry = (
-            self._book.inbound_entry(request_id)
-            if direction is Direction.INBOUND
-            else self._book.outbound_entry(request_id)
-        )
-        if entry is None:
-            return False
-        first = entry.cancel_origin is None
-        if not entry.request_cancel(origin, reason):
-            return False
-        if first and self._book.observing:
-            self._book.observer.on_update(entry.snapshot())
-        return True
+        return self._book.request_cancel(direction, request_id, origin, reason)
 
     def note_worker_thread(self, request_id: RequestId) -> None:
         """Record that an in-flight inbound request's handler runs in a worker thread."""
-        entry = self._book.inbound_entry(request_id)
-        if entry is not None and not entry.in_worker_thread:
-            entry.in_worker_thread = True
-            if self._book.observing:
-                self._book.observer.on_update(entry.snapshot())
+        self._book.note_worker_thread(request_id)
+
+    def note_follows(self, request_id: RequestId, previous: RequestId) -> None:
+        """Record that an in-flight inbound request retries round *previous* of a
+        multi round-trip call (read from its verified ``requestState``)."""
+        self._book.note_follows(request_id, previous)
 
     def cancel_requested(self, request_id: RequestId) -> bool:
         """Whether anyone asked to cancel an inbound request (True once it has ended)."""
-        entry = self._book.inbound_entry(request_id)
-        return entry is None or entry.cancel_origin is not None
+        return self._book.cancel_requested(request_id)
 
     def may_send_for(self, request_id: RequestId) -> bool:
         """Whether a message about an inbound request may still be sent: it is
         in flight and the peer has not cancelled it (whoever asked to cancel
         first). After its response or the peer's cancel, nothing more is sent
         for it (CN-05, CN-16, LG-07, PG-10)."""
-        entry = self._book.inbound_entry(request_id)
-        return entry is not None and not entry.state.is_terminal and not entry.peer_cancelled
+        return self._book.may_send_for(request_id)
 
     def progress_token(self, request_id: RequestId) -> str | int | None:
         """The progress token of an in-flight inbound request, or None."""
-        entry = self._book.inbound_entry(request_id)
-        return None if entry is None else entry.progress_token
+        return self._book.progress_token(request_id)
 
 
 class RequestHandle(TypingProtocol):
