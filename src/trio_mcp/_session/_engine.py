@@ -1403,6 +1403,11 @@ def open_session(
         the transport is still closed. A handler that shields itself delays the
         exit for as long as it shields (its late reply is dropped).
     """
+    if isinstance(protocol, Connection):
+        raise TypeError(
+            "open_session takes what makes the connection, such as "
+            "functools.partial(Connection, role) or Server.make_protocol, not a Connection"
+        )
     if not progress_interval >= 0:
         raise ValueError("progress_interval must be >= 0")
     if max_queued is not None and max_queued < 0:

@@ -11,21 +11,32 @@ a request the peer cancelled is never written (CN-05), and progress for a
 finished request is never written (PG-10). It is this library's analogue of
 h11's ``send``, in two steps because that decision must wait until write time.
 
-A connection has these collaborators: a :class:`RequestBook` (``_book.py``)
-keeps the request records, in two tables of :class:`RequestEntry`, one per
-direction, because the two sides' ids are separate namespaces (A-14), plus a
-bounded history and the remembered inbound ids (BP-04); a :class:`Lifecycle`
-(``_lifecycle.py``) holds the session state and what each state permits; the
-negotiated :class:`Revision` (``_revisions.py``) says what differs between
-revisions; and one object per era holds that era's rules:
-:class:`~._handshake.HandshakeEra` (``initialize``, the handshake's checks, the
-stateless start, 2025-11-25 tasks) and :class:`~._modern.ModernEra`
-(2026-07-28: the per-request ``_meta``, ``server/discover``, its checks, its
-results). The connection keeps the era in force in ``_era`` and swaps it when
-the first message decides (``_era.py``), as h11 re-picks its reader and writer
-from ``READERS``/``WRITERS`` when its state changes. This module holds what both
-eras share: the request lifecycles, encode and receive dispatch, responses,
-cancellation and progress.
+A connection has collaborators, each given what it needs at construction and
+none of them seeing the connection:
+
+* a :class:`RequestBook` (``_book.py``) keeps the request records, in two
+  tables of :class:`RequestEntry`, one per direction, because the two sides'
+  ids are separate namespaces (A-14), plus a bounded history and the
+  remembered inbound ids (BP-04);
+* a :class:`Lifecycle` (``_lifecycle.py``) holds the session state and what
+  each state permits; the negotiated :class:`Revision` (``_revisions.py``)
+  says what differs between revisions;
+* one object per era holds that era's rules: ``HandshakeEra``
+  (``_handshake.py``: ``initialize``, the handshake's checks, the stateless
+  start, 2025-11-25 tasks) and ``ModernEra`` (``_modern.py``: the per-request
+  ``_meta``, ``server/discover``, its checks, its results). The connection
+  keeps the era in force in ``_era`` and swaps it when the first message
+  decides (``_era.py``), as h11 re-picks its reader and writer from
+  ``READERS``/``WRITERS`` when its state changes;
+* the rules both eras share: ``MessageReader`` (``_reader.py``) reads what the
+  peer sent into events, ``SendChecks`` (``_sending.py``) checks what we send,
+  ``Cancellation`` (``_cancel.py``) and ``ProgressReports`` (``_progress.py``)
+  apply those utilities both ways.
+
+This module holds the connection itself: its configuration, the outbound
+requests, ``encode``, the receive dispatch, the answers to inbound requests,
+and the entry points of the handshake, the modern era, cancellation and
+progress, which record what the rules decide (the version, the peer).
 
 An inbound request is checked in a fixed order, so that each refusal carries
 the right code and never reads as a second response to an earlier request:
@@ -587,17 +598,18 @@ class Connection:
             # The era of a server connection: its opening decides (VR-09).
             era = self._modern
         admission = era.check_request(request, batched, self.protocol_version)
-        if type(admission) is ErrorObject:
+        if isinstance(admission, ErrorObject):
             return reader.refusal(request_id, admission)
-        spec, version, envelope, opens = admission  # type: ignore[misc]
+        spec, version, envelope, opens = admission
         checked = reader.body(request, spec, version)
         if not isinstance(checked, tuple):
             return checked
         params_or_error, token = checked
         if opens is not None:
             self._lifecycle.process(opens)
-            if opens is LifecycleEvent.RECV_MODERN:
-                self._negotiated(version)  # type: ignore[arg-type]
+            if opens is LifecycleEvent.RECV_MODERN and version is not None:
+                # The first 2026-07-28 request decides the era (VR-09).
+                self._negotiated(version)
                 self._era = self._modern
         entry = RequestEntry(request_id, method, Direction.INBOUND, book.clock(), token)
         if envelope is not None:
