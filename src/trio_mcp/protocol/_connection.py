@@ -202,7 +202,9 @@ class Connection:
         "_max_message_size",
         "_modern",
         "_next_id",
-        "_peer",
+        "_peer_capabilities",
+        "_peer_info",
+        "_peer_instructions",
         "_progress",
         "_reader",
         "_sending",
@@ -273,7 +275,9 @@ class Connection:
         self.revision: Revision | None = None
         #: Its version string, once known.
         self.protocol_version: str | None = None
-        self._peer = UNKNOWN_PEER
+        # Who the peer said it is, once the era is decided (Peer's fields:
+        # three slots cost less than a tuple kept per connection).
+        self._peer_capabilities, self._peer_info, self._peer_instructions = UNKNOWN_PEER
         self.close_reason: str | None = None
         self._next_id = 1
 
@@ -349,17 +353,17 @@ class Connection:
     @property
     def peer_capabilities(self) -> JSONObject:
         """The capabilities the peer declared (``{}`` before the era is decided)."""
-        return self._peer.capabilities
+        return self._peer_capabilities
 
     @property
     def peer_info(self) -> JSONObject:
         """The peer's ``Implementation`` object, as it declared it."""
-        return self._peer.info
+        return self._peer_info
 
     @property
     def peer_instructions(self) -> str | None:
         """The server's instructions (client side), if it gave any."""
-        return self._peer.instructions
+        return self._peer_instructions
 
     def requests(self) -> list[RequestRecord]:
         """Snapshots: recent finished records, then in-flight ones."""
@@ -475,7 +479,7 @@ class Connection:
     def _check_outbound(self, method: str, kind: Kind) -> MethodSpec:
         if self._lifecycle.state is SessionState.CLOSED:
             raise LocalProtocolError(f"session closed: {self.close_reason}")
-        return self._sending.check(method, kind, self.protocol_version, self._peer.capabilities)
+        return self._sending.check(method, kind, self.protocol_version, self._peer_capabilities)
 
     def _unstructure(self, params: Any) -> JSONObject | None:
         if params is None or isinstance(params, dict):
@@ -679,7 +683,7 @@ class Connection:
         return ErrorResponse(request_id, error)
 
     def _url_elicitation_ok(self) -> bool:
-        caps = self._peer.capabilities.get("elicitation")
+        caps = self._peer_capabilities.get("elicitation")
         revision = self.revision
         return (
             revision is not None
@@ -863,7 +867,7 @@ class Connection:
     def _decided(self, version: str, peer: Peer, era: Era) -> None:
         """The era and its version are decided, and *peer* is who the peer said it is."""
         self._negotiated(version)
-        self._peer = peer
+        self._peer_capabilities, self._peer_info, self._peer_instructions = peer
         self._era = era
 
     def _negotiated(self, version: str) -> None:

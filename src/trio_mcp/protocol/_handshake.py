@@ -43,6 +43,7 @@ given: the connection records the version and the peer it returns.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from .. import types as mcp_types
@@ -62,6 +63,11 @@ from ._revisions import Revision, handshake_versions, negotiate_version
 _INBOUND_OK: dict[tuple[str, SessionState, str | None, bool, Role], Admission] = {}
 
 
+#: Our handshake-era versions per set of versions spoken: one tuple shared by
+#: every connection that speaks the same set (bounded by the revision table).
+_handshake_versions = functools.cache(handshake_versions)
+
+
 class HandshakeEra:
     """The handshake era's rules for one side of one connection.
 
@@ -76,7 +82,7 @@ class HandshakeEra:
         self._side = side
         self._lifecycle = lifecycle
         #: Our handshake-era versions, newest first.
-        self.versions = handshake_versions(side.supported_versions)
+        self.versions = _handshake_versions(side.supported_versions)
 
     # What the connection asks of the era in force (see Era).
 

@@ -42,6 +42,7 @@ the peer it returns.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from .. import types as mcp_types
@@ -60,11 +61,19 @@ _CLIENT_INFO_KEY = mcp_types.CLIENT_INFO_META_KEY
 _LOG_LEVEL_KEY = mcp_types.LOG_LEVEL_META_KEY
 _SERVER_INFO_KEY = mcp_types.SERVER_INFO_META_KEY
 _LOG_LEVELS = frozenset(level.value for level in mcp_types.LoggingLevel)
+#: The cache hints of a result whose method has none declared: stale at once,
+#: never shared (CA-01).
+_NO_HINT = (0, "private")
 
 #: Requests (method, version) that passed the method checks of
 #: :meth:`ModernEra.check_request`: they read only the static method table,
 #: so one cache serves every connection.
 _MODERN_OK: dict[tuple[str, str], MethodSpec] = {}
+
+
+#: Our 2026-07-28 versions per set of versions spoken: one tuple shared by
+#: every connection that speaks the same set (bounded by the revision table).
+_modern_versions = functools.cache(modern_versions)
 
 
 def _opens_modern(method: str, params: JSONObject | None) -> bool:
@@ -116,10 +125,11 @@ class ModernEra:
         self._side = side
         self._lifecycle = lifecycle
         #: Our 2026-07-28 versions, newest first.
-        self.versions = modern_versions(side.supported_versions)
+        self.versions = _modern_versions(side.supported_versions)
         #: The capabilities ``server/discover`` shows (None: the side's).
         self.discover_capabilities = discover_capabilities
-        self._cache_hints = cache_hints or {}
+        # None when not given, not a fresh {} per connection: most have none.
+        self._cache_hints = cache_hints
         self._result_server_info = result_server_info
         # Client, once the era started: the _meta every request carries.
         self._request_meta: JSONObject | None = None
@@ -372,7 +382,8 @@ class ModernEra:
             raw.pop("cacheScope", None)
             entry.input_required = True
         elif spec.cacheable:
-            ttl, scope = self._cache_hints.get(entry.method, (0, "private"))
+            hints = self._cache_hints
+            ttl, scope = hints.get(entry.method, _NO_HINT) if hints else _NO_HINT
             raw.setdefault("ttlMs", ttl)
             raw.setdefault("cacheScope", scope)
         if self._result_server_info:
