@@ -348,22 +348,11 @@ class RequestBook:
         if self.observing:
             self.observer.on_update(entry.snapshot())
 
-    def start_inbound(self, request_id: RequestId) -> bool:
-        """QUEUED → RUNNING when the handler gets its slot. False if already ended."""
-        entry = self._inbound.get(request_id)
-        return entry is not None and self.transition(entry, RequestEvent.START) is not None
-
     def fail_outbound(self, request_id: RequestId, error: ErrorObject) -> None:
         """Fail an outbound request locally (e.g. the transport was lost)."""
         entry = self._outbound.get(request_id)
         if entry is not None:
             self.finish(entry, RequestEvent.FAIL, error=error)
-
-    def attach(self, request_id: RequestId, handle: object) -> None:
-        """Keep *handle* with an in-flight inbound request."""
-        entry = self._inbound.get(request_id)
-        if entry is not None:
-            entry.user_data = handle
 
     def handle(self, request_id: RequestId) -> Any:
         """The handle attached to an in-flight inbound request, or None."""
@@ -399,11 +388,6 @@ class RequestBook:
         if entry is not None and entry.follows is None:
             entry.follows = previous
             self._updated(entry)
-
-    def cancel_requested(self, request_id: RequestId) -> bool:
-        """Whether anyone asked to cancel an inbound request (True once it has ended)."""
-        entry = self._inbound.get(request_id)
-        return entry is None or entry.cancel_origin is not None
 
     def may_send_for(self, request_id: RequestId) -> bool:
         """Whether an inbound request is in flight and not cancelled by the peer."""

@@ -625,7 +625,8 @@ class Connection:
 
     def start_inbound(self, request_id: RequestId) -> bool:
         """QUEUED → RUNNING when the handler gets its slot. False if already ended."""
-        return self._book.start_inbound(request_id)
+        entry = self._book.inbound_entry(request_id)
+        return entry is not None and self._book.transition(entry, RequestEvent.START) is not None
 
     def respond(self, request_id: RequestId, result: Any) -> Response | ErrorResponse | None:
         """The handler returned: serialize the result, record COMPLETED, build the response.
@@ -884,12 +885,14 @@ class Connection:
     #
     # The layer above never holds a RequestEntry: what it keeps with a request
     # (its cancel handle) and what it writes to a record goes through these
-    # methods (kept by the book), and every change to a record reaches the
-    # observer.
+    # methods (the book's, but for the three read on every request), and
+    # every change to a record reaches the observer.
 
     def attach(self, request_id: RequestId, handle: RequestHandle) -> None:
         """Keep *handle* (the session's cancel scope) with an in-flight inbound request."""
-        self._book.attach(request_id, handle)
+        entry = self._book.inbound_entry(request_id)
+        if entry is not None:
+            entry.user_data = handle
 
     def handle(self, request_id: RequestId) -> RequestHandle | None:
         """The handle attached to an in-flight inbound request, or None."""
@@ -917,7 +920,8 @@ class Connection:
 
     def cancel_requested(self, request_id: RequestId) -> bool:
         """Whether anyone asked to cancel an inbound request (True once it has ended)."""
-        return self._book.cancel_requested(request_id)
+        entry = self._book.inbound_entry(request_id)
+        return entry is None or entry.cancel_origin is not None
 
     def may_send_for(self, request_id: RequestId) -> bool:
         """Whether a message about an inbound request may still be sent: it is

@@ -9,7 +9,8 @@ A connection holds one object per era, :class:`~._handshake.HandshakeEra` and
 :class:`~._modern.ModernEra`, and keeps the one its opening chose in ``_era``,
 as h11's ``Connection`` re-picks its reader and writer when its state changes:
 the handshake's until the first message decides otherwise (the client's
-``START_MODERN``, the server's ``RECV_MODERN``).
+``START_MODERN``, the server's ``RECV_MODERN``, or a stateless 2026-07-28 POST
+whose transport decided it: ``Connection.start_stateless``).
 
 :class:`Era` is what the connection asks of the era in force: how an inbound
 request is checked before the checks both eras share (the capability gate, the
@@ -34,8 +35,8 @@ from ._requests import RequestEntry
 from ._revisions import ALL_VERSIONS, Revision, handshake_versions
 
 #: Methods that exist only in 2026-07-28: they open that era even without
-#: ``_meta`` (and are then refused for the missing fields, ME-07), and a
-#: connection whose era is not decided does not know them as a handshake.
+#: ``_meta`` (and are then refused for the missing fields, ME-07), and the
+#: handshake era does not know them before its version is negotiated.
 MODERN_ONLY = frozenset(
     name
     for name, spec in METHODS.items()

@@ -84,17 +84,13 @@ class HandshakeEra:
         #: Our handshake-era versions, newest first.
         self.versions = _handshake_versions(side.supported_versions)
 
-    # What the connection asks of the era in force (see Era).
+    # What the connection asks of the era in force (see Era), read on every
+    # message: plain class attributes, not properties.
 
-    @property
-    def silent(self) -> bool:
-        """False: both sides answer requests in the handshake era."""
-        return False
-
-    @property
-    def request_meta(self) -> None:
-        """None: a handshake-era request carries no per-request ``_meta``."""
-        return None
+    #: Both sides answer requests in the handshake era.
+    silent = False
+    #: A handshake-era request carries no per-request ``_meta``.
+    request_meta = None
 
     # ------------------------------------------------------------ 1. initialize
 

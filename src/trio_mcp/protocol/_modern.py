@@ -106,10 +106,11 @@ class ModernEra:
     __slots__ = (
         "_cache_hints",
         "_lifecycle",
-        "_request_meta",
         "_result_server_info",
         "_side",
         "discover_capabilities",
+        "request_meta",
+        "silent",
         "versions",
     )
 
@@ -131,13 +132,13 @@ class ModernEra:
         # None when not given, not a fresh {} per connection: most have none.
         self._cache_hints = cache_hints
         self._result_server_info = result_server_info
-        # Client, once the era started: the _meta every request carries.
-        self._request_meta: JSONObject | None = None
-
-    @property
-    def silent(self) -> bool:
-        """A client writes no responses in this era, not even errors (PT-01, SI-07)."""
-        return self._side.role is Role.CLIENT
+        #: A client writes no responses in this era, not even errors (PT-01,
+        #: SI-07). (Plain attributes, read on every message.)
+        self.silent = side.role is Role.CLIENT
+        #: Client, once the era started: the ``_meta`` every request carries
+        #: (read it, never assign it: :meth:`start` and
+        #: :meth:`add_request_meta` are its writers).
+        self.request_meta: JSONObject | None = None
 
     # ------------------------------------------------------------- 1. the opening
 
@@ -164,7 +165,7 @@ class ModernEra:
         version = version or (self.versions[0] if self.versions else None)
         if version is None:
             raise LocalProtocolError("no modern version to name in server/discover")
-        if self._request_meta is not None:
+        if self.request_meta is not None:
             return None
         return {"_meta": self.meta(version)}
 
@@ -183,7 +184,7 @@ class ModernEra:
         if version not in self.versions:
             raise LocalProtocolError(f"unsupported modern protocol version {version!r}")
         lifecycle.process(LifecycleEvent.START_MODERN)
-        self._request_meta = self.meta(version)
+        self.request_meta = self.meta(version)
         info = (result.meta or {}).get(_SERVER_INFO_KEY)
         return Peer(
             self._side.converter.unstructure(result.capabilities),
@@ -193,20 +194,15 @@ class ModernEra:
 
     # ----------------------------------------------- 2. every request's _meta
 
-    @property
-    def request_meta(self) -> JSONObject | None:
-        """Client, once the era started: the ``_meta`` every request carries."""
-        return self._request_meta
-
     def add_request_meta(self, key: str, value: Any) -> None:
         """Client: put *key* in the ``_meta`` of every later request (ME-15).
 
         Raises:
             LocalProtocolError: the era has not started on this client.
         """
-        if self._request_meta is None:
+        if self.request_meta is None:
             raise LocalProtocolError("per-request _meta exists only in the modern era")
-        self._request_meta = {**self._request_meta, key: value}
+        self.request_meta = {**self.request_meta, key: value}
 
     def asks_for_task(self, raw: JSONObject, revision: Revision | None) -> bool:
         """Whether outbound params *raw* let the peer answer with a task: their
