@@ -36,8 +36,9 @@ capabilities in its own ``_meta``, and is accepted or refused on its own.
    client writes no responses (SI-07): it is :attr:`ModernEra.silent`.
 
 The era changes nothing but the :class:`~trio_mcp.protocol.Lifecycle` it is
-given and its own outbound ``_meta``: the connection records the version and
-the peer it returns.
+given, its own outbound ``_meta`` and the request entries it is handed (that a
+result asked for input; the ``RequestMeta`` made once): the connection records
+the version and the peer it returns.
 """
 
 from __future__ import annotations
