@@ -41,8 +41,9 @@ class SendChecks:
     def __init__(self, side: Side, lifecycle: Lifecycle) -> None:
         self._side = side
         self._lifecycle = lifecycle
-        # Requests (method, state, version) that passed.
-        self._passed: dict[tuple[str, SessionState, str | None], MethodSpec] = {}
+        # Requests (method, state, version) that passed; made with the first
+        # (many a server session never sends a request).
+        self._passed: dict[tuple[str, SessionState, str | None], MethodSpec] | None = None
 
     def check(
         self, method: str, kind: Kind, version: str | None, peer_capabilities: JSONObject
@@ -59,10 +60,13 @@ class SendChecks:
         # capabilities) only changes together with the lifecycle state, so a
         # pass is cached per state. (Notifications also read our own
         # capabilities, which the owner may change: never cached.)
+        passed = self._passed
+        if passed is None:
+            passed = self._passed = {}
         key = (method, self._lifecycle.state, version)
-        spec = self._passed.get(key)
+        spec = passed.get(key)
         if spec is None:
-            spec = self._passed[key] = self._check(method, kind, version, peer_capabilities)
+            spec = passed[key] = self._check(method, kind, version, peer_capabilities)
         return spec
 
     def _check(
