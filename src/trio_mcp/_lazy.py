@@ -3,7 +3,7 @@
 ``trio_mcp``, ``trio_mcp.types`` and ``trio_mcp.transports`` each export
 names whose modules most programs never need (the HTTP stack, the sampling or
 task types): importing them eagerly was tens of milliseconds of every
-start-up (issue #16). Each such package keeps a table of name -> module and
+start-up. Each such package keeps a table of name -> module and
 gets its ``__getattr__`` and ``__dir__`` from :func:`lazy_exports`; type
 checkers see the names through ``if TYPE_CHECKING:`` imports.
 """

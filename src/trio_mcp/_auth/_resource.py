@@ -1,4 +1,4 @@
-"""The Streamable HTTP server as an OAuth 2.1 resource server (issue #15).
+"""The Streamable HTTP server as an OAuth 2.1 resource server.
 
 :class:`ResourceServer` is what ``StreamableHTTPApp(auth=...)`` asks about each
 request to the MCP endpoint (and the legacy HTTP+SSE endpoints): it reads the

@@ -91,7 +91,7 @@ if TYPE_CHECKING:
 
 # Resources, prompts and completion (with the URI templates) are imported by
 # the first registration or request of one (their functions below): a server
-# of tools only never loads them, some milliseconds of every start-up (#16).
+# of tools only never loads them, some milliseconds of every start-up.
 
 __all__ = [
     "Context",

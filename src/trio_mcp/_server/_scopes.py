@@ -1,5 +1,5 @@
 """Required OAuth scopes of tools, resources, resource templates and prompts
-(issue #15: per-item scopes; AU-12 step-up; ST-06 lists that vary with
+(per-item scopes; AU-12 step-up; ST-06 lists that vary with
 authorization).
 
 A registration may name the scopes a caller's access token must grant to use

@@ -46,7 +46,7 @@ class Peer:
     """What the server keeps per session: log level, subscriptions, queued notices.
 
     Most sessions never subscribe nor get a notice, and a server holds many
-    idle ones, so what those need is made on first use (issue #16): the set of
+    idle ones, so what those need is made on first use: the set of
     subscriptions, the delivery task, the event that wakes it.
     """
 
@@ -205,7 +205,7 @@ async def serve_session(
         # No reader task: this task reads (read_transport), as it has nothing
         # else to do, and the notices are delivered by a task of the session's
         # own nursery. A task and a nursery less of every idle session (a
-        # server holds many; issue #16).
+        # server holds many).
         open_session(
             transport,
             server.make_protocol,

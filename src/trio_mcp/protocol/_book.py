@@ -324,7 +324,7 @@ class RequestBook:
             inbound.pop(entry.id, None)
             if not inbound:
                 # Made afresh when it empties: a dict keeps the size it grew
-                # to, and an idle session holds it empty (issue #16).
+                # to, and an idle session holds it empty.
                 self._inbound = {}
             # Its cancel handle (the session's scope) is read only while in
             # flight (Connection.handle); the remembered entry need not keep it.

@@ -421,7 +421,7 @@ class Connection:
         request_meta = era.request_meta
         if want_progress or request_meta is not None:
             # Fresh dicts for the params and their _meta, built by unpacking
-            # (one lookup, no update call: issue #16): the caller's dicts and
+            # (one lookup, no update call): the caller's dicts and
             # our constant _meta are never written to, and no two requests
             # share a _meta dict. The values inside are shared as before: the
             # capabilities are the connection's own, live (ME-06).

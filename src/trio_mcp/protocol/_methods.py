@@ -81,7 +81,7 @@ class Capability:
         node: Any = capabilities
         for key in self.path:
             # ``type is dict`` first: the ABC check is a Python-level call,
-            # and every request's gate is checked (issue #16).
+            # and every request's gate is checked.
             if (type(node) is not dict and not isinstance(node, Mapping)) or key not in node:
                 return False
             node = node[key]
@@ -107,7 +107,7 @@ class MethodSpec:
     #: table names its types (a string: a name in :mod:`trio_mcp.types`), so
     #: that the modules of methods a server never sees (sampling, elicitation,
     #: prompts...) are imported when a message of one is first typed, not at
-    #: start-up (issue #16); the property returns the type itself.
+    #: start-up; the property returns the type itself.
     _params_type: Any = attrs.field(alias="params_type")
     #: attrs class for the result (requests only); a string as above.
     _result_type: Any = attrs.field(alias="result_type")

@@ -245,7 +245,7 @@ class RequestEntry:
         self.envelope: tuple[str, dict[str, Any], dict[str, Any] | None, str | None] | None = None
         # Its RequestMeta, made from the envelope when first asked for: most
         # handlers never read it, and a frozen record costs a setattr call per
-        # field (issue #16).
+        # field.
         self.request_meta: RequestMeta | None = None
         self.input_required = False
         # Outbound only: it asked for a task (2025-11-25 ``params.task``, or the

@@ -30,7 +30,7 @@ class MemoryTransport(trio.abc.Channel[bytes]):
         self._receive_channel = receive_channel
         # The channels' own methods, bound on the instance: the methods below
         # only delegate, and each call through one was a Python frame more on
-        # every frame each way (four a tools/call, issue #16). They stay as
+        # every frame each way (four a tools/call). They stay as
         # the documented, typed interface.
         self.send = send_channel.send  # type: ignore[method-assign]
         self.send_nowait = send_channel.send_nowait  # type: ignore[method-assign]

@@ -331,8 +331,8 @@ class StdioProcess(LineChannel):
         # aclose must wake a blocked receive without closing stdout, which the
         # shutdown still drains. A receive parked on the pipe itself is woken
         # by notify_closing (aclose), so the commonest path enters no cancel
-        # scope: one a frame was about 5 % of a stdio call's client CPU
-        # (issue #16). The rare waits elsewhere (a stream that is not a file
+        # scope: one a frame was about 5 % of a stdio call's client CPU.
+        # The rare waits elsewhere (a stream that is not a file
         # descriptor, the exit status after EOF) keep a scope aclose cancels.
         try:
             if not self._receive_fd:

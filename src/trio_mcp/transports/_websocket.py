@@ -21,7 +21,7 @@ The contract (also in ``spec_notes/transports-websocket.md``):
   the sizes, without reading the rest: the session ends as on any disconnect
   (the server's running requests are cancelled, the client's calls fail at
   once). So a message over the bound costs 8 KiB of memory whatever its size,
-  and at most the drain limit in bytes read (issue 17 §1);
+  and at most the drain limit in bytes read;
 * lifecycle and cancellation: as on stdio: the handshake-era lifecycle, and a
   request is cancelled with ``notifications/cancelled``; closing the socket ends
   the session (in-flight requests fail with "connection closed").
@@ -159,7 +159,7 @@ class _OversizeConnection(WebSocketConnection):
     1009 as trio-websocket would: only the first and last 4 KiB of it are kept
     while the rest of its fragments arrive, and it is handed on as an
     :class:`~trio_mcp.protocol._head.OversizeFrame`, which the session refuses by
-    size with the id read from those ends (issue 17 §1); the connection goes on.
+    size with the id read from those ends; the connection goes on.
 
     ``_early``: hand the marker on as soon as the head names the id (the call it
     answers fails at once, the client's way, as ``read_json`` does over HTTP),
@@ -284,7 +284,7 @@ class _ServerConnection(_OversizeConnection):
 
 class _ClientConnection(_OversizeConnection):
     """trio-websocket's client connection, failing the call an oversize response
-    answers at once and going on (issue 17 §1), as the stdio and HTTP clients do.
+    answers at once and going on, as the stdio and HTTP clients do.
 
     trio-websocket's client closes with 1009 at its ``max_message_size``; here
     that size is the session's bound, over which a message is kept only by its

@@ -132,7 +132,7 @@ from .versioning import (
 # The modules a bare server does not use (sampling, elicitation, the
 # 2026-07-28 input requests and subscriptions, prompts, resources, roots,
 # completion, tasks and the tasks extension) load on first use of one of their names
-# (PEP 562): tens of milliseconds of every stdio start-up (issue #16).
+# (PEP 562): tens of milliseconds of every stdio start-up.
 _LAZY: dict[str, str] = {
     "CancelTaskRequestParams": ".tasks",
     "CancelTaskResult": ".tasks",

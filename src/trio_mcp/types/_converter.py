@@ -122,7 +122,7 @@ def _structure_json_object(value: object, _: object) -> JSONObject:
 def _structure_optional_json_object(value: object, _: object) -> JSONObject | None:
     # ``JSONObject | None`` (every ``_meta`` field) in one call, not cattrs'
     # optional hook dispatching to the object hook: a 2026-07-28 message
-    # always carries a ``_meta`` (issue #16). Same test, same message.
+    # always carries a ``_meta``. Same test, same message.
     if value is None or isinstance(value, dict):
         return value
     raise _fail("a JSON object", value)
@@ -152,7 +152,7 @@ def _is_alias_of(module: str, name: str) -> Callable[[Any], bool]:
     For the types of modules a bare server never imports (sampling, tasks): a
     type built from that module's classes cannot be asked for before the module
     is loaded, so while it is absent the answer is no. Importing it here would be
-    tens of milliseconds of every start-up (issue #16).
+    tens of milliseconds of every start-up.
     """
     qualified = f"{__package__}.{module}"
 
@@ -226,7 +226,7 @@ def make_converter(*, strict: bool = False) -> cattrs.Converter:
             # would pass as an object whose optional fields are all absent
             # ("all" as a SubscriptionFilter). Only a JSON object is one.
             # A dict (what JSON parses to) first: the Mapping ABC check is a
-            # Python-level call, on every object of every message (issue #16).
+            # Python-level call, on every object of every message.
             if type(value) is not dict and not isinstance(value, Mapping):
                 raise _fail("a JSON object", value)
             return inner(value, t)

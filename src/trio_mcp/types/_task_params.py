@@ -2,8 +2,8 @@
 
 Here, not in :mod:`.tasks`, because ``tools/call`` params derive from
 :class:`TaskAugmentedRequestParams`: a server of tools imports this small
-module, and the rest of the tasks types only when tasks are used (start-up,
-issue #16).
+module, and the rest of the tasks types only when tasks are used (a
+shorter start-up).
 """
 
 import attrs

@@ -1,5 +1,5 @@
 """The httpx client the HTTP transport makes for itself, minus work a call
-does not need (issue #16: on the client, httpx is most of a call's cost).
+does not need (on the client, httpx is most of a call's cost).
 
 * :class:`OwnHttpClient` reads a response's cookies only when it sets some.
   httpx hands every response to its cookie jar, and the jar's adapter

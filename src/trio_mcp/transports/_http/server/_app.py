@@ -362,7 +362,7 @@ class StreamableHTTPApp:
         the other sessions, which share the application's nursery: an
         unexpected exception is logged, not raised, and the transport is closed
         afterwards, which ends the session's open responses. (In this frame,
-        not a helper's: each idle session holds its frames, issue #16.)
+        not a helper's: each idle session holds its frames.)
 
         Cancellation: ``Cancelled`` (and ``KeyboardInterrupt``, ``SystemExit``)
         propagate unchanged; only ``Exception`` is contained.
