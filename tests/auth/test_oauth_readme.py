@@ -1,11 +1,11 @@
-"""The README's "Authorization (client)" example runs as written, against a real
+"""The documentation's OAuth client sample (``docs/samples/oauth_client.py``,
+shown in the HTTP deployment guide) runs as written, against a real
 authorization server and our resource server on loopback (only the URL and
 the user at the browser are the test's)."""
 
 from __future__ import annotations
 
 import functools
-import re
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +16,12 @@ from test_oauth_cli import Browser, make_server
 
 from trio_mcp.auth import LoopbackRedirect
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+SAMPLE = Path(__file__).resolve().parents[2] / "docs" / "samples" / "oauth_client.py"
 
 
 def _example() -> str:
-    blocks: list[str] = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
-    [block] = [b for b in blocks if "OAuthProvider" in b]
-    return block
+    assert SAMPLE.name == "oauth_client.py"
+    return SAMPLE.read_text()
 
 
 async def test_readme_client_authorization_example_runs(
@@ -39,7 +38,7 @@ async def test_readme_client_authorization_example_runs(
         source = block.rstrip().removesuffix("trio.run(main)")
         source = source.replace('URL = "https://mcp.example.com/mcp"', f'URL = "{mcp.url}"')
         namespace: dict[str, Any] = {}
-        exec(compile(source, "README.md", "exec"), namespace)
+        exec(compile(source, str(SAMPLE), "exec"), namespace)
         browser = Browser(nursery)
         namespace["LoopbackRedirect"] = functools.partial(LoopbackRedirect, show=browser.show)
         await namespace["main"]()

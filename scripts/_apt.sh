@@ -1,0 +1,12 @@
+# Sourced by scripts that need a program from a Debian package:
+# . scripts/_apt.sh PROGRAM PACKAGE. Installs PACKAGE when PROGRAM is missing
+# and we run as root with apt-get (a fresh CI machine); otherwise says how.
+_need_program="$1"; _need_package="$2"
+if ! command -v "$_need_program" >/dev/null; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+    echo "installing $_need_package (Debian's package) for $_need_program" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$_need_package" >&2
+  else
+    echo "$_need_program is missing: apt-get install $_need_package" >&2
+  fi
+fi

@@ -1,0 +1,183 @@
+"""Every code sample of the documentation runs, and prints what the pages say.
+
+The pages include the files of ``docs/samples/`` with ``literalinclude``; each
+test here runs one of them as a reader would (``python docs/samples/NAME.py``,
+bounded by a timeout), and a last test checks that every sample file is run by
+some test and included by some page.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import trio
+
+import trio_mcp
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "docs" / "samples"
+#: The spawned servers import this checkout's trio_mcp.
+ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+
+#: Samples that other samples start as their server: first_host.py and
+#: shutdown.py spawn "first_server.py".
+SERVERS = ("first_server.py",)
+
+
+def run_sample(name: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, str(SAMPLES / name), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        env=ENV,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_first_host_starts_the_first_server_and_calls_it() -> None:
+    lines = run_sample("first_host.py").stdout.splitlines()
+    assert lines == [
+        "connected to first speaking 2026-07-28",
+        "  add: Add two integers.",
+        "  count: Count slowly, reporting progress after each number.",
+        "add -> 5",
+        "  progress 1 / 3",
+        "  progress 2 / 3",
+        "  progress 3 / 3",
+        "count -> counted to 3",
+    ]
+
+
+def test_watch_cancel_shows_both_sides_records_in_both_eras() -> None:
+    out = run_sample("watch_cancel.py").stdout
+    for era in ("legacy", "modern"):
+        block = out.split(f"era={era}\n")[1].split("era=")[0].splitlines()
+        assert sorted(block) == sorted(
+            [
+                "  client: deadline hit: True",
+                "  server: the handler was cancelled",
+                "  client record: cancelled by deadline",
+                "  server record: cancelled by peer",
+            ]
+        )
+        assert block[-1] == "  server record: cancelled by peer"
+
+
+def test_progress_extends_the_timeout_and_silence_ends_it() -> None:
+    lines = run_sample("progress_timeout.py").stdout.splitlines()
+    assert lines == [
+        *(f"  progress {step}/10" for step in range(1, 11)),
+        "steady: 10 steps done",
+        "quiet: RequestTimeout: tools/call timed out after 0.5s without progress",
+        "steady with max_duration: RequestTimeout: tools/call timed out after 1s in total",
+    ]
+
+
+def test_shutdown_cancels_the_call_and_the_server_exits_on_end_of_input() -> None:
+    lines = run_sample("shutdown.py").stdout.splitlines()
+    assert lines == [
+        "calling count, which takes 10 s",
+        "server process: stdin_closed",
+        "server process: exited with status 0",
+        "the call: cancelled by deadline",
+        "the session: closed",
+    ]
+
+
+def test_tasks_sample_answers_at_once_then_completes() -> None:
+    """The task example (it was the README's): answered at once (working),
+    then waited for and its result read."""
+    lines = run_sample("tasks.py").stdout.splitlines()
+    assert lines == ["TaskState.WORKING", "TaskState.COMPLETED rendered 20 frames"]
+
+
+def test_testing_sample_passes_under_pytest() -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            str(SAMPLES / "testing_my_server.py"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env=ENV,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"\b3 passed\b", proc.stdout)
+
+
+async def _forecast(server_script: str) -> tuple[str, list[float], list[str]]:
+    seen: list[float] = []
+    async with trio_mcp.open_stdio_client(
+        sys.executable, [str(SAMPLES / server_script)], env={"PYTHONPATH": str(ROOT / "src")}
+    ) as client:
+        result = await client.call_tool(
+            "forecast", {"city": "Oslo", "days": 2}, on_progress=lambda p: seen.append(p.progress)
+        )
+        resources = [str(r.uri) for r in client.resources.values()]
+        return result.content[0].text, seen, resources
+
+
+async def test_the_side_by_side_servers_answer_alike() -> None:
+    with trio.fail_after(60):
+        ours = await _forecast("sdk_side_trio_mcp.py")
+        theirs = await _forecast("sdk_side_official.py")
+    assert ours == theirs == ("Oslo: sunny for 2 days", [1.0, 2.0], ["weather://cities"])
+
+
+async def test_http_deploy_serves_with_workers_and_needs_the_token() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, str(SAMPLES / "http_deploy.py"), "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env=ENV,
+    )
+    try:
+        assert proc.stderr is not None
+        with trio.fail_after(60):
+            line = await trio.to_thread.run_sync(proc.stderr.readline)
+            [url] = re.findall(r"http://127\.0\.0\.1:\d+/mcp", line)
+            headers = {"Authorization": "Bearer dev-token"}
+            async with trio_mcp.open_http_client(url, headers=headers) as client:
+                result = await client.call_tool("whoami", {})
+                assert result.content[0].text == "alice"
+            try:
+                async with trio_mcp.open_http_client(url):
+                    raise AssertionError("a client without the token was let in")
+            except trio_mcp.HandshakeRefused as refused:
+                assert refused.status == 401
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+
+
+def test_every_sample_is_run_and_included() -> None:
+    this = Path(__file__).read_text()
+    pages = "\n".join(
+        page.read_text()
+        for page in (ROOT / "docs").rglob("*.md")
+        if not {"_build", "_generated"} & set(page.parts)
+    )
+    for sample in sorted(SAMPLES.glob("*.py")):
+        # Run here, or by the test of the page it belongs to.
+        runners = this + (ROOT / "tests" / "auth" / "test_oauth_readme.py").read_text()
+        assert f'"{sample.name}"' in runners, f"no test runs docs/samples/{sample.name}"
+        assert f"samples/{sample.name}" in pages, f"no page includes docs/samples/{sample.name}"
