@@ -18,7 +18,7 @@ import trio_mcp  # noqa: E402
 
 project = "trio_mcp"
 author = "the trio_mcp authors"
-copyright = "the trio_mcp authors"  # noqa: A001
+copyright = "the trio_mcp authors"
 release = trio_mcp.__version__
 version = release
 
@@ -31,7 +31,8 @@ extensions = [
     "trio_mcp_diagrams",
     "trio_mcp_cli",
     "trio_mcp_specmap",
-    "trio_mcp_optional",
+    "trio_mcp_api",
+    "trio_mcp_errors",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import trio
 
 import trio_mcp
@@ -142,31 +143,33 @@ async def test_the_side_by_side_servers_answer_alike() -> None:
 
 
 async def test_http_deploy_serves_with_workers_and_needs_the_token() -> None:
-    proc = subprocess.Popen(
+    proc = await trio.lowlevel.open_process(
         [sys.executable, str(SAMPLES / "http_deploy.py"), "0"],
-        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
         cwd=ROOT,
         env=ENV,
     )
     try:
         assert proc.stderr is not None
         with trio.fail_after(60):
-            line = await trio.to_thread.run_sync(proc.stderr.readline)
-            [url] = re.findall(r"http://127\.0\.0\.1:\d+/mcp", line)
+            said = b""
+            while b"\n" not in said:  # the URL, once every worker listens
+                chunk = await proc.stderr.receive_some()
+                assert chunk, "the server exited before listening"
+                said += chunk
+            [url] = re.findall(r"http://127\.0\.0\.1:\d+/mcp", said.decode())
             headers = {"Authorization": "Bearer dev-token"}
             async with trio_mcp.open_http_client(url, headers=headers) as client:
                 result = await client.call_tool("whoami", {})
                 assert result.content[0].text == "alice"
-            try:
+            with pytest.raises(trio_mcp.HandshakeRefused) as refused:
                 async with trio_mcp.open_http_client(url):
-                    raise AssertionError("a client without the token was let in")
-            except trio_mcp.HandshakeRefused as refused:
-                assert refused.status == 401
+                    pass
+            assert refused.value.status == 401
     finally:
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=30) == 0
+        with trio.fail_after(30):
+            assert await proc.wait() == 0
 
 
 def test_every_sample_is_run_and_included() -> None:
@@ -181,3 +184,40 @@ def test_every_sample_is_run_and_included() -> None:
         runners = this + (ROOT / "tests" / "auth" / "test_oauth_readme.py").read_text()
         assert f'"{sample.name}"' in runners, f"no test runs docs/samples/{sample.name}"
         assert f"samples/{sample.name}" in pages, f"no page includes docs/samples/{sample.name}"
+
+
+async def test_notes_server_saves_reads_and_prompts() -> None:
+    """The complete server of the stdio how-to (it was the README's), over real stdio."""
+    with trio.fail_after(60):
+        async with trio_mcp.open_stdio_client(
+            sys.executable,
+            [str(SAMPLES / "notes_server.py")],
+            env={"PYTHONPATH": str(ROOT / "src")},
+        ) as client:
+            saved = await client.call_tool("save", {"name": "todo", "text": "milk"})
+            assert saved.structured_content == {"name": "todo", "size": 4}
+            refused = await client.call_tool("save", {"name": "no way", "text": "x"})
+            assert refused.is_error
+            assert refused.content[0].text == "bad name 'no way'"
+            assert list(client.resource_templates) == ["note://{name}"]
+            read = await client.read_resource("note://todo")
+            assert read.contents[0].text == "milk"
+            prompt = await client.get_prompt("summarise", {"name": "todo"})
+            assert prompt.messages[0].content.text == "Summarise this note:\nmilk"
+
+
+def test_modern_rounds_run_the_handler_twice_but_place_the_order_once() -> None:
+    lines = run_sample("modern_rounds.py").stdout.splitlines()
+    assert lines == [
+        "era=legacy",
+        "  server: the handler runs",
+        "  server: placed order 1 for a lamp",
+        "  client: asked: Buy a lamp?",
+        "  client: result: bought",
+        "era=modern",
+        "  server: the handler runs",
+        "  server: placed order 2 for a lamp",
+        "  client: asked: Buy a lamp?",
+        "  server: the handler runs",
+        "  client: result: bought",
+    ]

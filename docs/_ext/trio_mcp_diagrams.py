@@ -61,9 +61,8 @@ def _machine_lines(table: Table, prefix: str, start: Enum) -> list[str]:
             attrs = f"label={_quote(_event(event))}"
             if close:
                 attrs += ', style="dashed", color="#888888", fontcolor="#888888"'
-            lines.append(
-                f"  {_quote(prefix + _label(state))} -> {_quote(prefix + _label(target))} [{attrs}];"
-            )
+            tail, head = _quote(prefix + _label(state)), _quote(prefix + _label(target))
+            lines.append(f"  {tail} -> {head} [{attrs}];")
     return lines
 
 

@@ -1,6 +1,7 @@
 """A long-running tool, called as a task: answered at once, then waited for."""
 
 import trio
+
 from trio_mcp import Context, Server
 from trio_mcp.testing import open_memory_client
 

@@ -427,8 +427,8 @@ class RedisTaskStoreStatistics:
 
 
 class RedisTaskStore:
-    """A :class:`~trio_mcp._tasks._store.TaskStore` in Redis, shared by
-    every process given the same Redis and ``prefix`` (see the module docstring).
+    """A :class:`~trio_mcp.lowlevel.TaskStore` in Redis, shared by every
+    process given the same Redis and ``prefix`` (see the module docstring).
 
     Args:
         redis: a connection URL (``redis://host:port/db``, ``unix:///path``),
@@ -437,11 +437,12 @@ class RedisTaskStore:
             ``decode_responses=False`` (the default), that the caller has
             entered (``async with client:``) and keeps open around the store.
         prefix: the start of every key and of the change channel.
-        clock, max_tasks, max_tasks_per_owner, remember_expired,
-        max_remembered: as for :class:`~trio_mcp._tasks._store.MemoryTaskStore`;
-            the bounds count every task under the prefix, whoever created it.
         key_margin: seconds a key outlives its logical expiry in Redis (default
             an hour): the backstop that frees the keys of an abandoned store.
+
+    ``clock``, ``max_tasks``, ``max_tasks_per_owner``, ``remember_expired`` and
+    ``max_remembered`` are as for :class:`~trio_mcp.lowlevel.MemoryTaskStore`;
+    the bounds count every task under the prefix, whoever created it.
 
     The store must be entered, ``async with RedisTaskStore(...) as store:``, in
     the task that will leave it: that opens the client (for a URL), checks

@@ -71,7 +71,7 @@ class Capability:
     were not a capability before 2025-03-26).
     """
 
-    #: Who must declare it; None means "whoever receives the request" (tasks/*,
+    #: Who must declare it; None means "whoever receives the request" (``tasks/*``,
     #: which go both ways).
     holder: Role | None
     path: tuple[str, ...]
