@@ -94,6 +94,7 @@ def test_shutdown_cancels_the_call_and_the_server_exits_on_end_of_input() -> Non
     ]
 
 
+@pytest.mark.spec("TK-11", "TK-12")
 def test_tasks_sample_answers_at_once_then_completes() -> None:
     """The task example (it was the README's): answered at once (working),
     then waited for and its result read."""

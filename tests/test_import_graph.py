@@ -1,4 +1,4 @@
-"""The layering of ARCHITECTURE.md, checked on the import graph of ``trio_mcp/``.
+"""The layering of docs/explanation/architecture.md, checked on the import graph of ``trio_mcp/``.
 
 Every import counts: top-level, lazy (inside a function), under
 ``TYPE_CHECKING``, and the lazy re-export tables (``_LAZY``) of the package

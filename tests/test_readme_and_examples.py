@@ -1,5 +1,6 @@
 """The README's code, its CLI lines and the in-memory examples run as documented;
-its layout table lists every subpackage."""
+the architecture page's layout table lists every subpackage. (The README's task
+example moved to docs/samples/tasks.py: tests/test_docs_samples.py runs it.)"""
 
 from __future__ import annotations
 
@@ -28,21 +29,6 @@ def test_readme_in_memory_example_runs() -> None:
     assert proc.returncode == 0, proc.stderr
     assert "text='5'" in proc.stdout  # add(2, 3)
     assert "RequestState.COMPLETED" in proc.stdout
-
-
-@pytest.mark.spec("TK-11", "TK-12")
-def test_readme_task_example_runs() -> None:
-    """The README's long-running tool, called as a task: answered at once
-    (working), then waited for and its result read."""
-    [block] = [b for b in _python_blocks(ROOT / "README.md") if "as_task=True" in b]
-    proc = subprocess.run(
-        [sys.executable, "-c", block], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == [
-        "TaskState.WORKING",
-        "TaskState.COMPLETED rendered 20 frames",
-    ]
 
 
 def test_embed_in_trio_app_example_runs() -> None:
@@ -86,17 +72,20 @@ def test_readme_cli_command_runs(line: str) -> None:
 
 
 def test_readme_cli_commands_are_found() -> None:
-    assert [line.split()[1] for line in _readme_cli_lines()] == ["trace", "call", "check"]
+    assert [line.split()[1] for line in _readme_cli_lines()] == ["demo", "trace", "call", "check"]
+
+
+ARCHITECTURE = ROOT / "docs" / "explanation" / "architecture.md"
 
 
 def _layout_table_paths() -> set[str]:
-    readme = (ROOT / "README.md").read_text()
-    table = readme[readme.index("| path | what |") :].split("\n\n")[0]
+    page = ARCHITECTURE.read_text()
+    table = page[page.index("| path | what |") :].split("\n\n")[0]
     first_cells = [row.split("|")[1] for row in table.splitlines()[2:]]
     return {path for cell in first_cells for path in re.findall(r"`([^`]+)`", cell)}
 
 
-def test_readme_layout_table_has_every_subpackage() -> None:
+def test_architecture_layout_table_has_every_subpackage() -> None:
     listed = _layout_table_paths()
     subpackages = sorted(
         f"src/trio_mcp/{init.parent.name}/"

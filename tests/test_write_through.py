@@ -1,4 +1,4 @@
-"""Write-through (ARCHITECTURE.md, "One writer at a time, with write-through").
+"""Write-through (docs/explanation/architecture.md, "One writer, with write-through").
 
 While the session's writer is parked on an empty queue, a sender writes its
 frame itself with the transport's ``send_nowait``. These tests run a real server

@@ -1,4 +1,4 @@
-"""Frame bounds fail fast (issue 17 §1, ARCHITECTURE "Frame bounds fail fast").
+"""Frame bounds fail fast (docs/explanation/architecture.md, "Frame bounds fail fast").
 
 A frame over the bound is never parsed; its id, read by a bounded scan of its
 head, lets the caller fail at once instead of waiting for its timeout: a request
