@@ -30,6 +30,17 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
 SERVERS = ("first_server.py",)
 
 
+def text_of(block: object) -> str:
+    """The text of a content block that must be text."""
+    assert isinstance(block, trio_mcp.types.TextContent), block
+    return block.text
+
+
+def text_of_resource(contents: object) -> str:
+    assert isinstance(contents, trio_mcp.types.TextResourceContents), contents
+    return contents.text
+
+
 def run_sample(name: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
         [sys.executable, str(SAMPLES / name), *args],
@@ -133,7 +144,7 @@ async def _forecast(server_script: str) -> tuple[str, list[float], list[str]]:
             "forecast", {"city": "Oslo", "days": 2}, on_progress=lambda p: seen.append(p.progress)
         )
         resources = [str(r.uri) for r in client.resources.values()]
-        return result.content[0].text, seen, resources
+        return text_of(result.content[0]), seen, resources
 
 
 async def test_the_side_by_side_servers_answer_alike() -> None:
@@ -162,7 +173,7 @@ async def test_http_deploy_serves_with_workers_and_needs_the_token() -> None:
             headers = {"Authorization": "Bearer dev-token"}
             async with trio_mcp.open_http_client(url, headers=headers) as client:
                 result = await client.call_tool("whoami", {})
-                assert result.content[0].text == "alice"
+                assert text_of(result.content[0]) == "alice"
             with pytest.raises(trio_mcp.HandshakeRefused) as refused:
                 async with trio_mcp.open_http_client(url):
                     pass
@@ -199,12 +210,12 @@ async def test_notes_server_saves_reads_and_prompts() -> None:
             assert saved.structured_content == {"name": "todo", "size": 4}
             refused = await client.call_tool("save", {"name": "no way", "text": "x"})
             assert refused.is_error
-            assert refused.content[0].text == "bad name 'no way'"
+            assert text_of(refused.content[0]) == "bad name 'no way'"
             assert list(client.resource_templates) == ["note://{name}"]
             read = await client.read_resource("note://todo")
-            assert read.contents[0].text == "milk"
+            assert text_of_resource(read.contents[0]) == "milk"
             prompt = await client.get_prompt("summarise", {"name": "todo"})
-            assert prompt.messages[0].content.text == "Summarise this note:\nmilk"
+            assert text_of(prompt.messages[0].content) == "Summarise this note:\nmilk"
 
 
 def test_modern_rounds_run_the_handler_twice_but_place_the_order_once() -> None:

@@ -101,7 +101,7 @@ class ApiNamespace(SphinxDirective):
             if kind == "data":
                 # Documented by hand: autodata would show the docstring of the
                 # value's type (dict's) where the constant's own comment belongs.
-                lines += [f".. py:data:: {namespace}.{name}", ""]
+                lines += [f".. py:data:: {name}", f"   :module: {namespace}", ""]
                 lines += ["   " + line for line in data_doc(name, obj)]
                 lines.append("")
                 continue
