@@ -87,10 +87,10 @@ def test_watch_cancel_shows_both_sides_records_in_both_eras() -> None:
 def test_progress_extends_the_timeout_and_silence_ends_it() -> None:
     lines = run_sample("progress_timeout.py").stdout.splitlines()
     assert lines == [
-        *(f"  progress {step}/10" for step in range(1, 11)),
-        "steady: 10 steps done",
-        "quiet: RequestTimeout: tools/call timed out after 0.5s without progress",
-        "steady with max_duration: RequestTimeout: tools/call timed out after 1s in total",
+        *(f"  progress {step}/20" for step in range(1, 21)),
+        "steady: 20 steps done",
+        "quiet: RequestTimeout: tools/call timed out after 1s without progress",
+        "steady with max_duration: RequestTimeout: tools/call timed out after 2s in total",
     ]
 
 

@@ -39,13 +39,13 @@ def show(progress: Progress) -> None:
 
 async def main() -> None:
     async with open_memory_client(server) as client:
-        # 1 s of work, twice the timeout, but 0.1 s at most between two reports.
+        # 2 s of work, twice the timeout, but 0.1 s at most between two reports.
         result = await client.call_tool(
-            "steady", {"steps": 10}, on_progress=show, progress_idle_timeout=0.5
+            "steady", {"steps": 20}, on_progress=show, progress_idle_timeout=1.0
         )
         print("steady:", result.content[0].text)
         try:
-            await client.call_tool("quiet", {"seconds": 5}, progress_idle_timeout=0.5)
+            await client.call_tool("quiet", {"seconds": 5}, progress_idle_timeout=1.0)
         except RequestTimeout as error:
             print("quiet: RequestTimeout:", error)
         try:
@@ -53,8 +53,8 @@ async def main() -> None:
                 "steady",
                 {"steps": 50},
                 on_progress=lambda progress: None,
-                progress_idle_timeout=0.5,
-                max_duration=1.0,
+                progress_idle_timeout=1.0,
+                max_duration=2.0,
             )
         except RequestTimeout as error:
             print("steady with max_duration: RequestTimeout:", error)

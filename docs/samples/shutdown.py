@@ -1,7 +1,7 @@
 """Shutdown: what happens to a call still running when the session ends.
 
 The host leaves its ``open_stdio_client`` block while a call is running (a
-deadline on the whole session, here). The call is cancelled and the server is
+deadline on a scope around the whole session, here). The call is cancelled and the server is
 told; then the client closes the server's stdin, and the server, seeing the end
 of its input, cancels whatever still runs and exits. Every step is bounded.
 """
@@ -25,8 +25,10 @@ def on_event(event: ProcessEvent) -> None:
 
 
 async def main() -> None:
-    with trio.move_on_after(1.0):
+    with trio.CancelScope() as session_scope:
         async with open_stdio_client(sys.executable, [SERVER], on_event=on_event) as client:
+            # Connected: give the whole session one more second.
+            session_scope.deadline = trio.current_time() + 1.0
             print("calling count, which takes 10 s")
             await client.call_tool("count", {"to": 100})
     [call] = [r for r in client.session.requests() if r.method == "tools/call"]
