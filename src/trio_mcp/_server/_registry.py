@@ -268,24 +268,65 @@ class Server:
     def tool(
         self, name: F | str | None = None, **options: Unpack[ToolOptions]
     ) -> F | Callable[[F], F]:
-        """Register a function as a tool (decorator form of :meth:`add_tool`);
-        usable bare (``@server.tool``) or called (``@server.tool(title=...)``).
+        """Register a function as a tool: ``@server.tool`` or ``@server.tool(...)``.
+
+        The function may be ``async def`` or a plain ``def`` (run in a worker
+        thread, abandoned if the call is cancelled). Its signature is the
+        tool's input schema: each parameter a JSON property, required unless it
+        has a default, described by the docstring's ``Args:`` section.
+        Parameter and return types: ``str``, ``int``, ``float``, ``bool``,
+        ``None``, lists, tuples, ``dict[str, T]``, ``Literal``, enums, unions,
+        attrs classes, dataclasses, ``TypedDict``, pydantic models, ``datetime``,
+        ``date``, ``time``, ``timedelta``, ``bytes``, ``UUID``, ``Path``,
+        ``Decimal``, sets (their JSON forms: :meth:`add_tool`). A parameter annotated
+        :class:`~trio_mcp.Context` is not an argument: the request's context is
+        passed in. Raise :class:`~trio_mcp.ToolError` to answer with a tool
+        error (``isError``) that the model can read.
 
         Example::
 
-            @server.tool(annotations={"readOnlyHint": True})
-            async def next_meeting(after: datetime, length: timedelta) -> Meeting:
-                \"\"\"Find the next free slot.\"\"\"
+            @server.tool(title="Add", annotations={"readOnlyHint": True})
+            async def add(a: int, b: int) -> int:
+                \"\"\"Add two integers.\"\"\"
+                return a + b
 
-        Options (all keywords; see :meth:`add_tool`): ``title``,
-        ``description`` (default: the docstring's summary), ``annotations``
-        (a :class:`~trio_mcp.types.ToolAnnotations` or its JSON form, a dict
-        such as ``{"readOnlyHint": True}``), ``icons`` (``Icon`` objects or
-        their JSON form), ``meta``, ``structured_output``, ``input_schema``,
-        ``task_support``, ``defer_task``, ``scopes``.
+        Args:
+            name: the tool's name (default: the function's name); 1-128
+                characters of ``A-Z a-z 0-9 _ - .``.
+            title: a human-readable title for hosts to show.
+            description: what the tool does, for the model (default: the
+                docstring's first paragraph).
+            annotations: hints for the host, a
+                :class:`trio_mcp.types.ToolAnnotations` (``read_only_hint``,
+                ``destructive_hint``, ``idempotent_hint``, ``open_world_hint``)
+                or its JSON form, a dict such as ``{"readOnlyHint": True}``.
+            icons: icons for hosts to show, :class:`trio_mcp.types.Icon`
+                objects or their JSON form.
+            meta: extra ``_meta`` of the tool's definition.
+            structured_output: ``None`` (default): an ``outputSchema`` made
+                from the return annotation when it has one (an attrs class,
+                a ``TypedDict``, a ``dict``, a ``list[int]`` wrapped as
+                ``{"result": ...}``); ``False``: never; ``True``: require one.
+            input_schema: a JSON Schema of your own, listed and validated
+                instead of the one made from the signature.
+            task_support: ``"forbidden"`` (default), ``"optional"`` or
+                ``"required"``: whether a call may, or must, run as a task.
+            defer_task: run the call as a plain request until the handler
+                calls ``ctx.start_task()`` (2026-07-28).
+            scopes: OAuth scopes a caller's access token must grant to call
+                the tool (otherwise HTTP 403 ``insufficient_scope``).
+
+        Returns:
+            Used bare, the function itself, unchanged (it can still be called
+            directly); called with options, a decorator that registers the
+            function and returns it unchanged.
 
         Raises:
-            TypeError: as :meth:`add_tool`, when the function is decorated.
+            TypeError: an unsupported parameter or return type, or an
+                unknown option.
+            ValueError: an invalid tool name.
+
+        Spec: TL-06, TL-07, TL-10, TL-11.
         """
         if callable(name):
             self.add_tool(name)
@@ -382,8 +423,43 @@ class Server:
     # -------------------------------------------------------- resources
 
     def resource(self, uri: str, **options: Unpack[ResourceOptions]) -> Callable[[F], F]:
-        """Register a function as the resource *uri* (decorator form of
-        :meth:`add_resource`)."""
+        """Register a function as the resource *uri*: ``@server.resource(uri, ...)``.
+
+        The function takes no arguments (except an optional
+        :class:`~trio_mcp.Context`) and returns the resource's contents:
+        ``str`` (text), ``bytes`` (sent base64), resource contents from
+        :mod:`trio_mcp.types`, or a list of those. For URIs with variables
+        (``note://{name}``) use :meth:`resource_template`.
+
+        Example::
+
+            @server.resource("config://app", mime_type="application/json")
+            async def app_config() -> str:
+                return '{"theme": "dark"}'
+
+        Args:
+            uri: the resource's URI; it must have a scheme.
+            name: its name (default: the function's name).
+            title: a human-readable title for hosts to show.
+            description: what it holds (default: the docstring's first
+                paragraph).
+            mime_type: its MIME type, such as ``"text/plain"``.
+            annotations: hints for the host, a
+                :class:`trio_mcp.types.Annotations` (audience, priority).
+            icons: icons for hosts to show.
+            size: its size in bytes, if known.
+            scopes: OAuth scopes a caller's access token must grant to read
+                or subscribe to it.
+
+        Returns:
+            A decorator that registers the function and returns it unchanged.
+
+        Raises:
+            ValueError: the URI has no scheme.
+            TypeError: the function takes parameters, or an unknown option.
+
+        Spec: RS-02, RS-04.
+        """
 
         def decorate(fn: F) -> F:
             self.add_resource(uri, fn, **options)
@@ -486,7 +562,39 @@ class Server:
     def prompt(
         self, name: F | str | None = None, **options: Unpack[PromptOptions]
     ) -> F | Callable[[F], F]:
-        """Register a function as a prompt (decorator form of :meth:`add_prompt`)."""
+        """Register a function as a prompt: ``@server.prompt`` or ``@server.prompt(...)``.
+
+        The prompt's arguments are the function's ``str`` parameters (required
+        unless they have a default); a :class:`~trio_mcp.Context` parameter is
+        passed in. It returns a ``str`` (one user message), a
+        :class:`trio_mcp.types.PromptMessage` or content block, a list of
+        those, or a :class:`trio_mcp.types.GetPromptResult`.
+
+        Example::
+
+            @server.prompt(title="Summarise")
+            async def summarise(text: str) -> str:
+                \"\"\"Ask for a summary.\"\"\"
+                return f"Summarise this:\\n{text}"
+
+        Args:
+            name: the prompt's name (default: the function's name).
+            title: a human-readable title for hosts to show.
+            description: what the prompt is for (default: the docstring's
+                first paragraph).
+            icons: icons for hosts to show.
+            scopes: OAuth scopes a caller's access token must grant to get
+                or complete it.
+
+        Returns:
+            Used bare, the function itself, unchanged; called with options, a
+            decorator that registers the function and returns it unchanged.
+
+        Raises:
+            TypeError: a parameter that is not a ``str``, or an unknown option.
+
+        Spec: PR-01, PR-05.
+        """
         if callable(name):
             self.add_prompt(name)
             return name
