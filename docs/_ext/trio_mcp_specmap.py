@@ -26,6 +26,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
@@ -226,12 +227,66 @@ def generate(root: Path, docs: Path) -> list[str]:
     return names
 
 
+def spec_pages(root: Path) -> dict[str, str]:
+    """Each requirement id and the spec-map page that lists it."""
+    pages: dict[str, str] = {}
+    for note in sorted((root / "spec_notes").glob("*.md")):
+        name = "index-of-notes" if note.stem == "README" else note.stem
+        for line in note.read_text().splitlines():
+            match = _ROW.match(line)
+            if match:
+                pages.setdefault(match.group(1), name)
+    return pages
+
+
+_SPEC_ID = re.compile(r"\b[A-Z]{1,3}-\d{2}\b")
+
+
+def _link_spec_lines(
+    app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]
+) -> None:
+    """A docstring's ``Spec: TL-06, TO-01..TO-05`` line: each id a link to its row."""
+    known = app.env.trio_mcp_spec_pages  # type: ignore[attr-defined]
+    for index, line in enumerate(lines):
+        if line.lstrip().startswith("Spec:"):
+            lines[index] = _SPEC_ID.sub(
+                lambda m: f":spec:`{m.group(0)}`" if m.group(0) in known else m.group(0), line
+            )
+
+
+def spec_role(
+    name: str,
+    rawtext: str,
+    text: str,
+    lineno: int,
+    inliner: Any,
+    options: Any = None,
+    content: Any = None,
+) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+    """``:spec:`CN-05```: a link to the row of the spec map that lists the id."""
+    env = inliner.document.settings.env
+    page = env.trio_mcp_spec_pages.get(text)
+    if page is None:
+        message = inliner.reporter.error(f"no spec map row has the id {text!r}", line=lineno)
+        return [inliner.problematic(rawtext, rawtext, message)], [message]
+    up = "../" * env.docname.count("/")
+    node = nodes.reference(rawtext, text, refuri=f"{up}_generated/spec/{page}.html#{text}")
+    return [node], []
+
+
 def _on_config(app: Sphinx, config: Config) -> None:
     docs = Path(app.confdir)
     generate(docs.parent, docs)
     config.html_extra_path = [*config.html_extra_path, "_build/extra"]
 
 
+def _on_env(app: Sphinx, env: Any, *args: Any) -> None:
+    env.trio_mcp_spec_pages = spec_pages(Path(app.confdir).parent)
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", _on_config)
+    app.connect("env-before-read-docs", _on_env)
+    app.connect("autodoc-process-docstring", _link_spec_lines)
+    app.add_role("spec", spec_role)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
