@@ -233,3 +233,21 @@ def test_modern_rounds_run_the_handler_twice_but_place_the_order_once() -> None:
         "  server: the handler runs",
         "  client: result: bought",
     ]
+
+
+def test_the_trace_command_of_the_first_server_page_runs() -> None:
+    """``trio-mcp trace -- python first_server.py``, as the page says, run in docs/samples."""
+    page = (ROOT / "docs" / "tutorial" / "first-server.md").read_text()
+    assert "trio-mcp trace -- python first_server.py" in page
+    proc = subprocess.run(
+        [sys.executable, "-m", "trio_mcp", "trace", "--", sys.executable, "first_server.py"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=SAMPLES,
+        env=ENV,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "tools/list" in proc.stdout
+    assert "exited after stdin was closed (status 0)" in proc.stdout

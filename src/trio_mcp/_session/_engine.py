@@ -458,7 +458,7 @@ class Session:
         self.max_duration = max_duration
         self.shutdown_grace = shutdown_grace
         self.cancel_notify_grace = cancel_notify_grace
-        # Write-through (ARCHITECTURE.md, "One writer at a time, with
+        # Write-through (docs/explanation/architecture.md, "One writer, with
         # write-through"): the transport's optional non-blocking send, and its
         # optional flush of what a partial non-blocking write left over.
         self._send_nowait: Callable[[bytes], None] | None = getattr(transport, "send_nowait", None)
