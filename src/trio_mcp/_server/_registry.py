@@ -127,8 +127,11 @@ class Server:
             return a + b
 
     Args:
-        name, version: the ``serverInfo``.
-        instructions: sent in the ``initialize`` result.
+        name: the server's name, sent to clients in ``serverInfo``.
+        version: the server's version, sent with its name.
+        instructions: how to use the server, for the model; sent in the
+            ``initialize`` result.
+        title: a human-readable name for hosts to show, sent in ``serverInfo``.
         page_size: items per page of every list method (None: one page).
         list_changed: declare ``listChanged`` for tools, resources and prompts
             and send the notifications.
@@ -154,7 +157,7 @@ class Server:
             and a 300 s expiry; give every worker of a scaled-out server the
             same :class:`~trio_mcp.RequestStateSealer` key.
         tasks: runs the tools registered with ``task_support`` as tasks and
-            keeps their records (:class:`~trio_mcp.TaskRunner`; the default
+            keeps their records (:class:`~trio_mcp.lowlevel.TaskRunner`; the default
             keeps them in memory). Give every worker of a scaled-out server a
             runner on one shared store.
         task_list: offer 2025-11-25's ``tasks/list``. Off by default: without
@@ -403,7 +406,7 @@ class Server:
     def tool_header_annotations(self, name: str) -> tuple[HeaderAnnotation, ...]:
         """The ``x-mcp-header`` annotations of the tool *name*, in schema order,
         for checking a 2026-07-28 ``tools/call``'s ``Mcp-Param-*`` headers
-        against its body (:func:`trio_mcp.protocol._headers.header_mismatch`).
+        against its body.
 
         Read once when the tool was registered (already checked: HM-26), never
         per request; empty for a tool without annotations or an unknown one
