@@ -55,10 +55,9 @@ def run_sample(name: str, *args: str, timeout: float = 60) -> subprocess.Complet
     return proc
 
 
-def test_first_host_starts_the_first_server_and_calls_it() -> None:
+def test_first_host_starts_the_first_server_and_calls_it_in_both_eras() -> None:
     lines = run_sample("first_host.py").stdout.splitlines()
-    assert lines == [
-        "connected to first speaking 2026-07-28",
+    session = [
         "  add: Add two integers.",
         "  count: Count slowly, reporting progress after each number.",
         "add -> 5",
@@ -66,6 +65,12 @@ def test_first_host_starts_the_first_server_and_calls_it() -> None:
         "  progress 2 / 3",
         "  progress 3 / 3",
         "count -> counted to 3",
+    ]
+    assert lines == [
+        "connected to first speaking 2025-11-25",
+        *session,
+        "connected to first speaking 2026-07-28",
+        *session,
     ]
 
 
