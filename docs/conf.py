@@ -33,6 +33,7 @@ extensions = [
     "trio_mcp_specmap",
     "trio_mcp_api",
     "trio_mcp_errors",
+    "trio_mcp_samples",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

@@ -256,3 +256,13 @@ def test_the_trace_command_of_the_first_server_page_runs() -> None:
     assert proc.returncode == 0, proc.stderr
     assert "tools/list" in proc.stdout
     assert "exited after stdin was closed (status 0)" in proc.stdout
+
+
+def test_one_call_frames_opens_each_era_its_own_way() -> None:
+    out = run_sample("one_call_frames.py").stdout
+    legacy, modern = out.split("== modern\n")
+    methods = re.compile(r'^-> .*?"method":"([^"]+)"', flags=re.MULTILINE)
+    assert methods.findall(legacy) == ["initialize", "notifications/initialized", "tools/call"]
+    assert methods.findall(modern) == ["server/discover", "tools/call"]
+    assert legacy.count("<- ") == modern.count("<- ") == 2
+    assert '"structuredContent":{"result":5}' in modern
