@@ -82,33 +82,32 @@ class Browser:
     def __init__(self, executable: str, profile: str) -> None:
         to_browser_r, self._to_browser = os.pipe()
         self._from_browser, from_browser_w = os.pipe()
-        # Chromium reads commands on fd 3 and writes answers on fd 4.
-        os.dup2(to_browser_r, 103)
-        os.dup2(from_browser_w, 104)
+        flags = [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-extensions",
+            "--disable-background-networking",
+            "--allow-file-access-from-files",
+            f"--user-data-dir={profile}",
+            "--remote-debugging-pipe",
+            "--window-size=1280,900",
+            "about:blank",
+        ]
+        # Chromium reads commands on fd 3 and writes answers on fd 4: bash
+        # moves the two pipe ends there (whatever fds 3 and 4 are in this process).
+        moves = f"3<&{to_browser_r} 4>&{from_browser_w} {to_browser_r}<&- {from_browser_w}>&-"
         self.process = subprocess.Popen(
-            [
-                executable,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--no-default-browser-check",
-                "--disable-extensions",
-                "--disable-background-networking",
-                "--allow-file-access-from-files",
-                f"--user-data-dir={profile}",
-                "--remote-debugging-pipe",
-                "--window-size=1280,900",
-                "about:blank",
-            ],
+            ["bash", "-c", f'exec "$@" {moves}', "bash", executable, *flags],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            pass_fds=(3, 4),
-            preexec_fn=lambda: (os.dup2(103, 3), os.dup2(104, 4)),
+            pass_fds=(to_browser_r, from_browser_w),
         )
-        for fd in (103, 104, to_browser_r, from_browser_w):
-            os.close(fd)
+        os.close(to_browser_r)
+        os.close(from_browser_w)
         self._buffer = b""
         self._next_id = 0
         self.events: list[dict[str, Any]] = []
