@@ -28,13 +28,13 @@ from sphinx.util.docutils import SphinxDirective
 #: The public namespaces, in the order that decides where a shared name is documented.
 NAMESPACES = (
     "trio_mcp",
+    "trio_mcp.tasks",
     "trio_mcp.lowlevel",
     "trio_mcp.protocol",
     "trio_mcp.types",
     "trio_mcp.transports",
     "trio_mcp.testing",
     "trio_mcp.auth",
-    "trio_mcp.tasks",
 )
 
 

@@ -18,12 +18,12 @@ from sphinx.util.docutils import SphinxDirective
 #: Where a reader imports exceptions from, most preferred first.
 NAMESPACES = (
     "trio_mcp",
+    "trio_mcp.tasks",
     "trio_mcp.protocol",
     "trio_mcp.lowlevel",
     "trio_mcp.transports",
     "trio_mcp.auth",
     "trio_mcp.testing",
-    "trio_mcp.tasks",
 )
 
 
