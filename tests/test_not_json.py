@@ -116,7 +116,9 @@ async def test_a_frame_that_still_fails_in_the_writer_is_dropped_and_logged(
 ) -> None:
     async with open_pair(_server(), era="legacy") as (client, _):
         # Bypass the checks that normally stop this at creation time.
-        await client.session._queue(Notification("notifications/roots/list_changed", {"x": 1e999}))
+        await client.session._writer.queue(
+            Notification("notifications/roots/list_changed", {"x": 1e999})
+        )
         await client.session.request("ping")  # written after it: the writer lives
     assert "dropped a frame that cannot be written" in caplog.text
 

@@ -28,7 +28,7 @@ import pytest
 from trio_mcp import open_stdio_client
 from trio_mcp._server._context import Context
 from trio_mcp._server._schema import FunctionSignature, validator_class
-from trio_mcp._session._engine import RequestContext
+from trio_mcp._session import RequestContext
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("httpx", "hypercorn", "trio_websocket", "jsonschema")

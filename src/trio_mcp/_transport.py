@@ -43,6 +43,15 @@ Cancellation:
     not at all, or the transport is broken afterwards. The session cancels a
     blocked ``send`` only while it is closing the transport anyway.
 
+The optional parts, declared as protocols below
+    A transport's class may offer more than the channel; each optional part
+    is a :class:`typing.Protocol` of this module (:class:`NowaitSendTransport`,
+    :class:`NowaitReceiveTransport`, :class:`FlushingTransport`,
+    :class:`BoundedTransport`), which ``mypy`` checks a transport against and
+    :func:`~trio_mcp.testing.check_transport` tests when a transport offers it.
+    The session asks :func:`offers` whether a transport's *class* offers one,
+    once per class: the parts are methods of the class, never of one instance.
+
 The fast path (optional)
     A transport may also offer ``send_nowait(frame)`` and ``receive_nowait()``,
     named after trio's memory channels: they never yield, and raise
@@ -61,6 +70,13 @@ The fast path (optional)
     ``send`` writes the rest first while part of a frame is pending. The
     session hands that rest to its writer task, so later frames queue behind
     it. :class:`~trio_mcp.transports.LineChannel` does this on pipes.
+
+The frame bound (optional)
+    A transport that bounds an inbound frame itself (its framing reads at most
+    so many bytes of one) offers :class:`BoundedTransport`: its bound in
+    ``max_message_size`` and ``set_max_message_size(size)``, by which the
+    session makes the transport's bound and its codec's one (``open_session(
+    max_message_size=...)``).
 
 The eras it carries (optional)
     A transport that knows something of the era negotiation it carries is an
@@ -98,7 +114,7 @@ Spec: TR-01 (UTF-8 messages), TR-03 (a custom transport documents its framing).
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import TYPE_CHECKING, Protocol, TypeAlias, final, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeGuard, final, runtime_checkable
 
 import attrs
 import trio
@@ -205,3 +221,90 @@ class Identity:
         if caller.principal != self._caller.principal:
             raise ValueError("a session's caller can be refreshed only by the same principal")
         self._caller = caller
+
+
+@runtime_checkable
+class NowaitSendTransport(Protocol):
+    """A transport that can send a frame without yielding (the fast path)."""
+
+    def send_nowait(self, value: bytes) -> None:
+        """Send *value* now, never yielding; raise ``trio.WouldBlock``, having
+        sent nothing, where ``send`` would wait, and what ``send`` raises on a
+        closed or broken end. Cancellation: never yields."""
+        ...
+
+
+@runtime_checkable
+class NowaitReceiveTransport(Protocol):
+    """A transport that can hand over a frame it already has without yielding."""
+
+    def receive_nowait(self) -> bytes:
+        """The next frame if it is there now, else raise ``trio.WouldBlock``;
+        what ``receive`` raises on a closed or ended end. Cancellation: never
+        yields."""
+        ...
+
+
+@runtime_checkable
+class FlushingTransport(NowaitSendTransport, Protocol):
+    """A byte-stream transport whose ``send_nowait`` may take part of a frame
+    and keep the rest, in order, for :meth:`flush`."""
+
+    def flush_pending(self) -> bool:
+        """Whether part of a frame ``send_nowait`` began still waits for :meth:`flush`."""
+        ...
+
+    async def flush(self) -> None:
+        """Write what ``send_nowait`` left of its frame. Cancellation: a
+        checkpoint, cancelled part-way only as a blocked ``send`` may be."""
+        ...
+
+
+@runtime_checkable
+class BoundedTransport(Protocol):
+    """A transport that bounds one inbound frame itself."""
+
+    @property
+    def max_message_size(self) -> int:
+        """The longest inbound frame it reads whole, in bytes."""
+        ...
+
+    def set_max_message_size(self, size: int) -> None:
+        """Read inbound frames of up to *size* bytes (positive) from now on."""
+        ...
+
+
+#: Whether a class offers a protocol: a runtime_checkable isinstance costs
+#: tens of microseconds, and a 2026-07-28 POST opens a session per request.
+_OFFERED: dict[tuple[type, type], bool] = {}
+
+
+def offers_nowait_send(transport: Transport) -> TypeGuard[NowaitSendTransport]:
+    """Whether *transport*'s class offers :class:`NowaitSendTransport`."""
+    return offers(transport, NowaitSendTransport)
+
+
+def offers_nowait_receive(transport: Transport) -> TypeGuard[NowaitReceiveTransport]:
+    """Whether *transport*'s class offers :class:`NowaitReceiveTransport`."""
+    return offers(transport, NowaitReceiveTransport)
+
+
+def offers_flushing(transport: Transport) -> TypeGuard[FlushingTransport]:
+    """Whether *transport*'s class offers :class:`FlushingTransport`."""
+    return offers(transport, FlushingTransport)
+
+
+def offers_bound(transport: Transport) -> TypeGuard[BoundedTransport]:
+    """Whether *transport*'s class offers :class:`BoundedTransport`."""
+    return offers(transport, BoundedTransport)
+
+
+def offers(transport: object, protocol: type) -> bool:
+    """Whether *transport*'s class offers *protocol* (one of this module's),
+    decided by ``isinstance`` on the first transport of that class and
+    remembered for the class."""
+    key = (type(transport), protocol)
+    offered = _OFFERED.get(key)
+    if offered is None:
+        offered = _OFFERED[key] = isinstance(transport, protocol)
+    return offered

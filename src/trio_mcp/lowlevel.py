@@ -15,7 +15,7 @@ Tasks (the runner, the stores, ``TaskHandle``) have their own namespace,
 """
 
 from ._diagnostics import SlowStepReporter
-from ._session._engine import Dispatcher, RequestContext, Session, SessionStatistics, open_session
+from ._session import Dispatcher, RequestContext, Session, SessionStatistics, open_session
 from ._transport import Caller, Identity, Transport
 from .protocol import (
     CancelOrigin,

@@ -9,7 +9,7 @@ from client_fake_server import FakeServer, open_fake, text_result
 
 from trio_mcp import InvalidPeerResult
 from trio_mcp._client._cache import SUPPORTED_DIALECTS, validator_class
-from trio_mcp._session._engine import RequestContext
+from trio_mcp._session import RequestContext
 
 DRAFT7 = "http://json-schema.org/draft-07/schema#"
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from trio_mcp._server._context import Context
 from trio_mcp._server._schema import FunctionSignature
-from trio_mcp._session._engine import RequestContext
+from trio_mcp._session import RequestContext
 
 
 def _tool(

@@ -45,7 +45,7 @@ import trio
 
 from .. import types as mcp_types
 from .._errors import InvalidPeerResult, MCPError, RPCError
-from .._session._engine import DEFAULT, Session
+from .._session import DEFAULT, Session
 from ..protocol import Progress, RequestId
 from ..protocol._headers import ToolHeaderRules
 from ._cache import ListCache

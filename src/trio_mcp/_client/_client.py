@@ -25,7 +25,7 @@ import attrs
 import trio
 
 from .. import types as mcp_types
-from .._session._engine import DEFAULT, RequestContext, Session
+from .._session import DEFAULT, RequestContext, Session
 from ..protocol import NotificationReceived, Progress, Revision
 from ..protocol._headers import ToolHeaderRules
 from ._cache import ClientEvent, ListCache

@@ -50,7 +50,7 @@ import trio
 
 from .. import types as mcp_types
 from .._errors import HandshakeRefused, InvalidPeerResult, RPCError, SessionClosed
-from .._session._engine import DEFAULT, Session
+from .._session import DEFAULT, Session
 from ..protocol import Connection, ErrorCode
 
 logger = logging.getLogger("trio_mcp.client")

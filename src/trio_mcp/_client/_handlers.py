@@ -20,7 +20,7 @@ import trio
 
 from .. import types as mcp_types
 from .._errors import RPCError
-from .._session._engine import RequestContext
+from .._session import RequestContext
 from ..protocol import ErrorCode
 from ._elicitation import (
     ElicitationSchemaError,

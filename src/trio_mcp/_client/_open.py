@@ -19,7 +19,7 @@ from typing import Any
 
 import trio
 
-from .._session._engine import open_session
+from .._session import open_session
 from .._transport import EraHints, HeaderMirroringTransport, Transport
 from ..protocol import Connection, Role
 from ._client import Client

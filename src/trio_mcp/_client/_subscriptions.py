@@ -33,7 +33,7 @@ import trio
 
 from .. import types as mcp_types
 from .._errors import MCPError, SessionClosed
-from .._session._engine import Session
+from .._session import Session
 from .._util import covers
 from ..protocol import Capability, NotificationReceived, Role
 

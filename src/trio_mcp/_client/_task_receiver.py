@@ -37,7 +37,7 @@ from .._tasks._store import MemoryTaskStore
 from ..protocol import TaskEvent, TaskForm, TaskRecord
 
 if TYPE_CHECKING:
-    from .._session._engine import RequestContext
+    from .._session import RequestContext
 
 #: The requests a client may run as tasks, and the capability path of each.
 TASK_REQUESTS = {

@@ -53,7 +53,7 @@ import trio
 
 from .. import types as mcp_types
 from .._errors import InvalidPeerResult, MCPError, RPCError
-from .._session._engine import Session
+from .._session import Session
 from ..protocol import (
     Capability,
     Direction,

@@ -30,7 +30,7 @@ from .._errors import MCPError
 from ..protocol import Capability, Role
 
 if TYPE_CHECKING:
-    from .._session._engine import Session
+    from .._session import Session
 
 logger = logging.getLogger("trio_mcp.server.tasks")
 

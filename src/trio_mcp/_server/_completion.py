@@ -23,7 +23,7 @@ import attrs
 
 from .. import types as mcp_types
 from .._errors import RPCError
-from .._session._engine import RequestContext
+from .._session import RequestContext
 from ..protocol import ErrorCode
 from ._context import ContextServer
 from ._prompts import unknown_prompt

@@ -22,7 +22,7 @@ from ._input import MAY_ASK, InputRound
 
 if TYPE_CHECKING:
     from .._auth._token import AccessToken
-    from .._session._engine import RequestContext, Session
+    from .._session import RequestContext, Session
     from ..protocol import JSONObject, RequestId, RequestRecord
     from ._request_state import RequestStateSealer
     from ._task_input import TaskInputRound

@@ -57,7 +57,7 @@ from ..protocol import ErrorCode, JSONObject
 from ._request_state import RequestStateSealer, RoundState
 
 if TYPE_CHECKING:
-    from .._session._engine import RequestContext
+    from .._session import RequestContext
 
 logger = logging.getLogger("trio_mcp.server")
 

@@ -47,7 +47,7 @@ import trio
 
 from .. import types as mcp_types
 from .._errors import RPCError, SessionClosed
-from .._session._engine import RequestContext, Session
+from .._session import RequestContext, Session
 from .._tasks._methods import OwnerOf, TaskMethods
 from .._tasks._methods import task_owner as default_task_owner
 from .._tasks._runner import TaskRunner

@@ -26,7 +26,7 @@ import attrs
 
 from .. import types as mcp_types
 from .._errors import RPCError
-from .._session._engine import RequestContext
+from .._session import RequestContext
 from ..protocol import ErrorCode
 from ._context import Context, ContextServer
 from ._option_values import check_definition, spec_object, spec_objects

@@ -24,7 +24,7 @@ import trio
 
 from .. import types as mcp_types
 from .._errors import SessionClosed
-from .._session._engine import Dispatcher, Session, open_session
+from .._session import Dispatcher, Session, open_session
 from .._transport import Identity, Transport
 from .._util import covers
 from ..protocol import (

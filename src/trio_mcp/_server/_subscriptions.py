@@ -47,7 +47,7 @@ from ..protocol import Capability, Role
 from ._serve import subscribed
 
 if TYPE_CHECKING:
-    from .._session._engine import RequestContext
+    from .._session import RequestContext
 
 #: Filter field -> (the notification it asks for, the capability path it needs).
 _LIST_FILTERS = {

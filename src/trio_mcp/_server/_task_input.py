@@ -29,7 +29,7 @@ from ..protocol import JSONObject, LocalProtocolError, TaskForm, TaskRecord
 from ._input import InputRound, missing_capabilities, raw_inputs, structure_answer
 
 if TYPE_CHECKING:
-    from .._session._engine import RequestContext
+    from .._session import RequestContext
     from .._tasks._runner import TaskRunner
 
 logger = logging.getLogger("trio_mcp.server.tasks")

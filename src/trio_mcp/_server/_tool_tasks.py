@@ -24,7 +24,7 @@ from ._input import InputRound
 from ._task_input import TaskInputRound
 
 if TYPE_CHECKING:
-    from .._session._engine import RequestContext
+    from .._session import RequestContext
     from ._context import ContextServer
     from ._tools import RegisteredTool
 

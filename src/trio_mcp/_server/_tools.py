@@ -46,7 +46,7 @@ import trio
 
 from .. import types as mcp_types
 from .._errors import MCPError, RPCError
-from .._session._engine import RequestContext
+from .._session import RequestContext
 from ..protocol import ErrorCode
 from ..protocol._headers import HeaderAnnotation, InvalidHeaderAnnotation, header_annotations
 from ._context import Context, ContextServer

@@ -22,22 +22,28 @@ runs at once.
 from __future__ import annotations
 
 from collections import deque
+from functools import partial
 
 import trio
 
+from .._parking import Parking
 
-class Ticket:
-    """A queued request's place in line. Not constructed directly."""
 
-    __slots__ = ("abandoned", "granted", "task")
+class Ticket(Parking):
+    """A queued request's place in line: the request's task parks on it until
+    :meth:`Admission.release` wakes it with a slot. Not constructed directly."""
+
+    __slots__ = ("abandoned",)
 
     def __init__(self) -> None:
-        #: A slot was handed to this ticket; its holder must release it.
-        self.granted = False
+        super().__init__()
         #: The waiter was cancelled while queued: skip it.
         self.abandoned = False
-        #: The task parked on this ticket, while it waits.
-        self.task: trio.lowlevel.Task | None = None
+
+    @property
+    def granted(self) -> bool:
+        """A slot was handed to this ticket; its holder must release it."""
+        return self.outcome is not None
 
 
 class Admission:
@@ -97,14 +103,8 @@ class Admission:
             if not ticket.granted:
                 await trio.lowlevel.checkpoint_if_cancelled()
             if not ticket.granted:
-                ticket.task = trio.lowlevel.current_task()
-
-                def abort(_: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
-                    ticket.task = None
-                    self._abandon(ticket)
-                    return trio.lowlevel.Abort.SUCCEEDED
-
-                await trio.lowlevel.wait_task_rescheduled(abort)
+                # Left the line at once if cancelled: release() never picks it.
+                await ticket.park(partial(self._abandon, ticket))
             # Granted: a request whose scope was cancelled meanwhile still never
             # starts.
             await trio.lowlevel.checkpoint_if_cancelled()
@@ -113,7 +113,6 @@ class Admission:
             # caller holds the slot and releases it.
             if not ticket.granted:
                 self._abandon(ticket)
-            ticket.task = None
             raise
 
     def _abandon(self, ticket: Ticket) -> None:
@@ -131,10 +130,7 @@ class Admission:
             if not queue:
                 self._queue = None
             self.waiting_now -= 1
-            ticket.granted = True
-            task, ticket.task = ticket.task, None
-            if task is not None:
-                trio.lowlevel.reschedule(task)
+            ticket.wake()
             return
         self._queue = None
         self.in_use -= 1

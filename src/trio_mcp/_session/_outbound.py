@@ -5,9 +5,9 @@ Theory of operation
 :class:`OutboundCalls` owns the table of pending calls. An outbound request runs
 in the caller's own task (:meth:`OutboundCalls.call`): it registers a
 :class:`PendingCall`, queues the request for the writer and parks until the
-reader hands it the outcome (:meth:`PendingCall.finish` reschedules the parked
-task directly with an :class:`outcome.Value` or :class:`outcome.Error`; no
-``trio.Event`` is made per call).
+reader hands it the outcome (a :class:`PendingCall` is a
+:class:`~trio_mcp._parking.Parking`: the reader wakes the parked caller with an
+:class:`outcome.Value` or :class:`outcome.Error`).
 
 Both time limits, the progress-extended idle timeout and the hard maximum, are
 the deadline of one cancel scope: the earlier of "idle timeout from the last
@@ -20,17 +20,17 @@ caller's scope (CALLER, or DEADLINE when it was a deadline of the caller's), or
 shutdown (SHUTDOWN, raised as :class:`SessionClosed`).
 
 The calls know the session only through what they are built with: the
-connection, the ``queue`` callable of the session and its outgoing channel.
+connection and the session's :class:`~trio_mcp._session._writer.Writer`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 import trio
-from outcome import Error, Outcome, Value
+from outcome import Error, Value
 
 from .._errors import (
     InvalidPeerResult,
@@ -39,62 +39,37 @@ from .._errors import (
     RPCError,
     SessionClosed,
 )
+from .._parking import Parking
 from ..protocol import (
     CancelOrigin,
     Connection,
     ErrorCode,
     ErrorObject,
     ErrorReceived,
-    Message,
     Progress,
     ProgressReceived,
     Request,
     RequestId,
     ResponseReceived,
 )
+from ._writer import Writer
 
 
-class PendingCall:
-    """An outbound request's waiter, kept while the caller waits."""
+class PendingCall(Parking):
+    """An outbound request's waiter, kept while the caller waits: the caller
+    parks on it (:meth:`~trio_mcp._parking.Parking.park`) and the reader wakes
+    it with the outcome (:meth:`~trio_mcp._parking.Parking.wake`, the first
+    one wins). Its limits are set by :meth:`OutboundCalls.call`, which makes it.
+    """
 
-    __slots__ = ("cap", "idle", "on_progress", "outcome", "scope", "task")
+    __slots__ = ("cap", "idle", "on_progress", "scope")
 
-    def __init__(self, on_progress: Callable[[Progress], None] | None) -> None:
-        self.on_progress = on_progress
-        #: The result or the error, once finished.
-        self.outcome: Outcome[Any] | None = None
-        #: Seconds without progress before the call times out (inf: never).
-        self.idle: float = math.inf
-        #: Absolute time of the hard cap (inf: none).
-        self.cap: float = math.inf
-        self.scope: trio.CancelScope | None = None
-        #: The caller's task while it is parked in :meth:`wait`.
-        self.task: trio.lowlevel.Task | None = None
-
-    def finish(self, result: Outcome[Any]) -> None:
-        """Record the outcome (the first one wins) and wake the caller."""
-        if self.outcome is None:
-            self.outcome = result
-            task, self.task = self.task, None
-            if task is not None:
-                trio.lowlevel.reschedule(task)
-
-    async def wait(self) -> None:
-        """Park until :meth:`finish`.
-
-        Cancellation: a checkpoint; if cancelled first, the outcome (if any
-        arrives later) is left for nobody.
-        """
-        if self.outcome is not None:
-            await trio.lowlevel.checkpoint()
-            return
-        self.task = trio.lowlevel.current_task()
-
-        def abort(_: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
-            self.task = None
-            return trio.lowlevel.Abort.SUCCEEDED
-
-        await trio.lowlevel.wait_task_rescheduled(abort)
+    on_progress: Callable[[Progress], None] | None
+    #: Seconds without progress before the call times out (inf: never).
+    idle: float
+    #: Absolute time of the hard cap (inf: none).
+    cap: float
+    scope: trio.CancelScope
 
 
 class OutboundCalls:
@@ -102,36 +77,17 @@ class OutboundCalls:
 
     Args:
         protocol: the session's connection (records and ``notifications/cancelled``).
-        queue: puts a message on the outgoing queue (raises :class:`SessionClosed`
-            once the session closes).
-        queue_nowait: the same without ever yielding (it may write the frame
-            through); raises ``trio.WouldBlock`` when the queue is full.
-        outgoing: the outgoing channel itself, for the bounded, shielded queueing
-            of a cancel notification.
-        cancel_notify_grace: the bound on that wait, in seconds.
+        writer: the session's writer, where each request is queued (its
+            ``queue`` raises :class:`SessionClosed` once the session closes),
+            and each cancel notification, without blocking past a bound.
+        cancel_notify_grace: that bound, in seconds.
     """
 
-    __slots__ = (
-        "_cancel_notify_grace",
-        "_pending",
-        "_protocol",
-        "_queue",
-        "_queue_nowait",
-        "_wait_for_room",
-    )
+    __slots__ = ("_cancel_notify_grace", "_pending", "_protocol", "_writer")
 
-    def __init__(
-        self,
-        protocol: Connection,
-        queue: Callable[[Message], Awaitable[None]],
-        queue_nowait: Callable[[Message], None],
-        wait_for_room: Callable[[Message], Awaitable[None]],
-        cancel_notify_grace: float,
-    ) -> None:
+    def __init__(self, protocol: Connection, writer: Writer, cancel_notify_grace: float) -> None:
         self._protocol = protocol
-        self._queue = queue
-        self._queue_nowait = queue_nowait
-        self._wait_for_room = wait_for_room
+        self._writer = writer
         self._cancel_notify_grace = cancel_notify_grace
         self._pending: dict[RequestId, PendingCall] = {}
 
@@ -146,7 +102,8 @@ class OutboundCalls:
 
         Cancellation: as :meth:`Session.request`.
         """
-        pending = PendingCall(on_progress)
+        pending = PendingCall()
+        pending.on_progress = on_progress
         request_id = message.id
         self._pending[request_id] = pending
         now = self._protocol.clock()
@@ -158,8 +115,10 @@ class OutboundCalls:
         pending.scope = scope
         try:
             with scope:
-                await self._queue(message)
-                await pending.wait()
+                await self._writer.queue(message)
+                # Not unwrapped here: an error outcome is raised below, out of
+                # the scope, once the record is settled.
+                await pending.park()
         except trio.Cancelled as exc:
             origin = CancelOrigin.DEADLINE if exc.source == "deadline" else CancelOrigin.CALLER
             reason = exc.reason or (
@@ -197,10 +156,10 @@ class OutboundCalls:
         if note is None:
             return
         try:
-            self._queue_nowait(note)
+            self._writer.queue_nowait(note)
         except trio.WouldBlock:
             with trio.move_on_after(self._cancel_notify_grace, shield=True):
-                await self._wait_for_room(note)
+                await self._writer.wait_for_room(note)
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             pass
 
@@ -212,13 +171,13 @@ class OutboundCalls:
         """
         for request_id, pending in list(self._pending.items()):
             await self.cancel(request_id, CancelOrigin.SHUTDOWN, reason)
-            pending.finish(Error(SessionClosed(reason, CancelOrigin.SHUTDOWN)))
+            pending.wake(Error(SessionClosed(reason, CancelOrigin.SHUTDOWN)))
 
     def on_response(self, event: ResponseReceived) -> None:
         """The reader got the result of one of our requests."""
         pending = self._pending.get(event.request_id)
         if pending is not None:
-            pending.finish(Value(event.result))
+            pending.wake(Value(event.result))
 
     def on_error(self, event: ErrorReceived) -> None:
         """The reader got an error for one of our requests (the peer's, or a
@@ -232,7 +191,7 @@ class OutboundCalls:
                 error = ResponseTooLarge(event.error.message, list(event.error.data["errors"]))
             else:
                 error = InvalidPeerResult(event.error.message, list(event.error.data["errors"]))
-            pending.finish(Error(error))
+            pending.wake(Error(error))
 
     def on_progress(self, event: ProgressReceived) -> None:
         """The reader got progress for one of our requests: extend its idle deadline
@@ -240,20 +199,20 @@ class OutboundCalls:
         pending = self._pending.get(event.request_id)
         if pending is None:
             return
-        if pending.scope is not None and pending.idle != math.inf:
+        if pending.idle != math.inf:
             pending.scope.deadline = min(trio.current_time() + pending.idle, pending.cap)
         if pending.on_progress is not None:
             try:
                 pending.on_progress(event.progress)
             except Exception as exc:
-                pending.finish(Error(exc))
+                pending.wake(Error(exc))
 
     def fail(self, request_id: RequestId, error: ErrorObject, exc: BaseException) -> None:
         """Record one request FAILED with *error* and raise *exc* in its caller."""
         self._protocol.fail_outbound(request_id, error)
         pending = self._pending.get(request_id)
         if pending is not None:
-            pending.finish(Error(exc))
+            pending.wake(Error(exc))
 
     def fail_all(self, reason: str, origin: CancelOrigin, cause: BaseException | None) -> None:
         """The session closed: every pending call fails at once with

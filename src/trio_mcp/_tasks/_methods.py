@@ -41,7 +41,7 @@ from ..protocol import ErrorCode, JSONObject, TaskForm, TaskRecord, TaskState
 from ._runner import TaskRunner
 
 if TYPE_CHECKING:
-    from .._session._engine import RequestContext
+    from .._session import RequestContext
 
 #: Who owns the tasks a request creates and sees (its authorization context).
 OwnerOf = Callable[["RequestContext"], Hashable]

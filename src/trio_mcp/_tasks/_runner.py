@@ -92,7 +92,7 @@ from ._store import (
 )
 
 if TYPE_CHECKING:
-    from .._session._engine import RequestContext
+    from .._session import RequestContext
 
 logger = logging.getLogger("trio_mcp.server.tasks")
 
