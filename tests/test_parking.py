@@ -9,7 +9,7 @@ import trio
 import trio.testing
 from outcome import Error, Outcome, Value
 
-from trio_mcp._parking import WOKEN, Parking
+from trio_mcp._parking import Parking
 
 
 def _parked(spot: Parking) -> bool:
@@ -22,7 +22,9 @@ async def test_a_parked_task_gets_the_outcome_it_is_woken_with() -> None:
     got: list[Outcome[Any]] = []
 
     async def waiter() -> None:
-        got.append(await spot.park())
+        await spot.park()
+        assert spot.outcome is not None
+        got.append(spot.outcome)
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(waiter)
@@ -37,14 +39,16 @@ async def test_an_error_outcome_is_handed_over_not_raised() -> None:
     spot = Parking()
     error = Error(KeyError("x"))
     assert spot.wake(error)
-    assert await spot.park() is error
+    await spot.park()
+    assert spot.outcome is error
 
 
 async def test_woken_before_parking_returns_at_once_as_a_checkpoint() -> None:
     spot = Parking()
     assert spot.wake()
     with trio.testing.assert_checkpoints():
-        assert await spot.park() is WOKEN
+        await spot.park()
+    assert spot.outcome == Value(None)
 
 
 async def test_the_first_wake_wins() -> None:
@@ -89,8 +93,12 @@ async def test_cancelled_while_parked_forgets_the_task_before_anyone_runs() -> N
 
 async def test_a_second_task_cannot_park_on_an_occupied_spot() -> None:
     spot = Parking()
+
+    async def waiter() -> None:
+        await spot.park()
+
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(spot.park)
+        nursery.start_soon(waiter)
         await trio.testing.wait_all_tasks_blocked()
         with pytest.raises(RuntimeError, match="already parked"):
             await spot.park()

@@ -60,6 +60,10 @@ KERNEL = {
     # who a session's requests come from (open_session(identity=...))
     "Caller",
     "Identity",
+    "NowaitSendTransport",
+    "NowaitReceiveTransport",
+    "FlushingTransport",
+    "BoundedTransport",
     "RequestObserver",
     "FrameDirection",
     "SlowStepReporter",

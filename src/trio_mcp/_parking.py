@@ -11,14 +11,11 @@ trio_mcp), so every layer may use it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import trio
 from outcome import Outcome, Value
-
-#: The outcome :meth:`Parking.wake` records when it is given none.
-WOKEN: Outcome[Any] = Value(None)
 
 
 class Parking:
@@ -50,9 +47,13 @@ class Parking:
         """Whether a task is parked here now."""
         return self._task is not None
 
-    async def park(self, on_cancel: Callable[[], object] | None = None) -> Outcome[Any]:
-        """Block until :meth:`wake`, and return the outcome it recorded (not
-        unwrapped: the caller decides where an error is raised).
+    def park(self, on_cancel: Callable[[], object] | None = None) -> Awaitable[None]:
+        """``await spot.park()`` blocks until :meth:`wake`; the outcome is then
+        in :attr:`outcome`, not unwrapped (the caller decides where an error is
+        raised).
+
+        A plain method returning the wait itself: a task parked for the whole
+        life of an idle session keeps no frame of this method.
 
         Raises ``RuntimeError`` if another task is parked here.
 
@@ -60,36 +61,31 @@ class Parking:
         checkpoint (a cancellation there raises ``Cancelled`` and leaves the
         outcome recorded).
         """
-        outcome = self.outcome
-        if outcome is not None:
-            await trio.lowlevel.checkpoint()
-            return outcome
+        if self.outcome is not None:
+            return trio.lowlevel.checkpoint()
         if self._task is not None:
             raise RuntimeError("another task is already parked here")
         self._task = trio.lowlevel.current_task()
         if on_cancel is None:
-            # A bound method, not a closure: a reader parked for a whole idle
-            # session keeps this object alive all that time.
-            await trio.lowlevel.wait_task_rescheduled(self._abort)
-        else:
+            # A bound method, not a closure: the smallest object a parked
+            # task keeps alive.
+            return trio.lowlevel.wait_task_rescheduled(self._abort)
 
-            def abort(raise_cancel: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
-                self._abort(raise_cancel)
-                on_cancel()
-                return trio.lowlevel.Abort.SUCCEEDED
+        def abort(raise_cancel: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
+            self._abort(raise_cancel)
+            on_cancel()
+            return trio.lowlevel.Abort.SUCCEEDED
 
-            await trio.lowlevel.wait_task_rescheduled(abort)
-        outcome = self.outcome
-        assert outcome is not None  # only wake() reschedules the task
-        return outcome
+        return trio.lowlevel.wait_task_rescheduled(abort)
 
     def _abort(self, _: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
         self._task = None
         return trio.lowlevel.Abort.SUCCEEDED
 
-    def wake(self, result: Outcome[Any] = WOKEN) -> bool:
-        """Record *result* and reschedule the parked task, if any (one that
-        parks later returns it at once).
+    def wake(self, result: Outcome[Any] | None = None) -> bool:
+        """Record *result* (None: ``Value(None)``, a fresh one, since an
+        outcome is unwrapped only once) and reschedule the parked task, if any
+        (one that parks later returns it at once).
 
         Returns False, changing nothing, when an outcome was recorded already.
 
@@ -97,7 +93,7 @@ class Parking:
         """
         if self.outcome is not None:
             return False
-        self.outcome = result
+        self.outcome = Value(None) if result is None else result
         task = self._task
         if task is not None:
             self._task = None

@@ -16,7 +16,15 @@ Tasks (the runner, the stores, ``TaskHandle``) have their own namespace,
 
 from ._diagnostics import SlowStepReporter
 from ._session import Dispatcher, RequestContext, Session, SessionStatistics, open_session
-from ._transport import Caller, Identity, Transport
+from ._transport import (
+    BoundedTransport,
+    Caller,
+    FlushingTransport,
+    Identity,
+    NowaitReceiveTransport,
+    NowaitSendTransport,
+    Transport,
+)
 from .protocol import (
     CancelOrigin,
     Direction,
@@ -39,6 +47,11 @@ __all__ = [
     # who a session's requests come from
     "Caller",
     "Identity",
+    # the optional parts of the transport contract
+    "NowaitSendTransport",
+    "NowaitReceiveTransport",
+    "FlushingTransport",
+    "BoundedTransport",
     # the records of requests, and who watches them
     "RequestRecord",
     "RequestState",

@@ -185,6 +185,13 @@ class LineChannel(trio.abc.Channel[bytes]):
         self._frames_out += 1
         self._bytes_out += len(data)
 
+    def set_max_message_size(self, size: int) -> None:
+        """Accept lines of up to *size* bytes (positive) from now on (the
+        session makes its codec's bound this transport's)."""
+        if size < 1:
+            raise ValueError("max_message_size must be positive")
+        self.max_message_size = size
+
     def flush_pending(self) -> bool:
         """Whether part of a line written by :meth:`send_nowait` still waits
         for :meth:`flush`."""

@@ -168,7 +168,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             max_reconnects=max_reconnects,
             close_timeout=close_timeout,
         )
-        self.max_message_size = max_message_size
+        self.set_max_message_size(max_message_size)
 
     @property
     def max_message_size(self) -> int:
@@ -178,11 +178,12 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         The session sets it to its own bound (``max_message_size``)."""
         return self._keeper.max_message_size
 
-    @max_message_size.setter
-    def max_message_size(self, value: int) -> None:
-        if value < 1:
+    def set_max_message_size(self, size: int) -> None:
+        """Bound inbound frames to *size* bytes (positive) from now on
+        (:class:`~trio_mcp.lowlevel.BoundedTransport`)."""
+        if size < 1:
             raise ValueError("max_message_size must be positive")
-        self._keeper.max_message_size = value
+        self._keeper.max_message_size = size
 
     @property
     def tool_headers(self) -> ToolHeaderRules:

@@ -57,8 +57,15 @@ from ._asgi import JSON, JsonPostReader, Receive, Scope, Send, refuse, refuse_wi
 from ._endpoint import Endpoint
 from ._event_store import EventStore
 from ._legacy_sse import LegacyEndpoint
-from ._modern import MODERN_HEAD_DEFERRAL, MODERN_KEEPALIVE, ModernPost, ToolHeaders
-from ._transport import FrameSink, HttpServerTransport, OpenStateless
+from ._modern import (
+    MODERN_HEAD_DEFERRAL,
+    MODERN_KEEPALIVE,
+    FrameSink,
+    ModernPost,
+    OpenStateless,
+    ToolHeaders,
+)
+from ._transport import HttpServerTransport
 
 if TYPE_CHECKING:
     from hypercorn.config import Config as HypercornConfig

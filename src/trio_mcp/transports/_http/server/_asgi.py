@@ -18,7 +18,7 @@ from ....protocol._codec import duplicate_routing_key
 from ....protocol._head import HEAD_SCAN_SIZE, TAIL_SCAN_SIZE, scan_frame
 from .._common import Headers, Sniffed, error_body, is_json_content_type, sniff
 from .._sse import format_comment, format_event
-from ._transport import NOTHING, Connection, HttpServerTransport, Stream, event_seq
+from ._transport import NOTHING, HttpServerTransport, ResponseQueue, Stream, event_seq
 
 if TYPE_CHECKING:
     from ...._auth._resource import Refusal
@@ -383,7 +383,7 @@ async def stream_sse(
     send: Send,
     transport: HttpServerTransport,
     stream: Stream,
-    conn: Connection,
+    conn: ResponseQueue,
     *,
     prime_id: str | None = None,
     retry: int | None = None,

@@ -71,15 +71,8 @@ from ._asgi import (
     wait_for_wake_or_disconnect,
 )
 from ._event_store import split_event_id
-from ._modern import ModernPost, body_version
-from ._transport import (
-    END,
-    Connection,
-    HttpServerTransport,
-    OpenStateless,
-    Stream,
-    run_stateless_session,
-)
+from ._modern import ModernPost, OpenStateless, body_version, run_stateless_session
+from ._transport import END, HttpServerTransport, ResponseQueue, Stream
 
 if TYPE_CHECKING:
     from ...._auth._resource import Refusal
@@ -393,7 +386,7 @@ class Endpoint:
         send: Send,
         transport: HttpServerTransport,
         stream: Stream,
-        conn: Connection,
+        conn: ResponseQueue,
         prime_id: str | None,
         defer_headers: float = 0.0,
     ) -> None:

@@ -48,15 +48,14 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict, deque
-from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 import outcome
 import trio
 
-from ...._transport import Identity
+from ...._parking import Parking
 from ...._util import Flag
 from .._common import PRIMING_VERSIONS, id_key
 from ._event_store import EventStore, split_event_id
@@ -65,7 +64,7 @@ logger = logging.getLogger("trio_mcp.http")
 
 #: Marks the end of a connection's items.
 END: Any = object()
-#: What :meth:`Connection.take_nowait` returns when no item is queued yet.
+#: What :meth:`ResponseQueue.take_nowait` returns when no item is queued yet.
 NOTHING: Any = object()
 #: Error code of the synthesized answer to an undeliverable server request.
 UNDELIVERABLE = -32000
@@ -73,13 +72,13 @@ UNDELIVERABLE = -32000
 GET_STREAM = "0"
 
 
-class Connection:
+class ResponseQueue:
     """The live HTTP response of a stream: a bounded queue of ``(event_id, frame)``.
 
     Never waited on: items are pushed and taken without yielding, and the
     response's task learns of a new item, an overflow or the end from the
     waker it installs (:meth:`arm`). So a deque and a flag, not a memory
-    channel (which cost a channel pair and its state on every POST, issue #16).
+    channel, whose pair and state every POST would make.
     """
 
     __slots__ = ("broken", "buffer", "closed", "items", "on_item")
@@ -175,7 +174,7 @@ class Stream:
         #: Request ids (as :func:`id_key`) still owed a response.
         self.pending: set[tuple[bool, Any]] = set()
         self.tokens: list[tuple[bool, Any]] = []
-        self.conn: Connection | None = None
+        self.conn: ResponseQueue | None = None
         self.done = False
         #: Called (never yielding) when the stream ends: lets a JSON-mode POST
         #: wait for its answer and for the client's disconnect in one task.
@@ -252,8 +251,8 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         # for room, oldest first, with their frames.
         self._inbox: deque[bytes] | None = None
         self._inbox_size = inbound_buffer
-        self._reader: trio.lowlevel.Task | None = None
-        self._senders: OrderedDict[trio.lowlevel.Task, bytes] | None = None
+        self._reader: Parking | None = None
+        self._senders: OrderedDict[Parking, bytes] | None = None
         self.connection_buffer = connection_buffer
         self._streams: dict[str, Stream] = {}
         self._by_request: dict[tuple[bool, Any], Stream] = {}
@@ -302,15 +301,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
             raise trio.ClosedResourceError("transport closed")
         if self.event_store is not None:
             raise trio.WouldBlock
-        # Without an event store nothing in _route awaits (its only await is
-        # the store's): one step runs the coroutine to its end.
-        route = self._route(bytes(value))
-        try:
-            route.send(None)
-        except StopIteration:
-            return
-        route.close()
-        raise AssertionError("routing a frame awaited without an event store")
+        self._route_nowait(bytes(value))
 
     async def receive(self) -> bytes:
         """The next POSTed frame, oldest first.
@@ -331,17 +322,15 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         else:
             await trio.lowlevel.cancel_shielded_checkpoint()
             return frame
-        if self._reader is not None:
+        if self._reader is not None and self._reader.parked:
             raise trio.BusyResourceError("another task is receiving from this transport")
-        self._reader = trio.lowlevel.current_task()
-        # A bound method, not a closure: an idle session's reader is parked
-        # here for its whole life, holding it (issue #16).
-        return await trio.lowlevel.wait_task_rescheduled(self._abort_receive)  # type: ignore[no-any-return]
-
-    def _abort_receive(self, _: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
-        """A parked receive was cancelled: it took no frame."""
-        self._reader = None
-        return trio.lowlevel.Abort.SUCCEEDED
+        reader = self._reader = Parking()
+        # A cancelled receive is forgotten by its spot at once, so the next
+        # frame goes to the inbox, not to it (see _deliver_nowait).
+        await reader.park()
+        assert reader.outcome is not None  # park() returns once woken
+        received: bytes = reader.outcome.unwrap()
+        return received
 
     def _receive_nowait(self) -> bytes:
         if self._closed.is_set():
@@ -352,15 +341,15 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
             frame = inbox.popleft()
             if senders:
                 # Room again: the oldest waiting POST's frame moves in.
-                task, waiting = senders.popitem(last=False)
+                sender, waiting = senders.popitem(last=False)
                 inbox.append(waiting)
-                trio.lowlevel.reschedule(task)
+                sender.wake()
             if not inbox:
                 self._inbox = None
             return frame
         if senders:  # a zero-size inbox: straight from the oldest POST
-            task, frame = senders.popitem(last=False)
-            trio.lowlevel.reschedule(task)
+            sender, frame = senders.popitem(last=False)
+            sender.wake()
             return frame
         if self._peer_closed.is_set():
             raise trio.EndOfChannel
@@ -371,10 +360,9 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         ClosedResourceError (the session ended or the transport is closed)."""
         if self._peer_closed.is_set():
             raise trio.ClosedResourceError("session closed")
-        reader = self._reader
-        if reader is not None:
-            self._reader = None
-            trio.lowlevel.reschedule(reader, outcome.Value(frame))
+        reader, self._reader = self._reader, None
+        if reader is not None and reader.parked:
+            reader.wake(outcome.Value(frame))
             return
         inbox = self._inbox
         if inbox is None:
@@ -390,12 +378,10 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         when nothing is queued), and every waiting POST fails."""
         reader, self._reader = self._reader, None
         if reader is not None:
-            trio.lowlevel.reschedule(reader, outcome.Error(trio.EndOfChannel()))
+            reader.wake(outcome.Error(trio.EndOfChannel()))
         senders, self._senders = self._senders, None
-        for task in senders or ():
-            trio.lowlevel.reschedule(
-                task, outcome.Error(trio.ClosedResourceError("session closed"))
-            )
+        for sender in senders or ():
+            sender.wake(outcome.Error(trio.ClosedResourceError("session closed")))
 
     async def aclose(self) -> None:
         self.close()
@@ -573,30 +559,31 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
             return
         # Full: wait in line (FIFO); the reader moves our frame in when it
         # makes room, or fails us when the session ends.
-        task = trio.lowlevel.current_task()
+        sender = Parking()
         senders = self._senders
         if senders is None:
             senders = self._senders = OrderedDict()
-        senders[task] = frame
+        senders[sender] = frame
 
-        def abort(_: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
+        def leave_the_line() -> None:
             waiting = self._senders
             if waiting is not None:
-                waiting.pop(task, None)
+                waiting.pop(sender, None)
                 if not waiting:
                     self._senders = None
-            return trio.lowlevel.Abort.SUCCEEDED
 
-        await trio.lowlevel.wait_task_rescheduled(abort)
+        await sender.park(leave_the_line)
+        assert sender.outcome is not None  # park() returns once woken
+        sender.outcome.unwrap()
 
     def live_stream(self, stream_id: str) -> Stream | None:
         if stream_id == GET_STREAM:
             return self.get_stream
         return self._streams.get(stream_id)
 
-    def attach(self, stream: Stream) -> Connection:
+    def attach(self, stream: Stream) -> ResponseQueue:
         """Attach a new connection to *stream* (the caller checked ``stream.conn``)."""
-        conn = Connection(self.connection_buffer)
+        conn = ResponseQueue(self.connection_buffer)
         stream.conn = conn
         if stream is self._get_stream:
             if self._get_attached is not None:
@@ -612,7 +599,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
             conn.end()
         return conn
 
-    def detach(self, stream: Stream, conn: Connection) -> None:
+    def detach(self, stream: Stream, conn: ResponseQueue) -> None:
         if stream.conn is conn:
             stream.conn = None
         conn.close()
@@ -635,17 +622,47 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
 
     # --------------------------------------------------------------- routing
 
+    def _route_nowait(self, data: bytes) -> None:
+        """Send *data* to its stream now, never yielding: the whole of routing
+        when no event store keeps the frames (storing one awaits the store)."""
+        stream, answer = self._destination(data)
+        if stream is not None:
+            self._put(stream, data, None)
+            if answer:
+                self._answered(stream)
+
     async def _route(self, data: bytes) -> None:
-        if self.single_stream:
-            await self._emit(self.get_stream, data)
+        """Send *data* to its stream, kept in the event store first if there is one.
+
+        Cancellation: a checkpoint only while the store keeps the frame.
+        """
+        store, session_id = self.event_store, self.session_id
+        if store is None or session_id is None:
+            self._route_nowait(data)
             return
+        stream, answer = self._destination(data)
+        if stream is None:
+            return
+        event_id: str | None = None
+        if not stream.json:
+            # Kept (for a resume): an exact-size copy, not orjson's roomy block.
+            data = compact(data)
+            event_id = await store.store_event(session_id, stream.stream_id, data)
+        self._put(stream, data, event_id)
+        if answer:
+            self._answered(stream)
+
+    def _destination(self, data: bytes) -> tuple[Stream | None, bool]:
+        """Where *data* goes (None: nowhere, it is dropped or was refused), and
+        whether it answers a request of that stream; updates the routing tables."""
+        if self.single_stream:
+            return self.get_stream, False
         try:
             msg = orjson.loads(data)
         except orjson.JSONDecodeError:
             msg = None
         if not isinstance(msg, dict):
-            await self._emit(self._unrelated_stream(), data)
-            return
+            return self._unrelated_stream(), False
         method = msg.get("method")
         if method is None:
             key = id_key(msg.get("id"))
@@ -659,15 +676,9 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
                 # An answer whose POST is gone (e.g. after a failed delivery):
                 # the GET stream may carry it only when resuming; drop it.
                 logger.debug("dropped a response for an unknown request: %.200r", data)
-                return
+                return None, False
             stream.pending.discard(key)
-            await self._emit(stream, data)
-            if not stream.pending:
-                for token in stream.tokens:
-                    if self._by_token.get(token) is stream:
-                        del self._by_token[token]
-                self._drop_stream(stream)
-            return
+            return stream, True
         params = msg.get("params")
         params = params if isinstance(params, dict) else {}
         target: Stream | None = None
@@ -681,15 +692,24 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
             # A request needs a connected stream now: waiting for a GET stream
             # that may never come would hang the caller.
             if target is None or target.json or target.conn is None:
-                await self._refuse_server_request(msg)
-                return
+                self._refuse_server_request(msg)
+                return None, False
             self._server_requests[id_key(msg["id"])] = target
         if target is None:
             logger.debug("no stream for a notification (stateless): %.200r", data)
-            return
+            return None, False
         if target.json:
-            return  # JSON-response mode: a related notification has nowhere to go
-        await self._emit(target, data)
+            return None, False  # JSON-response mode: a related notification has nowhere to go
+        return target, False
+
+    def _answered(self, stream: Stream) -> None:
+        """A response went to *stream*: once its requests are all answered,
+        it ends and its progress tokens are forgotten."""
+        if not stream.pending:
+            for token in stream.tokens:
+                if self._by_token.get(token) is stream:
+                    del self._by_token[token]
+            self._drop_stream(stream)
 
     def _unrelated_stream(self) -> Stream | None:
         if self._get_stream is not None and self._get_stream.conn is not None:
@@ -701,7 +721,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
             return None
         return self.get_stream
 
-    async def _refuse_server_request(self, msg: dict[str, Any]) -> None:
+    def _refuse_server_request(self, msg: dict[str, Any]) -> None:
         reply = orjson.dumps(
             {
                 "jsonrpc": "2.0",
@@ -718,19 +738,14 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         except (trio.WouldBlock, trio.ClosedResourceError):
             logger.debug("could not refuse an undeliverable server request")
 
-    async def _emit(self, stream: Stream | None, data: bytes) -> None:
-        if stream is None:
-            return
+    def _put(self, stream: Stream, data: bytes, event_id: str | None) -> None:
+        """Hand *data* (stored as *event_id*, if stored) to *stream*: its
+        connection, else (the GET stream) its backlog, else nothing (a stored
+        frame waits in the event store for a resume)."""
         if stream.json:
             stream.collected.append(data)
             return
-        event_id: str | None = None
         conn = stream.conn
-        if self.event_store is not None and self.session_id is not None:
-            # Kept (for a resume): an exact-size copy, not orjson's 4 KiB block.
-            data = compact(data)
-            event_id = await self.event_store.store_event(self.session_id, stream.stream_id, data)
-            conn = stream.conn
         if conn is not None:
             if not conn.push((event_id, data)):
                 self.detach(stream, conn)
@@ -757,114 +772,3 @@ def event_seq(event_id: str | None) -> int:
         return -1
     parsed = split_event_id(event_id)
     return -1 if parsed is None else parsed[1]
-
-
-class FrameSink(Protocol):
-    """How a stateless POST hands its one frame to a session with no reader
-    (a :class:`~trio_mcp.lowlevel.Session` opened with ``reader=False``)."""
-
-    async def feed(self, data: bytes) -> None: ...
-
-    def feed_eof(self) -> None: ...
-
-
-class OpenStateless(Protocol):
-    """Opens the one-request session of a stateless POST over its transport,
-    in the caller's task, given the revision it opens in (None: its
-    connection decides from the request) and who sent the POST (*identity*).
-    Its body serves the POST and ends with the transport's ``peer_closed()``;
-    leaving it waits until the session has stopped.
-
-    With ``fed=True`` the caller has the POST's frame in its own task: the
-    context may then yield a :class:`FrameSink` to take it (a session with
-    no reader task, a spawn and two scheduler passes fewer per POST), or
-    None, and the caller delivers to the transport as without it.
-    """
-
-    def __call__(
-        self, transport: HttpServerTransport, version: str | None, *, fed: bool, identity: Identity
-    ) -> AbstractAsyncContextManager[FrameSink | None]: ...
-
-
-#: Hands the POST's frame to its session: a sink's ``feed`` or the
-#: transport's ``deliver``.
-Deliver = Callable[[bytes], Awaitable[None]]
-
-
-async def run_stateless_session(
-    open_stateless: OpenStateless,
-    transport: HttpServerTransport,
-    version: str | None,
-    identity: Identity,
-) -> None:
-    """Run the one-request session of a stateless POST in a task of its own,
-    beside the task that answers the POST, until that task ends the client
-    side (``peer_closed``). A session that fails is logged as an error and
-    closed alone; the transport is then closed, so the answering task sees its
-    stream end and answers with what it has (the handshake-era stateless POST,
-    which keeps this shape; :func:`run_one_request` is the one-task form).
-
-    Cancellation: cancelled with the POST (its handler's nursery).
-    """
-    # The session's body only waits: the answering task delivers the frame
-    # (from its own task, so to the transport) and ends the client side.
-    await run_one_request(
-        open_stateless,
-        transport,
-        version,
-        lambda _deliver: transport.wait_peer_closed(),
-        identity=identity,
-    )
-
-
-async def run_one_request(
-    open_stateless: OpenStateless,
-    transport: HttpServerTransport,
-    version: str | None,
-    answer: Callable[[Deliver], Awaitable[None]],
-    *,
-    identity: Identity,
-    fed: bool = False,
-) -> bool:
-    """Serve a stateless POST: run ``answer(deliver)`` (which delivers the
-    body with ``deliver`` and writes the response) inside the POST's
-    one-request session, in the caller's own task; True if ``answer`` ran to
-    its end. *identity* is who sent the POST. With *fed*, ``deliver`` is the
-    session's own ``feed`` when the session has no reader (see
-    :class:`OpenStateless`), else the transport's ``deliver``.
-
-    Why in the caller's task: a POST already is a task, and a session task of
-    its own (with the nursery around it) was a spawn and several scheduler
-    passes per request, about 5 % of a 2026-07-28 POST's cost in the server.
-
-    When ``answer`` ends (the response is out, or the client left) the client
-    side of the session ends (``peer_closed``, and the sink's ``feed_eof``
-    when it was fed): a request still running is
-    cancelled, origin ``transport`` (HM-13, CN-13). A session that fails (a bug
-    in a handler's dispatcher or the writer: one session's failure must never
-    end the server) is logged as an error and ends this POST only; ``answer``
-    was then cancelled, and False tells the caller to answer 500 if the
-    response has not started. The transport is closed in every case.
-
-    Cancellation: cancelling the caller (the client went and the server
-    cancelled the POST) cancels the session and its request at once, as for
-    any session inside a cancelled scope.
-    """
-    answered = False
-    try:
-        async with open_stateless(transport, version, fed=fed, identity=identity) as sink:
-            try:
-                await answer(transport.deliver if sink is None else sink.feed)
-                answered = True
-            finally:
-                transport.peer_closed()
-                if sink is not None:
-                    sink.feed_eof()
-    except* Exception as failure:
-        logger.error(
-            "a stateless HTTP request's session failed and was closed; serving goes on",
-            exc_info=failure,
-        )
-    finally:
-        transport.close()
-    return answered
