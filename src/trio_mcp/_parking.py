@@ -62,21 +62,21 @@ class Parking:
         outcome recorded).
         """
         if self.outcome is not None:
-            return trio.lowlevel.checkpoint()
+            return trio.lowlevel.checkpoint()  # noqa: ASYNC105 (awaited by the caller)
         if self._task is not None:
             raise RuntimeError("another task is already parked here")
         self._task = trio.lowlevel.current_task()
         if on_cancel is None:
             # A bound method, not a closure: the smallest object a parked
             # task keeps alive.
-            return trio.lowlevel.wait_task_rescheduled(self._abort)
+            return trio.lowlevel.wait_task_rescheduled(self._abort)  # noqa: ASYNC105
 
         def abort(raise_cancel: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
             self._abort(raise_cancel)
             on_cancel()
             return trio.lowlevel.Abort.SUCCEEDED
 
-        return trio.lowlevel.wait_task_rescheduled(abort)
+        return trio.lowlevel.wait_task_rescheduled(abort)  # noqa: ASYNC105
 
     def _abort(self, _: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
         self._task = None
