@@ -192,6 +192,32 @@ class _NowaitSendsAfterClose(_Wrapped):
         await self.inner.aclose()
 
 
+class _NowaitIgnoresClog(_Wrapped):
+    def send_nowait(self, value: bytes) -> None:
+        try:
+            self.inner.send_nowait(value)
+        except trio.WouldBlock:
+            pass  # the bug under test: "sent", and the frame is gone
+
+
+class _FlushPendingOnAFreshEnd(_Wrapped):
+    def send_nowait(self, value: bytes) -> None:
+        self.inner.send_nowait(value)
+
+    def flush_pending(self) -> bool:
+        return True  # the bug under test: nothing was ever sent
+
+    async def flush(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+
+class _BoundNotSettable(_Wrapped):
+    max_message_size = 100
+
+    def set_max_message_size(self, size: int) -> None:
+        pass  # the bug under test: the bound stays as it was
+
+
 def _factory(broken: type[_Wrapped], buffer: int = 64) -> PairFactory:
     @asynccontextmanager
     async def pair() -> AsyncIterator[tuple[Transport, Transport]]:
@@ -224,7 +250,10 @@ BROKEN = [
     (_CancelledCloseDoesNotClose, "send after a cancelled aclose", False),
     (_NowaitDropsFrames, "sent by send_nowait", False),
     (_NowaitSendsAfterClose, "send_nowait on a closed end", False),
+    (_FlushPendingOnAFreshEnd, r"flush_pending\(\) is True on an end that sent nothing", False),
+    (_BoundNotSettable, "set_max_message_size did not change the bound", False),
     (_CloseDoesNotWakeSend, "did not wake the task blocked in send", True),
+    (_NowaitIgnoresClog, "send_nowait on a clogged pair returned", True),
     (_SwallowsCancelledSend, "returned with nobody receiving", True),
 ]
 

@@ -16,7 +16,13 @@ from functools import partial
 import trio
 from trio.testing import assert_checkpoints, assert_no_checkpoints, wait_all_tasks_blocked
 
-from .._transport import Transport
+from .._transport import (
+    BoundedTransport,
+    FlushingTransport,
+    NowaitReceiveTransport,
+    NowaitSendTransport,
+    Transport,
+)
 from .._util import reraise_unwrapped
 
 #: Makes a connected pair (as an async context manager that cleans up after).
@@ -60,16 +66,29 @@ async def check_transport(
     another task is blocked in ``receive`` wakes that task with
     ``ClosedResourceError`` or ``EndOfChannel``; ``send`` and ``receive`` on a
     closed end raise ``ClosedResourceError``; ``aclose`` is idempotent and
-    closes even when cancelled. Where an end offers the contract's fast path,
-    ``send_nowait`` and ``receive_nowait`` never yield, move frames like
-    ``send`` and ``receive`` (or raise ``WouldBlock``) and raise
-    ``ClosedResourceError`` on a closed end.
+    closes even when cancelled.
+
+    The optional parts are checked where an end's class offers them (the
+    protocols of :mod:`trio_mcp.lowlevel`): with
+    :class:`~trio_mcp.lowlevel.NowaitSendTransport` and
+    :class:`~trio_mcp.lowlevel.NowaitReceiveTransport`, ``send_nowait`` and
+    ``receive_nowait`` never yield, move frames like ``send`` and ``receive``
+    (or raise ``WouldBlock``) and raise ``ClosedResourceError`` on a closed
+    end; with :class:`~trio_mcp.lowlevel.FlushingTransport`, nothing is
+    pending on a fresh end and ``flush`` is then a checkpoint; with
+    :class:`~trio_mcp.lowlevel.BoundedTransport`, ``max_message_size`` is
+    positive, ``set_max_message_size`` changes it and refuses 0 with
+    ``ValueError``.
 
     *clogged*, if given, makes pairs whose first end's ``send`` blocks until the
     second end receives. With it: a blocked ``send`` returns once the peer
     receives (back-pressure); ``aclose`` wakes a task blocked in ``send`` with
-    ``ClosedResourceError``; and a blocked ``send`` that is cancelled raises
-    ``Cancelled``, after which ``aclose`` still works.
+    ``ClosedResourceError``; a blocked ``send`` that is cancelled raises
+    ``Cancelled``, after which ``aclose`` still works; and, where the end
+    offers ``send_nowait``, it raises ``WouldBlock`` without yielding and
+    delivers nothing, or (a :class:`~trio_mcp.lowlevel.FlushingTransport`)
+    takes part of the frame and says so with ``flush_pending``; either way the
+    frame arrives whole once the peer receives.
 
     Cancellation:
         Each check runs in its own ``trio.fail_after(30)``; cancelling the
@@ -87,6 +106,8 @@ async def check_transport(
         _closed_end_refuses,
         _cancelled_aclose_still_closes,
         _nowait_fast_path,
+        _flushing_starts_empty,
+        _bound_is_settable,
     ]
     if large:
         checks.append(_large_frame)
@@ -99,6 +120,7 @@ async def check_transport(
             _clogged_send_waits_for_receive,
             _close_wakes_blocked_send,
             _cancelled_blocked_send,
+            _clogged_send_nowait_would_block,
         ):
             async with clogged() as (a, b), _first_failure():
                 with trio.fail_after(30):
@@ -293,8 +315,8 @@ async def _cancelled_aclose_still_closes(a: Transport, b: Transport) -> None:
 
 
 async def _nowait_fast_path(a: Transport, b: Transport) -> None:
-    send_nowait: Callable[[bytes], None] | None = getattr(a, "send_nowait", None)
-    receive_nowait: Callable[[], bytes] | None = getattr(b, "receive_nowait", None)
+    send_nowait = a.send_nowait if isinstance(a, NowaitSendTransport) else None
+    receive_nowait = b.receive_nowait if isinstance(b, NowaitReceiveTransport) else None
     for frame in (FIRST_FRAME, SECOND_FRAME):
         sent = False
         if send_nowait is not None:
@@ -327,6 +349,30 @@ async def _nowait_fast_path(a: Transport, b: Transport) -> None:
             receive_nowait()
 
 
+async def _flushing_starts_empty(a: Transport, b: Transport) -> None:
+    if not isinstance(a, FlushingTransport):
+        return
+    assert not a.flush_pending(), "flush_pending() is True on an end that sent nothing"
+    with assert_checkpoints():
+        await a.flush()
+    await _send(a, FIRST_FRAME)
+    assert await _receive(b) == FIRST_FRAME, "a frame sent after an empty flush changed"
+
+
+async def _bound_is_settable(a: Transport, b: Transport) -> None:
+    for end in (a, b):
+        if not isinstance(end, BoundedTransport):
+            continue
+        bound = end.max_message_size
+        assert isinstance(bound, int), f"max_message_size is {bound!r}, not an int"
+        assert bound > 0, f"max_message_size is {bound!r}"
+        end.set_max_message_size(bound + 1)
+        assert end.max_message_size == bound + 1, "set_max_message_size did not change the bound"
+        with _raises(ValueError, doing="set_max_message_size(0)"):
+            end.set_max_message_size(0)
+        end.set_max_message_size(bound)
+
+
 async def _clogged_send_waits_for_receive(a: Transport, b: Transport) -> None:
     sent = trio.Event()
 
@@ -351,6 +397,43 @@ async def _cancelled_blocked_send(a: Transport, b: Transport) -> None:
     assert cancelled, "a send on a clogged pair returned with nobody receiving"
     # The contract allows the transport to be broken now, but aclose must work.
     await _aclose(a)
+
+
+async def _clogged_send_nowait_would_block(a: Transport, b: Transport) -> None:
+    # Each read apart: a type checker cannot intersect the channel with both.
+    flushing = a if isinstance(a, FlushingTransport) else None
+    nowait = a if isinstance(a, NowaitSendTransport) else None
+    if nowait is None:
+        return
+    taken = False
+    with assert_no_checkpoints():
+        try:
+            nowait.send_nowait(FIRST_FRAME)
+            taken = True
+        except trio.WouldBlock:
+            pass
+    if taken and not (flushing is not None and flushing.flush_pending()):
+        # Sent whole, which a clogged pair cannot do unless the peer receives.
+        got = None
+        with trio.move_on_after(WAKE_TIMEOUT):
+            got = await _receive(b)
+        assert got == FIRST_FRAME, (
+            f"send_nowait on a clogged pair returned, and {got!r} arrived, not its frame"
+        )
+        return
+
+    async def deliver_the_rest() -> None:
+        if taken:
+            assert flushing is not None  # it said part was pending
+            await flushing.flush()
+        else:
+            await _send(a, FIRST_FRAME)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(deliver_the_rest)
+        got = await _receive(b)
+    what = "the rest of a frame send_nowait took in part" if taken else "a frame after WouldBlock"
+    assert got == FIRST_FRAME, f"{what} arrived as {got!r}"
 
 
 @asynccontextmanager
