@@ -1,8 +1,10 @@
 """The session layer: one nursery per live connection (see ``_engine``)."""
 
 from ._context import Dispatcher, RequestContext
-from ._engine import DEFAULT, Session, SessionStatistics
+from ._engine import Session
 from ._open import open_session
+from ._outbound import DEFAULT
+from ._statistics import SessionStatistics
 
 __all__ = [
     "DEFAULT",

@@ -59,7 +59,7 @@ class Admission:
         #: Requests waiting for a slot now (abandoned tickets not counted).
         self.waiting_now = 0
         # Made when the first request has to wait, dropped when the line empties:
-        # a deque costs ~760 bytes, and most sessions never queue anything.
+        # most sessions never queue anything, and an empty deque is not small.
         self._queue: deque[Ticket] | None = None
 
     @property

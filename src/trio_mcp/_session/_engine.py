@@ -2,70 +2,40 @@
 
 Theory of operation
 -------------------
-``open_session`` opens a nursery and starts two tasks in it (more on demand).
-:class:`Session` owns the transport, the outgoing channel, those two tasks and
-the shutdown; three collaborators own the rest, each built with the narrow
-things it needs (the connection, the nursery, a ``queue`` callable, the
-dispatcher's handler, the graces), never with the session:
+:func:`~trio_mcp._session._open.open_session` opens a nursery and starts the
+:class:`Session` in it. The session owns the transport, the reader, the
+dispatch table and the shutdown; its collaborators own the rest, each built
+with the narrow things it needs (the connection, the nursery, the writer, a
+callable or two), never with the session:
 
-* the **reader** (a method of the session) reads frames from the transport,
+* the **reader** (a method of the session, run as a task, or in the owner's
+  task, or fed frame by frame by the owner) reads frames from the transport,
   feeds them to the sans-I/O :class:`~trio_mcp.protocol.Connection` and hands
-  each event to its handler, looked up by type in a table of bound methods. It
-  answers ``ping`` (and, on a server, ``initialize`` and ``server/discover``) itself, so they are
-  answered promptly however busy the handlers are; it cancels a request's scope
-  on the peer's ``notifications/cancelled`` and moves a request's idle deadline
-  on its progress, before any user code sees anything else;
-* the **writer** (a method of the session) writes what is queued for the
-  transport: messages on a bounded memory channel, which is atomic under
-  cancellation (a message is queued or not). One writer at a time, with
-  **write-through**: while the writer is parked on an empty queue, the task
-  that made a message encodes it and writes it itself with the transport's
-  ``send_nowait``, which never yields, so cancellation cannot tear it and
-  nothing queued is overtaken. What the transport cannot take at once (a full
-  buffer, the rest of a line a pipe took in part) goes to the writer, which is
-  then busy, so later messages queue behind it. A frame is never torn and
-  order is kept either way, and an uncontended round trip skips two task
-  hand-offs (one per side);
-* :class:`~trio_mcp._session._inbound.InboundRequests` owns the peer's requests:
-  the admission under the concurrency limit, one task per request (an
-  :class:`~trio_mcp._session._inbound.InboundRequest`), its error boundary and
-  reply, and the count that shutdown waits on;
+  each event to its handler, looked up by type in a table (``_HANDLERS``). It
+  answers ``ping`` (and, on a server, ``initialize`` and ``server/discover``)
+  itself, so they are answered promptly however busy the handlers are; it
+  cancels a request's scope on the peer's ``notifications/cancelled`` and
+  moves a request's idle deadline on its progress, before any user code sees
+  anything else;
+* the :class:`~trio_mcp._session._writer.Writer` writes every outgoing frame,
+  one at a time and in order, with write-through: the task that made a
+  message writes it itself while the writer task is idle;
+* :class:`~trio_mcp._session._inbound.InboundRequests` owns the peer's
+  requests: their admission under the concurrency limit
+  (:mod:`~trio_mcp._session._admission`, in arrival order), one task per
+  request, its error boundary and reply, and the count that shutdown waits on;
 * :class:`~trio_mcp._session._outbound.OutboundCalls` owns our requests: each
   runs in the caller's own task, which queues the request and parks until the
-  reader hands it the outcome;
+  reader hands it the outcome; its time limits are cancel-scope deadlines;
 * :class:`~trio_mcp._session._notifier.Notifier` runs notification handlers one
   at a time, in receive order, in a task that exists only while notifications
-  wait.
-
-Each inbound request gets its :class:`trio.CancelScope` and its task when it
-*arrives*. Under a concurrency limit the reader also makes the admission
-decision there, in arrival order (:mod:`trio_mcp._session._admission`): the
-request takes a free slot at once or queues in a FIFO (its record stays QUEUED);
-a freed slot goes to the oldest request still waiting. If a request's scope is
-cancelled while it waits, the handler never starts.
-
-An outbound request's time limits (the progress-extended idle timeout and the
-hard maximum) are cancel-scope deadlines; the caller's own scopes work too. On
-any cancellation, ``notifications/cancelled`` is queued without blocking the
-caller past a small bound, and the record says who cancelled. An optional
-keepalive task pings the peer through :meth:`Session.request` and treats an
-unanswered ping as a connection failure.
+  wait; :class:`~trio_mcp._session._keepalive.Keepalive` pings the peer, if
+  asked to.
 
 Shutdown (leaving ``open_session``, or :meth:`Session.aclose`) runs in a fixed
-order, each step bounded, all of it shielded so it completes when the caller is
-being cancelled:
-
-1. stop accepting: new inbound requests are refused (-32000), new calls raise;
-2. cancel our outbound requests; the peer is told (bounded);
-3. let inbound requests settle for ``shutdown_grace`` seconds, then cancel them
-   (their peers get -32001 replies) and wait a little for them to end;
-4. flush the writer (bounded), mark the session closed, close the transport
-   (bounded).
-
+order, each step bounded, all of it shielded (see :meth:`Session.aclose`).
 Losing the transport instead (EOF, a broken pipe, a keepalive ping that timed
-out) closes the session at once (:meth:`Session._close`): every pending call
-fails with :class:`SessionClosed` carrying the cause, every inbound request is
-cancelled (no reply can be written), and the session is marked closed.
+out) closes the session at once (:meth:`Session._close`).
 """
 
 from __future__ import annotations
@@ -74,18 +44,15 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol, TypeVar, cast, final
 
-import attrs
 import trio
 
-from .._errors import RequestTimeout, RPCError, SessionClosed
+from .._errors import SessionClosed
 from .._transport import ANONYMOUS, Caller, Identity, Transport, offers_nowait_receive
 from .._util import Flag
 from ..protocol import (
-    METHODS,
     CancelOrigin,
     CancelReceived,
     Connection,
-    Direction,
     ErrorCode,
     ErrorObject,
     ErrorReceived,
@@ -105,26 +72,22 @@ from ..protocol import (
     RequestObserver,
     RequestReceived,
     RequestRecord,
-    RequestState,
     ResponseReceived,
     SessionState,
 )
 from ._inbound import InboundRequests, NamesRequest
+from ._keepalive import Keepalive
 from ._notifier import Notifier
-from ._outbound import OutboundCalls
+from ._outbound import DEFAULT, OutboundCalls, time_limits
+from ._statistics import SessionStatistics
 from ._writer import Writer
 
 logger = logging.getLogger("trio_mcp.session")
 
-#: Used for "the session's default" in per-call arguments.
-DEFAULT: Any = object()
-
 
 class Answerer(Protocol):
-    """What the session calls on its dispatcher. The public, fully typed form
-    is :class:`~trio_mcp._session._context.Dispatcher`, whose module imports
-    this one; a context reaches the dispatcher from the factory the session is
-    given, so here it is only passed along."""
+    """What the session calls on its dispatcher: the engine's view of
+    :class:`~trio_mcp._session._context.Dispatcher` (whose module imports this one)."""
 
     def handle_request(self, ctx: Any, /) -> Awaitable[Any]: ...
 
@@ -133,50 +96,13 @@ class Answerer(Protocol):
     ) -> Awaitable[None]: ...
 
 
+_Queue = Callable[[Message], Awaitable[None]]
 #: Makes a handler's context (``RequestContext``): from the session, its
 #: connection, the writer's ``queue``, and the request's id, method, params
 #: and ``_meta``.
 ContextFactory = Callable[
-    [
-        "Session",
-        Connection,
-        Callable[[Message], Awaitable[None]],
-        RequestId,
-        str,
-        Any,
-        JSONObject | None,
-        Caller,
-    ],
-    NamesRequest,
+    ["Session", Connection, _Queue, RequestId, str, Any, JSONObject | None, Caller], NamesRequest
 ]
-
-
-@attrs.frozen
-class SessionStatistics:
-    """A frozen snapshot of a session's counters (trio's ``statistics()`` convention)."""
-
-    state: SessionState
-    #: In-flight requests per state, both directions.
-    queued: int
-    running: int
-    #: Totals since the session opened.
-    completed: int
-    failed: int
-    cancelled: int
-    #: Most inbound requests in flight at once.
-    peak_in_flight: int
-    max_concurrent: int | None
-    outgoing_queue_used: int
-    outgoing_queue_size: int
-    frames_in: int
-    frames_out: int
-    invalid_messages: int
-    ignored_events: int
-    #: Requests accepted although the peer had used their id before (C-02).
-    reused_ids: int = 0
-    #: Of ``frames_out``, those their sender wrote itself while the writer was
-    #: idle (write-through), not handed to the writer task.
-    written_through: int = 0
 
 
 #: What the reader does with one event: act at once, and return what it must
@@ -198,9 +124,9 @@ class Session:
     """One live connection to one peer. Not constructed directly: use
     :func:`open_session` (or the high-level ``Client``/``serve_*`` functions)."""
 
-    # Slots: a server holds many idle sessions, each of them a Session.
+    # Slots: a server holds many idle sessions. A weakref: servers keep
+    # per-session state in weak maps (the peer of a session).
     __slots__ = (
-        # Servers keep per-session state in weak maps (the peer of a session).
         "__weakref__",
         "_accepting",
         "_closed",
@@ -364,7 +290,7 @@ class Session:
         message = self.protocol.send_request(
             method, params, want_progress=on_progress is not None, follows=follows
         )
-        idle, total = self._limits(method, progress_idle_timeout, max_duration)
+        idle, total = time_limits(method, progress_idle_timeout, max_duration, self)
         # Straight to the calls (not via call_prepared): one coroutine frame
         # less, resumed on every wake-up.
         return await self._outbound.call(message, on_progress, idle, total)
@@ -403,13 +329,13 @@ class Session:
 
         A plain method that returns the call's coroutine, so the caller awaits
         the call itself: no frame of its own to pass through on every wake-up
-        of every 2026-07-28 call (issue #16). The time limits are read when it
+        of every 2026-07-28 call. The time limits are read when it
         is called; nothing is sent until the coroutine is awaited.
 
         Raises / Cancellation: as :meth:`request` (with the same defaults,
         including none for a long-lived request).
         """
-        idle, total = self._limits(message.method, progress_idle_timeout, max_duration)
+        idle, total = time_limits(message.method, progress_idle_timeout, max_duration, self)
         return self._outbound.call(message, on_progress, idle, total)
 
     async def notify(self, method: str, params: Any = None) -> None:
@@ -419,12 +345,7 @@ class Session:
         outgoing queue is full, nothing is sent; once queued it is sent.
         """
         self._check_open()
-        message = self.protocol.send_notification(method, params)
-        await trio.lowlevel.checkpoint_if_cancelled()
-        await self._writer.queue(message)
-        # A schedule point too, as every trio async API is; cancellation can no
-        # longer take the notification back.
-        await trio.lowlevel.cancel_shielded_checkpoint()
+        await self._send_notification(self.protocol.send_notification(method, params))
 
     async def notify_prepared(self, message: Notification) -> None:
         """Send a notification the protocol layer made (the
@@ -457,12 +378,8 @@ class Session:
         Cancellation: as :meth:`notify`.
         """
         self._check_open()
-        message_ = self.protocol.task_progress_notification(
-            token, progress, total, message, meta=meta
-        )
-        await trio.lowlevel.checkpoint_if_cancelled()
-        await self._writer.queue(message_)
-        await trio.lowlevel.cancel_shielded_checkpoint()
+        note = self.protocol.task_progress_notification(token, progress, total, message, meta=meta)
+        await self._send_notification(note)
 
     def requests(self) -> list[RequestRecord]:
         """Snapshots of recent finished and all in-flight requests."""
@@ -470,25 +387,11 @@ class Session:
 
     def statistics(self) -> SessionStatistics:
         """A frozen snapshot of this session's counters."""
-        p = self.protocol.statistics()
-        states = [r.state for r in self.protocol.requests() if not r.state.is_terminal]
-        return SessionStatistics(
-            state=self.protocol.state,
-            queued=states.count(RequestState.QUEUED),
-            running=states.count(RequestState.RUNNING),
-            completed=p.completed,
-            failed=p.failed,
-            cancelled=p.cancelled,
-            peak_in_flight=p.peak_in_flight_inbound,
-            max_concurrent=self._max_concurrent,
-            outgoing_queue_used=self._writer.queue_used,
-            outgoing_queue_size=self._writer.queue_size,
+        return SessionStatistics.of(
+            self.protocol,
+            self._writer,
             frames_in=self._frames_in,
-            frames_out=self._writer.frames_out,
-            invalid_messages=p.invalid_messages,
-            ignored_events=p.ignored_events,
-            reused_ids=p.reused_ids,
-            written_through=self._writer.written_through,
+            max_concurrent=self._max_concurrent,
         )
 
     async def feed(self, data: bytes) -> None:
@@ -536,8 +439,8 @@ class Session:
 
         Only for a session opened with ``reader=False`` whose owner has
         nothing to do but wait for the session to end (a server's task per
-        session): the reader needs no task of its own then, which is ~2 KiB
-        of every idle session (issue #16). Raises ``RuntimeError`` on a
+        session): the reader needs no task of its own then, so an idle session
+        holds one task fewer. Raises ``RuntimeError`` on a
         session that has a reader task, or when the transport is already
         being read (two takers of frames would race).
 
@@ -601,7 +504,16 @@ class Session:
         await self._closed.wait()
 
     async def aclose(self, reason: str = "session closed") -> None:
-        """Shut the session down in the documented order; idempotent.
+        """Shut the session down in a fixed order; idempotent.
+
+        1. Stop accepting: new inbound requests are refused (-32000), new
+           calls raise.
+        2. Cancel our outbound requests; the peer is told (bounded).
+        3. Let inbound requests settle for ``shutdown_grace`` seconds, then
+           cancel them (their peers get -32001 replies) and wait a little for
+           them to end.
+        4. Flush the writer (bounded), mark the session closed, close the
+           transport (bounded).
 
         Cancellation:
             Every step is bounded and shielded, so it completes (within about
@@ -632,7 +544,7 @@ class Session:
             with trio.move_on_after(grace) as settling:
                 await self._inbound.wait_settled()
             if settling.cancelled_caught:
-                self._log_stuck_handlers()
+                self._inbound.warn_still_running()
             # 4. Flush the writer (bounded), then close the transport.
             self._writer.close()
             with trio.move_on_after(grace):
@@ -645,38 +557,6 @@ class Session:
                 logger.warning("closing the transport took longer than %ss", grace)
 
     # ------------------------------------------------------------ internals
-
-    def _log_stuck_handlers(self) -> None:
-        """Name each handler still running after its shutdown cancel: one that
-        shields itself (reliability T-07) holds up the session's exit, and the
-        operator must be able to tell which."""
-        for record in self.protocol.requests():
-            if record.direction is Direction.INBOUND and not record.state.is_terminal:
-                logger.warning(
-                    "handler for %s (id %r) still runs after its cancellation at shutdown;"
-                    " the session's exit waits for it",
-                    record.method,
-                    record.id,
-                )
-
-    def _limits(
-        self, method: str, idle: float | None, total: float | None
-    ) -> tuple[float | None, float | None]:
-        """A request's two time limits, DEFAULT replaced by the session's
-        (none for a long-lived request, A-11)."""
-        if idle is DEFAULT or total is DEFAULT:
-            spec = METHODS.get(method)
-            if spec is not None and spec.long_lived:
-                default_idle: float | None = None
-                default_total: float | None = None
-            else:
-                default_idle, default_total = self.progress_idle_timeout, self.max_duration
-            if idle is DEFAULT:
-                idle = default_idle
-            if total is DEFAULT:
-                total = default_total
-        return idle, total
-
     def _start(
         self,
         observer: RequestObserver | None,
@@ -684,10 +564,8 @@ class Session:
         keepalive_timeout: float | None,
         reader: bool,
     ) -> None:
-        """Start the session's parts in its nursery, just opened (see
-        :func:`open_session`): its clock and observer, the writer if it cannot
-        write through, the reader unless the owner takes the frames, the
-        keepalive."""
+        """Start the session's parts in its nursery, just opened: its clock,
+        observer, writer, reader (unless the owner reads) and keepalive."""
         protocol = self.protocol
         # The run's clock itself, not trio.current_time(): the same reading
         # (MockClock included) without a run-context lookup, and the
@@ -702,12 +580,21 @@ class Session:
         else:
             self._readerless = True
         if keepalive_interval is not None:
-            self._nursery.start_soon(
-                self._keepalive,
+            keepalive = Keepalive(
+                self.protocol,
+                self.request,
+                self._connection_failed,
                 keepalive_interval,
                 keepalive_interval if keepalive_timeout is None else keepalive_timeout,
-                name="trio_mcp keepalive",
             )
+            self._nursery.start_soon(keepalive.run, name="trio_mcp keepalive")
+
+    async def _send_notification(self, message: Message) -> None:
+        """Queue *message* unless already cancelled (a checkpoint, then a
+        schedule point: once queued, cancellation cannot take it back)."""
+        await trio.lowlevel.checkpoint_if_cancelled()
+        await self._writer.queue(message)
+        await trio.lowlevel.cancel_shielded_checkpoint()
 
     def _closed_error(self) -> SessionClosed:
         return SessionClosed(
@@ -724,10 +611,8 @@ class Session:
         self._inbound.stop_accepting()
         self._stopping.set()
 
-    # ----------------------------------------------------------------- tasks
-
     # Handed to the writer, the inbound requests and the notifier as bound
-    # methods (one small object each, where a partial was four times the size).
+    # methods: one small object each.
 
     def _unwritable(self, message: Message, error: LocalProtocolError) -> None:
         """The writer dropped *message*, which could not be encoded: a
@@ -745,25 +630,6 @@ class Session:
 
     def _handle_notification(self, event: NotificationReceived) -> Awaitable[None]:
         return self.dispatcher.handle_notification(self, event)
-
-    # What the reader does with each type of event (the table is _HANDLERS,
-    # after the class): a function of the session, not a bound method per
-    # session, so an idle session holds no table (~0.9 KiB, issue #16).
-
-    def _on_response(self, event: ResponseReceived) -> None:
-        self._outbound.on_response(event)
-
-    def _on_error(self, event: ErrorReceived) -> None:
-        self._outbound.on_error(event)
-
-    def _on_progress(self, event: ProgressReceived) -> None:
-        self._outbound.on_progress(event)
-
-    def _on_cancel(self, event: CancelReceived) -> None:
-        self._inbound.on_cancel(event)
-
-    def _on_notification(self, event: NotificationReceived) -> Awaitable[None]:
-        return self._notifier.queue(event)
 
     async def _reader(self) -> None:
         data: bytes | None
@@ -816,44 +682,6 @@ class Session:
     def _on_ignored(self, event: Ignored) -> None:
         logger.debug("ignored (%s): %s", event.reason, event.detail)
 
-    async def _keepalive(self, interval: float, ping_timeout: float) -> None:
-        """Ping the peer *interval* seconds after each answered ping (PI-04).
-
-        A ping unanswered after *ping_timeout* seconds closes the session as a
-        connection failure (PI-03, PI-05, TO-07): close origin TRANSPORT, reason
-        ``"ping timeout after Ns"``, pending calls fail with
-        :class:`SessionClosed`, the transport is closed. A peer that answers
-        ping with an error is alive: logged, and the keepalive goes on.
-
-        Cancellation: runs until the session closes or its nursery is cancelled.
-
-        Spec: PI-03, PI-04, PI-05, TO-07.
-        """
-        while True:
-            await trio.sleep(interval)
-            if self.closed:
-                return
-            revision = self.protocol.revision
-            if revision is not None and not revision.ping:
-                # 2026-07-28 has no ping: a connection is not a session, and a
-                # dead stdio peer shows as EOF or a broken pipe (SI-11, SI-13).
-                logger.debug("keepalive: %s has no ping; stopped", revision.version)
-                return
-            try:
-                # request() raises SessionClosed, sending nothing, once the session stops accepting.
-                await self.request(
-                    "ping", progress_idle_timeout=ping_timeout, max_duration=ping_timeout
-                )
-            except RequestTimeout:
-                reason = f"ping timeout after {ping_timeout:g}s"
-                logger.warning("keepalive: %s; closing the session as a connection failure", reason)
-                await self._connection_failed(reason)
-                return
-            except SessionClosed:
-                return
-            except RPCError as exc:
-                logger.warning("keepalive: the peer answered ping with an error: %s", exc)
-
     # -------------------------------------------------------------- closing
 
     def _close(self, reason: str, origin: CancelOrigin, cause: BaseException | None = None) -> None:
@@ -885,15 +713,16 @@ class Session:
             await self.transport.aclose()
 
 
-#: The reader's table: what to do with each type of event.
+#: The reader's table: what to do with each type of event. Functions of the
+#: session, not bound methods of each one, so an idle session holds no table.
 _HANDLERS: dict[type[object], _EventHandler] = dict(
     [
-        _on(ResponseReceived, Session._on_response),
+        _on(ResponseReceived, lambda session, event: session._outbound.on_response(event)),
         _on(RequestReceived, Session._on_request),
-        _on(ErrorReceived, Session._on_error),
-        _on(CancelReceived, Session._on_cancel),
-        _on(ProgressReceived, Session._on_progress),
-        _on(NotificationReceived, Session._on_notification),
+        _on(ErrorReceived, lambda session, event: session._outbound.on_error(event)),
+        _on(CancelReceived, lambda session, event: session._inbound.on_cancel(event)),
+        _on(ProgressReceived, lambda session, event: session._outbound.on_progress(event)),
+        _on(NotificationReceived, lambda session, event: session._notifier.queue(event)),
         _on(InvalidMessage, Session._on_invalid_message),
         _on(Ignored, Session._on_ignored),
     ]

@@ -229,6 +229,19 @@ class InboundRequests(Generic[ContextT]):
             protocol.request_cancel(Direction.INBOUND, request_id, origin, reason)
             handle.cancel(reason=f"{origin.value}: {reason}")
 
+    def warn_still_running(self) -> None:
+        """Name each handler still running after its shutdown cancel: one that
+        shields itself (reliability T-07) holds up the session's exit, and the
+        operator must be able to tell which."""
+        for record in self._protocol.requests():
+            if record.direction is Direction.INBOUND and not record.state.is_terminal:
+                logger.warning(
+                    "handler for %s (id %r) still runs after its cancellation at shutdown;"
+                    " the session's exit waits for it",
+                    record.method,
+                    record.id,
+                )
+
     async def wait_settled(self, *, streams: bool = True) -> None:
         """Block until no request's task is running or queued (with *streams*
         False, not counting long-lived streams: a ``subscriptions/listen``

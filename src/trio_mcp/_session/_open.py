@@ -87,7 +87,7 @@ def open_session(
             read. A frame over it is refused unparsed: a request answered
             -32600 with the id read from its head or tail, a response failing
             its call with :class:`~trio_mcp.ResponseTooLarge`; the session goes
-            on (issue 17 §1, BP-28).
+            on (BP-28).
         reader: False: no reader task. Either the owner hands every inbound
             frame to the session itself (:meth:`Session.feed`, then
             :meth:`Session.feed_eof` when the peer's side ends; the
@@ -157,13 +157,14 @@ class _OpenSession:
     """The context manager :func:`open_session` returns.
 
     A class, not an ``@asynccontextmanager`` generator: the server's task per
-    session holds it for the session's life, and a generator (its frame with
-    every argument, its context manager, Trio's record of a live async
-    generator) was ~0.6 KiB of every idle session (issue #16). It does what
-    the generator did, in the same order: open the nursery, start the
-    session; at the exit, shut the session down (``aclose``), cancel the
-    nursery, leave it with the body's exception, and give back the one real
-    error of an exception group. Entered once.
+    session holds it for the session's life, and a generator (its frame, its
+    context manager, Trio's record of a live async generator) takes the idle
+    Streamable HTTP session over its memory bound (measured in
+    ``bench/README.md``, "Why the engine is shaped as it is"). So it enters
+    and leaves the nursery itself, doing what the generator would, in the same
+    order: open the nursery, start the session; at the exit, shut the session
+    down (``aclose``), cancel the nursery, leave it with the body's exception,
+    and give back the one real error of an exception group. Entered once.
     """
 
     __slots__ = ("_nursery", "_nursery_manager", "_session", "_setup")

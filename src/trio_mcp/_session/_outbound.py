@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import trio
 from outcome import Error, Value
@@ -41,6 +41,7 @@ from .._errors import (
 )
 from .._parking import Parking
 from ..protocol import (
+    METHODS,
     CancelOrigin,
     Connection,
     ErrorCode,
@@ -53,6 +54,36 @@ from ..protocol import (
     ResponseReceived,
 )
 from ._writer import Writer
+
+#: Used for "the session's default" in per-call arguments.
+DEFAULT: Any = object()
+
+
+class TimeLimits(Protocol):
+    """Where a request's default time limits are read (a session's)."""
+
+    progress_idle_timeout: float | None
+    max_duration: float | None
+
+
+def time_limits(
+    method: str, idle: float | None, total: float | None, defaults: TimeLimits
+) -> tuple[float | None, float | None]:
+    """A request's two time limits (the idle timeout and the hard cap),
+    DEFAULT replaced by those of *defaults*, or by none at all for a
+    long-lived request (A-11)."""
+    if idle is DEFAULT or total is DEFAULT:
+        spec = METHODS.get(method)
+        if spec is not None and spec.long_lived:
+            default_idle: float | None = None
+            default_total: float | None = None
+        else:
+            default_idle, default_total = defaults.progress_idle_timeout, defaults.max_duration
+        if idle is DEFAULT:
+            idle = default_idle
+        if total is DEFAULT:
+            total = default_total
+    return idle, total
 
 
 class PendingCall(Parking):

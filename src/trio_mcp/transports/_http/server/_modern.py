@@ -421,8 +421,8 @@ async def run_one_request(
     :class:`OpenStateless`), else the transport's ``deliver``.
 
     Why in the caller's task: a POST already is a task, and a session task of
-    its own (with the nursery around it) was a spawn and several scheduler
-    passes per request, about 5 % of a 2026-07-28 POST's cost in the server.
+    its own (with the nursery around it) would be a spawn and several
+    scheduler passes per request.
 
     When ``answer`` ends (the response is out, or the client left) the client
     side of the session ends (``peer_closed``, and the sink's ``feed_eof``

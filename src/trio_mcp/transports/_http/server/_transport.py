@@ -31,11 +31,12 @@ writer never blocks on it, so one slow client stalls nobody else (D-04).
 
 Memory: a server holds many idle sessions, so an idle transport holds little.
 The POSTed frames wait in a small FIFO of the transport's own (a bounded queue
-with one reader, made and dropped with its content, instead of a memory channel
-of ~1.7 KiB); the standalone GET stream and its backlog are made when first
+with one reader, made and dropped with its content, instead of a memory
+channel); the standalone GET stream and its backlog are made when first
 needed, and a response waits for its stream through a waker (``arm``), not an
-event; a frame kept for later (the GET backlog, the event
-store) is copied to its exact size first (orjson's bytes keep a ~4 KiB block).
+event; a frame kept for later (the GET backlog, the event store) is copied to
+its exact size first (orjson's bytes keep a block far larger than the frame).
+``bench/README.md`` ("Why the engine is shaped as it is") has the figures.
 
 Cancellation:
     ``send`` and ``receive`` are checkpoints; a cancelled ``send`` has either
@@ -150,8 +151,8 @@ class ResponseQueue:
 
 def compact(data: bytes) -> bytes:
     """An exact-size copy of *data*, for a frame that is kept (orjson allocates
-    a frame's bytes with room to spare, ~4 KiB however short it is, and only
-    shrinks the length field)."""
+    a frame's bytes with room to spare, however short it is, and only shrinks
+    the length field)."""
     return bytes(memoryview(data))
 
 
@@ -205,8 +206,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         ``aclose`` closes at once, then checkpoints.
     """
 
-    # Slots: a server holds many idle sessions, and an instance dict of this
-    # many attributes was ~300 bytes of each (issue #16).
+    # Slots: a server holds many idle sessions, each with its transport.
     __slots__ = (
         "_backlog",
         "_backlog_size",
@@ -532,8 +532,8 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
 
     def _drop_stream(self, stream: Stream) -> None:
         """*stream* is answered: end it and forget it. A table that empties is
-        made afresh: a dict keeps the size it grew to (224 bytes for one
-        entry), and an idle session keeps these empty (issue #16)."""
+        made afresh: a dict keeps the size it grew to, and an idle session
+        keeps these empty."""
         self._finish(stream)
         self._streams.pop(stream.stream_id, None)
         if not self._streams:
