@@ -163,7 +163,7 @@ REPLY_ROWS: list[tuple[str, bytes, ErrorCode, object]] = [
     ),
     # Neither a request nor a response (a misspelt "Method"): an invalid request,
     # answered with its id (reliability J-11); the connection fails our own call
-    # instead when the id is one of ours in flight (tests/test_bad_responses.py).
+    # instead when the id is one of ours in flight (tests/session/test_bad_responses.py).
     ("neither-method-nor-result", dumps({"jsonrpc": "2.0", "id": 1}), ErrorCode.INVALID_REQUEST, 1),
     (
         "misspelt-method",

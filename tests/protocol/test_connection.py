@@ -925,7 +925,7 @@ def test_reuse_before_the_first_answer_is_written_is_a_duplicate() -> None:
 
 @pytest.mark.spec("BP-04")
 def test_reuse_before_a_refusal_is_written_is_a_duplicate() -> None:
-    # Found by the modern era of tests/test_session_properties.py: a refused
+    # Found by the modern era of tests/session/test_session_properties.py: a refused
     # request has no entry, so a reuse of its id while the refusal waited for
     # the writer was accepted, and encode() then took the refusal for the new
     # request's reply (writing the new request's result in its place, or

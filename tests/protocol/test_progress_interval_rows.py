@@ -1,6 +1,6 @@
 """PG-09: the progress we send can be rate-limited per request (``progress_interval``).
 
-Table rows on the pair's hand-driven clock; tests/test_progress_rate_limit.py
+Table rows on the pair's hand-driven clock; tests/session/test_progress_rate_limit.py
 shows the same rule end to end through a session.
 """
 

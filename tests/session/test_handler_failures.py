@@ -13,7 +13,7 @@ Robustness catalogue (reliability.md §3.6), by id:
 * H-08: a notification handler that raises (the client's ``log_handler``, a
   server dispatcher's ``handle_notification``) is logged; the next notification
   is still handled and requests still work. (A failing progress callback fails
-  its own call instead: ``tests/test_timeouts.py``.)
+  its own call instead: ``tests/session/test_timeouts.py``.)
 """
 
 from __future__ import annotations
