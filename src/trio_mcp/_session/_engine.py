@@ -202,11 +202,7 @@ class Session:
             max_concurrent=max_concurrent,
             max_queued=max_queued,
         )
-        self._notifier = Notifier(
-            nursery,
-            self._handle_notification,
-            outgoing_buffer,
-        )
+        self._notifier = Notifier(nursery, self._handle_notification, outgoing_buffer)
         self._accepting = True
         # Flags, not Events: an Event is made only if a task waits for one.
         self._stopping = Flag()
@@ -351,16 +347,11 @@ class Session:
         """Send a notification the protocol layer made (the
         ``notifications/initialized`` of :meth:`Connection.complete_handshake`).
 
-        Raises:
-            SessionClosed: the outgoing queue is closed.
+        Raises :class:`SessionClosed` once the outgoing queue is closed.
 
-        Cancellation: as :meth:`notify`: a checkpoint. If already cancelled, or
-        cancelled while the outgoing queue is full, nothing is sent; once
-        queued it is sent.
+        Cancellation: as :meth:`notify`.
         """
-        await trio.lowlevel.checkpoint_if_cancelled()
-        await self._writer.queue(message)
-        await trio.lowlevel.cancel_shielded_checkpoint()
+        await self._send_notification(message)
 
     async def notify_task_progress(
         self,
@@ -504,16 +495,9 @@ class Session:
         await self._closed.wait()
 
     async def aclose(self, reason: str = "session closed") -> None:
-        """Shut the session down in a fixed order; idempotent.
-
-        1. Stop accepting: new inbound requests are refused (-32000), new
-           calls raise.
-        2. Cancel our outbound requests; the peer is told (bounded).
-        3. Let inbound requests settle for ``shutdown_grace`` seconds, then
-           cancel them (their peers get -32001 replies) and wait a little for
-           them to end.
-        4. Flush the writer (bounded), mark the session closed, close the
-           transport (bounded).
+        """Shut the session down in a fixed order, the numbered steps of its
+        body (inbound requests refused with -32000, then cancelled after
+        ``shutdown_grace`` with -32001 replies); idempotent.
 
         Cancellation:
             Every step is bounded and shielded, so it completes (within about
