@@ -171,9 +171,7 @@ class Session:
         identity: Identity | None,
     ) -> None:
         self.transport = transport
-        # Who the requests come from, kept by the transport's owner (None:
-        # nobody authenticated the peer).
-        self._identity = identity
+        self._identity = identity  # kept by the transport's owner; None: anonymous
         self.protocol = protocol
         self.dispatcher = dispatcher
         self._context_factory = context_factory
@@ -221,10 +219,8 @@ class Session:
 
     @property
     def caller(self) -> Caller:
-        """Who the requests arriving now come from: the caller of the
-        :class:`~trio_mcp.lowlevel.Identity` the session was opened with
-        (refreshed by its owner), else anonymous. A request keeps the caller
-        it arrived with (``RequestContext.caller``)."""
+        """Who the requests arriving now come from (the session's
+        :class:`~trio_mcp.lowlevel.Identity`, else anonymous)."""
         identity = self._identity
         return ANONYMOUS if identity is None else identity.caller
 
@@ -482,16 +478,13 @@ class Session:
         the transport was lost): a long-lived handler such as a subscription
         ends itself then, gracefully, within the shutdown grace.
 
-        Cancellation: a plain wait.
-        """
+        Cancellation: a plain wait."""
         await self._stopping.wait()
 
     async def wait_closed(self) -> None:
         """Block until the session is closed (by either side, or transport loss).
 
-        Cancellation:
-            A plain wait: cancelling it changes nothing about the session.
-        """
+        Cancellation: a plain wait; cancelling it changes nothing about the session."""
         await self._closed.wait()
 
     async def aclose(self, reason: str = "session closed") -> None:
@@ -508,11 +501,9 @@ class Session:
         """
         grace = self.cancel_notify_grace
         if self.closed:
-            # Closed by the transport's loss, everything else is done, but the
-            # transport itself may never have been closed (a leaked pipe or
-            # process). Transports make aclose idempotent. One scope both
-            # shields and bounds it (its own deadline still applies): this
-            # runs at the end of every 2026-07-28 POST.
+            # Closed by the transport's loss: the transport itself may still
+            # be open (a leaked pipe or process); its aclose is idempotent.
+            # One scope both shields and bounds it (every 2026-07-28 POST).
             with trio.CancelScope(shield=True, relative_deadline=grace):
                 await self.transport.aclose()
             return
@@ -663,11 +654,6 @@ class Session:
             # Pending calls fail now with this reason, not at their timeouts.
             await self._connection_failed(f"unusable message from the peer: {event.detail}")
 
-    def _on_ignored(self, event: Ignored) -> None:
-        logger.debug("ignored (%s): %s", event.reason, event.detail)
-
-    # -------------------------------------------------------------- closing
-
     def _close(self, reason: str, origin: CancelOrigin, cause: BaseException | None = None) -> None:
         """Mark the session closed now: fail pending calls, cancel inbound requests."""
         self.close_reason = reason
@@ -708,6 +694,6 @@ _HANDLERS: dict[type[object], _EventHandler] = dict(
         _on(ProgressReceived, lambda session, event: session._outbound.on_progress(event)),
         _on(NotificationReceived, lambda session, event: session._notifier.queue(event)),
         _on(InvalidMessage, Session._on_invalid_message),
-        _on(Ignored, Session._on_ignored),
+        _on(Ignored, lambda _, event: logger.debug("ignored (%s): %s", event.reason, event.detail)),
     ]
 )
