@@ -69,7 +69,6 @@ from ..protocol import (
     ProgressReceived,
     Request,
     RequestId,
-    RequestObserver,
     RequestReceived,
     RequestRecord,
     ResponseReceived,
@@ -533,22 +532,10 @@ class Session:
 
     # ------------------------------------------------------------ internals
     def _start(
-        self,
-        observer: RequestObserver | None,
-        keepalive_interval: float | None,
-        keepalive_timeout: float | None,
-        reader: bool,
+        self, keepalive_interval: float | None, keepalive_timeout: float | None, reader: bool
     ) -> None:
-        """Start the session's parts in its nursery, just opened: its clock,
-        observer, writer, reader (unless the owner reads) and keepalive."""
-        protocol = self.protocol
-        # The run's clock itself, not trio.current_time(): the same reading
-        # (MockClock included) without a run-context lookup, and the
-        # connection reads it five times per request.
-        protocol.clock = trio.lowlevel.current_clock().current_time
-        if observer is not None:
-            protocol.observer = observer
-            protocol.observing = True
+        """Start the session's parts in its nursery, just opened: the writer,
+        the reader (unless the owner reads) and the keepalive."""
         self._writer.start()
         if reader:
             self._nursery.start_soon(self._reader, name="trio_mcp reader")

@@ -10,28 +10,34 @@ import trio
 
 from .._transport import Identity, Transport, offers_bound
 from .._util import reraise_unwrapped
-from ..protocol import Connection, RequestObserver
+from ..protocol import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    Connection,
+    ConnectionFactory,
+    RequestObserver,
+)
 from ._context import Dispatcher, RequestContext
 from ._engine import Session
 
 
-def _adopt_bound(transport: Transport, protocol: Connection, bound: int | None) -> None:
-    """One frame bound for the session: the transport's framing and the codec
-    must agree, or a bound raised on one is still cut at the other's default."""
+def _adopt_bound(transport: Transport, bound: int | None) -> int:
+    """One frame bound for the session, which its connection is made with: the
+    transport's framing and the codec must agree, or a bound raised on one is
+    still cut at the other's default."""
     if bound is not None:
         if bound < 1:
             raise ValueError("max_message_size must be positive")
-        protocol.max_message_size = bound
         if offers_bound(transport):
             transport.set_max_message_size(bound)
-        return
+        return bound
     if offers_bound(transport):
-        protocol.max_message_size = transport.max_message_size
+        return transport.max_message_size
+    return DEFAULT_MAX_MESSAGE_SIZE
 
 
 def open_session(
     transport: Transport,
-    protocol: Connection,
+    protocol: ConnectionFactory,
     dispatcher: Dispatcher,
     *,
     max_concurrent: int | None = 64,
@@ -53,7 +59,12 @@ def open_session(
 
     Args:
         transport: a channel of frames (one item = one JSON-RPC message).
-        protocol: the sans-I/O state (its role decides client or server).
+        protocol: makes the session's sans-I/O :class:`Connection` (its role
+            decides client or server), called once as the session starts with
+            the session's clock, observer, progress interval and frame bound
+            (see :class:`~trio_mcp.protocol.ConnectionFactory`):
+            ``functools.partial(Connection, Role.SERVER)``,
+            ``Server.make_protocol``.
         dispatcher: answers the peer's requests and notifications.
         max_concurrent: inbound handlers running at once (None: no limit);
             requests beyond it wait, visibly QUEUED.
@@ -66,8 +77,8 @@ def open_session(
         shutdown_grace: how long inbound requests may settle at shutdown.
         cancel_notify_grace: bound on each small wait of the cancellation and
             shutdown paths (queueing a cancel, flushing, closing the transport).
-        observer: sees every request transition and every frame (replaces the
-            protocol's observer).
+        observer: sees every request transition and every frame (the
+            connection is made with it).
         keepalive_interval: ping the peer this many seconds after each answered
             ping (None: no keepalive; PI-04).
         keepalive_timeout: a ping unanswered for this many seconds (default:
@@ -80,11 +91,11 @@ def open_session(
             except one that reaches its ``total``. 0 (the default) sends every
             report, which peers and the conformance suite expect.
         max_message_size: the bound on one inbound frame, in bytes, for this
-            session: set on the protocol and on the transport when it has a
-            ``max_message_size`` (stdio framing, the HTTP client). None: the
-            transport's own bound when it has one, else the protocol's (16 MiB
-            by default). It is also the memory one frame may take while it is
-            read. A frame over it is refused unparsed: a request answered
+            session: the connection is made with it, and it is set on the
+            transport when it offers :class:`~trio_mcp.lowlevel.BoundedTransport`
+            (stdio framing, the HTTP client). None: the transport's own bound
+            when it has one, else 16 MiB. It is also the memory one frame may
+            take while it is read. A frame over it is refused unparsed: a request answered
             -32600 with the id read from its head or tail, a response failing
             its call with :class:`~trio_mcp.ResponseTooLarge`; the session goes
             on (BP-28).
@@ -111,6 +122,11 @@ def open_session(
         the transport is still closed. A handler that shields itself delays the
         exit for as long as it shields (its late reply is dropped).
     """
+    if isinstance(protocol, Connection):
+        raise TypeError(
+            "open_session takes what makes the connection, such as "
+            "functools.partial(Connection, role) or Server.make_protocol, not a Connection"
+        )
     if not progress_interval >= 0:
         raise ValueError("progress_interval must be >= 0")
     if max_queued is not None and max_queued < 0:
@@ -172,13 +188,15 @@ class _OpenSession:
     def __init__(
         self,
         transport: Transport,
-        protocol: Connection,
+        protocol: ConnectionFactory,
         dispatcher: Dispatcher,
         options: dict[str, Any],
         extras: _Extras,
     ) -> None:
         # Dropped once entered: an idle session keeps none of it.
-        self._setup: tuple[Transport, Connection, Dispatcher, dict[str, Any], _Extras] | None = (
+        self._setup: (
+            tuple[Transport, ConnectionFactory, Dispatcher, dict[str, Any], _Extras] | None
+        ) = (
             transport,
             protocol,
             dispatcher,
@@ -192,17 +210,22 @@ class _OpenSession:
     async def __aenter__(self) -> Session:
         if self._setup is None:
             raise RuntimeError("open_session(...) can be entered only once")
-        transport, protocol, dispatcher, options, extras = self._setup
+        transport, make_protocol, dispatcher, options, extras = self._setup
         self._setup = None
-        protocol.progress_interval = extras.progress_interval
-        _adopt_bound(transport, protocol, extras.max_message_size)
+        protocol = make_protocol(
+            # The run's clock itself, not trio.current_time(): the same reading
+            # (MockClock included) without a run-context lookup, and the
+            # connection reads it five times per request.
+            clock=trio.lowlevel.current_clock().current_time,
+            observer=extras.observer,
+            progress_interval=extras.progress_interval,
+            max_message_size=_adopt_bound(transport, extras.max_message_size),
+        )
         manager = trio.open_nursery()
         nursery = await manager.__aenter__()
         try:
             session = Session(transport, protocol, dispatcher, nursery, RequestContext, **options)
-            session._start(
-                extras.observer, extras.keepalive_interval, extras.keepalive_timeout, extras.reader
-            )
+            session._start(extras.keepalive_interval, extras.keepalive_timeout, extras.reader)
         except BaseException as error:
             # As a failure in a generator's body before its yield: the
             # nursery is left with it (its tasks cancelled and waited for).
