@@ -33,9 +33,13 @@ class Factory:
 
 
 class BoundedTransport(MemoryTransport):
-    """A memory transport with a frame bound of its own (as stdio framing has)."""
+    """A memory transport with a frame bound of its own (as stdio framing has):
+    it offers :class:`trio_mcp.lowlevel.BoundedTransport`."""
 
     max_message_size = 2048
+
+    def set_max_message_size(self, size: int) -> None:
+        self.max_message_size = size
 
 
 async def test_the_connection_is_made_once_with_the_sessions_settings(
