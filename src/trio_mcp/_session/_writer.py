@@ -6,7 +6,8 @@ Every frame the session sends goes through one :class:`Writer`. Messages wait
 on a bounded memory channel, which is atomic under cancellation (a message is
 queued or not), and a writer task writes them, one at a time, in order.
 
-**Write-through.** While the writer task is parked on an empty queue (or not
+**Write-through** (docs/explanation/architecture.md, "One writer, with
+write-through"). While the writer task is parked on an empty queue (or not
 started), the task that made a message encodes it and writes it itself with
 the transport's ``send_nowait``, which never yields: cancellation cannot tear
 it, and nothing queued is overtaken. What the transport cannot take at once (a
