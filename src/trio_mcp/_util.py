@@ -67,7 +67,7 @@ class Flag:
 
     Most flags of a session (stopping, closed) are set without anybody ever
     waiting; an Event each was two allocations and a set of waiters on every
-    session, which a 2026-07-28 HTTP POST makes per request (issue #16).
+    session, which a 2026-07-28 HTTP POST makes per request.
 
     Cancellation: ``wait`` is a checkpoint, like ``trio.Event.wait`` (a plain
     wait: cancelling it changes nothing).
@@ -105,7 +105,7 @@ class Shared(Generic[_V]):
 
     For what every session of a server keeps and that is the same for all of
     them (the capabilities, the server's info): a server holds many idle
-    sessions, and one copy each was ~1 KiB of every session (issue #16).
+    sessions, and one copy each was ~1 KiB of every session.
     Values handed out must never be changed.
     """
 
