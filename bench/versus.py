@@ -48,6 +48,8 @@ def one_round(checkout: Path, label: str, args: argparse.Namespace) -> dict[str,
             "--json",
             str(out),
         ]
+        for group in args.group or []:
+            command += ["--group", group]
         proc = subprocess.run(command, cwd=checkout, env=env, capture_output=True, text=True)
         if proc.returncode != 0 or not out.exists():
             raise SystemExit(f"all.py failed in {checkout}:\n{proc.stderr[-2000:]}")
@@ -68,6 +70,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--http-calls", type=int, default=2000)
+    parser.add_argument(
+        "--group", action="append", help="repeatable: inprocess, stdio, http (default all)"
+    )
     args = parser.parse_args()
     runs: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
     sides = [("before", args.before.resolve()), ("after", args.after.resolve())]
@@ -76,13 +81,17 @@ def main() -> int:
             print(f"round {number + 1}: {label} ({checkout})", file=sys.stderr, flush=True)
             runs[label].append(one_round(checkout, label, args))
     keys = sorted(set(runs["before"][0]) & set(runs["after"][0]))
-    print(f"{'cell':<58}{'before':>12}{'after':>12}{'better x':>10}")
+    print(f"{'cell':<46}{'before':>10}{'after':>10}{'better x':>10}   rounds before | after")
     for key in keys:
-        before = statistics.median(run[key] for run in runs["before"] if key in run)
-        after = statistics.median(run[key] for run in runs["after"] if key in run)
+        befores = [run[key] for run in runs["before"] if key in run]
+        afters = [run[key] for run in runs["after"] if key in run]
+        before, after = statistics.median(befores), statistics.median(afters)
         timed = key.endswith(TIMES)
         better = (before / after if timed else after / before) if before and after else 0.0
-        print(f"{key:<58}{before:>12,.1f}{after:>12,.1f}{better:>10.3f}")
+        spread = (
+            " ".join(f"{v:,.0f}" for v in befores) + " | " + " ".join(f"{v:,.0f}" for v in afters)
+        )
+        print(f"{key:<46}{before:>10,.1f}{after:>10,.1f}{better:>10.3f}   {spread}")
     return 0
 
 

@@ -84,6 +84,7 @@ TASKS = {
     "RedisTaskStore",
     "TaskStoreError",
     "TaskStoreUnavailable",
+    "MissingExtra",
     # what Client.call_tool(as_task=True) hands back: a task a request became
     "TaskHandle",
 }

@@ -36,6 +36,8 @@ __all__ = [
     # what a store raises
     "TaskStoreError",
     "TaskStoreUnavailable",
+    # RedisTaskStore without the redis extra (also an ImportError)
+    "MissingExtra",
     # what Client.call_tool(as_task=True) hands back
     "TaskHandle",
 ]
