@@ -13,7 +13,7 @@ modern and dual-era servers are in ``test_http_client_modern.py`` (scripted),
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import orjson
@@ -77,9 +77,12 @@ class Counting:
 
 
 @asynccontextmanager
-async def our_legacy_server() -> AsyncIterator[tuple[str, Counting]]:
-    """Our server (``http_app``) behind :class:`Counting`, on hypercorn, 127.0.0.1:0."""
-    server = Server("legacy-only", version="1.0", protocol_versions=("2025-11-25",))
+async def our_server(
+    versions: tuple[str, ...], wrapper: type[Counting] = Counting
+) -> AsyncIterator[tuple[str, Counting]]:
+    """Our server (``http_app``) speaking *versions*, behind *wrapper* (a
+    :class:`Counting`), on hypercorn, 127.0.0.1:0."""
+    server = Server("era-test", version="1.0", protocol_versions=versions)
 
     @server.tool()
     async def add(a: int, b: int) -> int:
@@ -87,7 +90,7 @@ async def our_legacy_server() -> AsyncIterator[tuple[str, Counting]]:
         return a + b
 
     app = http_app(server)
-    counting = Counting(app)
+    counting = wrapper(app)
     config = hypercorn_config()
 
     async def run(*, task_status: trio.TaskStatus[list[str]]) -> None:
@@ -97,6 +100,11 @@ async def our_legacy_server() -> AsyncIterator[tuple[str, Counting]]:
         binds = await nursery.start(run)
         yield binds[0] + "/mcp", counting
         nursery.cancel_scope.cancel()
+
+
+def our_legacy_server() -> AbstractAsyncContextManager[tuple[str, Counting]]:
+    """Our server made handshake-only."""
+    return our_server(("2025-11-25",))
 
 
 @pytest.mark.spec("HM-32", "VR-11", "SI-16")
@@ -211,35 +219,12 @@ class SlowToDiscover(Counting):
             await trio.sleep(COLD_START)
 
 
-@asynccontextmanager
-async def slow_modern_server() -> AsyncIterator[tuple[str, Counting]]:
-    """A 2026-07-28-only server whose ``server/discover`` answers come late."""
-    server = Server("modern-only", version="1.0", protocol_versions=("2026-07-28",))
-
-    @server.tool()
-    async def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
-
-    app = http_app(server)
-    slow = SlowToDiscover(app)
-    config = hypercorn_config()
-
-    async def run(*, task_status: trio.TaskStatus[list[str]]) -> None:
-        await serve(slow, config, task_status=task_status, mode="asgi")  # type: ignore[arg-type]
-
-    async with app.run(), trio.open_nursery() as nursery:
-        binds = await nursery.start(run)
-        yield binds[0] + "/mcp", slow
-        nursery.cancel_scope.cancel()
-
-
 @pytest.mark.spec("SI-14", "DS-05")
 async def test_auto_waits_for_a_slow_modern_servers_answer_to_the_probe() -> None:
     """Over Streamable HTTP every POST is answered, so the probe's answer
     decides the era, however late it comes: no timer takes a slow modern
     server for a handshake-era one (and no ``initialize`` is sent)."""
-    async with slow_modern_server() as (url, server):
+    async with our_server(("2026-07-28",), SlowToDiscover) as (url, server):
         started = trio.current_time()
         with trio.fail_after(NOT_HUNG + COLD_START):
             async with open_http_client(url) as client:
