@@ -64,6 +64,8 @@ KERNEL = {
     "NowaitReceiveTransport",
     "FlushingTransport",
     "BoundedTransport",
+    "EraHints",
+    "HeaderMirroringTransport",
     "RequestObserver",
     "FrameDirection",
     "SlowStepReporter",

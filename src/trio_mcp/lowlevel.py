@@ -19,7 +19,9 @@ from ._session import Dispatcher, RequestContext, Session, SessionStatistics, op
 from ._transport import (
     BoundedTransport,
     Caller,
+    EraHints,
     FlushingTransport,
+    HeaderMirroringTransport,
     Identity,
     NowaitReceiveTransport,
     NowaitSendTransport,
@@ -52,6 +54,8 @@ __all__ = [
     "NowaitReceiveTransport",
     "FlushingTransport",
     "BoundedTransport",
+    "EraHints",
+    "HeaderMirroringTransport",
     # the records of requests, and who watches them
     "RequestRecord",
     "RequestState",

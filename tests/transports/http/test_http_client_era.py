@@ -219,7 +219,7 @@ class SlowToDiscover(Counting):
             await trio.sleep(COLD_START)
 
 
-@pytest.mark.spec("SI-14", "DS-05")
+@pytest.mark.spec("SI-14", "DS-05", "VR-11")
 async def test_auto_waits_for_a_slow_modern_servers_answer_to_the_probe() -> None:
     """Over Streamable HTTP every POST is answered, so the probe's answer
     decides the era, however late it comes: no timer takes a slow modern
