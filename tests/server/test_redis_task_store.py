@@ -438,16 +438,18 @@ def test_coredis_is_imported_by_the_redis_store_only() -> None:
             )
             if any(name.split(".")[0] == "coredis" for name in names):
                 importers.add(path.relative_to(ROOT).as_posix())
-            if any(name.endswith("_redis_store") for name in names):
+            if any(name.endswith(("_redis_store", "_bus._redis")) for name in names):
                 importers.add(f"imports the store: {path.relative_to(ROOT).as_posix()}")
     # trio_mcp.tasks names it, importing it only when asked for (the
     # subprocess below proves the import of trio_mcp.tasks does not load coredis).
     assert importers == {
         "src/trio_mcp/_tasks/_redis_store.py",
+        "src/trio_mcp/_bus/_redis.py",
         "imports the store: src/trio_mcp/tasks.py",
+        "imports the store: src/trio_mcp/bus.py",
     }
     code = (
-        "import sys, trio_mcp, trio_mcp.lowlevel, trio_mcp.tasks, trio_mcp._server;"
+        "import sys, trio_mcp, trio_mcp.lowlevel, trio_mcp.tasks, trio_mcp.bus, trio_mcp._server;"
         " print('coredis' in sys.modules)"
     )
     out = subprocess.run(

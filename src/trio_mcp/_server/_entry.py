@@ -234,8 +234,12 @@ def http_app(
         app_options.setdefault("scopes_for", scopes_for)
     # Tasks outlive the POST that started them: the runner lives as long as
     # the application does.
+    # and so do the lifespan and the bus relay (Server.serving enters all three).
+    serving = getattr(server, "serving", None)
     tasks = getattr(server, "tasks", None)
-    if tasks is not None:
+    if serving is not None:
+        app_options.setdefault("background", serving)
+    elif tasks is not None:
         app_options.setdefault("background", tasks.serving)
     # A stateful session (from its initialize to its end) is served as on
     # every other transport, with its list-changed and resource-updated
@@ -521,9 +525,14 @@ async def serve_websocket(
         await serve_session(server, transport, **session_options)
 
     tasks = getattr(server, "tasks", None)
+    serving = getattr(server, "serving", None)
     async with (
         unwrapping(),
-        tasks.serving() if tasks is not None else contextlib.nullcontext(),
+        serving()
+        if serving is not None
+        else tasks.serving()
+        if tasks is not None
+        else contextlib.nullcontext(),
     ):
         await serve_websocket_transports(
             serve,

@@ -127,6 +127,13 @@ class Listeners:
             if subscribed(listener.uris, uri):
                 listener.push(_RESOURCE_UPDATED, uri)
 
+    def resync(self) -> None:
+        """Changes may have been missed: tell every stream that each resource
+        it subscribed to changed (the lists are told through :meth:`changed`)."""
+        for listener in self._listeners:
+            for uri in listener.uris:
+                listener.push(_RESOURCE_UPDATED, uri)
+
 
 class TaskStatus(Protocol):
     """What :func:`listen` uses of the server's tasks for a filter's ``taskIds``
