@@ -101,7 +101,8 @@ class RedisBus:
         max_buffer: events a slow local subscription holds before it drops
             them for one resync.
 
-    Enter it, ``async with RedisBus(url) as bus:``, in the task that will
+    A server given it (``Server(bus=...)``) opens it while it runs. Used on
+    its own, enter it, ``async with RedisBus(url) as bus:``, in the task that will
     leave it: that opens the client, checks that Redis answers
     (:class:`~trio_mcp.bus.BusUnavailable` at once if not) and subscribes.
     """
@@ -138,6 +139,11 @@ class RedisBus:
         self._connected = False
         self._messages = 0
         self._reconnections = 0
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the bus has been entered and not left."""
+        return self._manager is not None
 
     def statistics(self) -> RedisBusStatistics:
         return RedisBusStatistics(

@@ -13,8 +13,9 @@ WebSocket, a handshake-era HTTP session), entered when the session opens and
 left when it ends (its value is ``ctx.session_state``). 2026-07-28 HTTP
 requests are not sessions: they see the process's lifespan only.
 
-:meth:`Lifespans.running` enters, in order: the lifespan, the task runner
-(``server.tasks``), the bus relay (``Server(bus=...)``); and leaves them in
+:meth:`Lifespans.running` enters, in order: the lifespan, the bus (a
+``RedisBus`` not yet open is opened), the task runner (``server.tasks``), the
+bus relay (``Server(bus=...)``); and leaves them in
 the reverse order, so tasks are cancelled (cause SHUTDOWN) while the pool
 they use is still open. Every ``serve_*`` entry point enters
 :meth:`Lifespans.serving`, which is :meth:`running` unless an outer entry
@@ -70,6 +71,7 @@ class Lifespans:
         self._tasks = tasks
         self._lifespan = lifespan
         self._session_lifespan = session_lifespan
+        self._bus = bus
         self.fanout = Fanout(bus, deliver, resync) if bus is not None else None
         self._state: Any = _UNSET
         self._running = False
@@ -105,10 +107,16 @@ class Lifespans:
             lifespan = (
                 self._lifespan(self._owner) if self._lifespan is not None else nullcontext(None)
             )
+            # A bus that must be opened (a RedisBus) and is not yet is opened
+            # for the block, as the task runner opens its store.
+            bus: object = self._bus
+            opening: AbstractAsyncContextManager[object] = nullcontext()
+            if isinstance(bus, AbstractAsyncContextManager) and not getattr(bus, "is_open", True):
+                opening = bus
             async with unwrapping(), lifespan as state:
                 self._state = state
                 try:
-                    async with self._tasks.serving(), trio.open_nursery() as nursery:
+                    async with opening, self._tasks.serving(), trio.open_nursery() as nursery:
                         if self.fanout is not None:
                             await nursery.start(self.fanout.run)
                         try:
