@@ -43,6 +43,7 @@ from ._serve import SessionServer, serve_session
 if TYPE_CHECKING:
     from .._transport import Identity
     from ..transports._http.server._app import StreamableHTTPApp
+    from ..transports._http.server._drain import Drain
     from ..transports._http.server._transport import HttpServerTransport
     from ..transports._websocket import WebSocketTransport
     from ._workers import WorkerTarget
@@ -239,6 +240,10 @@ def http_app(
     tasks = getattr(server, "tasks", None)
     if serving is not None:
         app_options.setdefault("background", serving)
+    # A drain completes the server's listen streams with their final result.
+    complete_listens = getattr(server, "complete_listens", None)
+    if complete_listens is not None:
+        app_options.setdefault("on_drain", complete_listens)
     elif tasks is not None:
         app_options.setdefault("background", tasks.serving)
     # A stateful session (from its initialize to its end) is served as on
@@ -257,10 +262,21 @@ async def serve_http(
     workers: int = 1,
     header_timeout: float = HEADER_TIMEOUT,
     read_timeout: float | None = None,
+    drain: Drain | None = None,
+    drain_on_signal: bool = False,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
     **app_options: Any,
 ) -> None:
     """Serve *server* over Streamable HTTP (at ``/mcp``) on hypercorn's Trio worker.
+
+    Graceful drain: with *drain* (:class:`~trio_mcp.transports.Drain`),
+    ``drain.start()`` (or SIGTERM, with *drain_on_signal*) takes the instance
+    out of service in order (readiness false, stop accepting, listen streams
+    completed, requests in flight finished within the grace, handshake-era
+    sessions closed, the rest cancelled with origin SHUTDOWN) and the call then
+    returns. ``/healthz`` and ``/readyz`` answer the load balancer. With
+    workers, each worker drains on the SIGTERM that cancelling the call sends
+    it, with *drain*'s grace and delay (3 s of grace by default).
 
     ``task_status.started`` receives the base URL (``http://127.0.0.1:PORT``);
     port 0 picks a free port. *app_options* go to :func:`http_app` (or pass a
@@ -323,6 +339,8 @@ async def serve_http(
             workers=workers,
             header_timeout=header_timeout,
             read_timeout=read_timeout,
+            drain=drain,
+            drain_on_signal=drain_on_signal,
             task_status=task_status,
             app_options=app_options,
         )
@@ -336,13 +354,15 @@ async def _serve_http(
     workers: int,
     header_timeout: float,
     read_timeout: float | None,
+    drain: Drain | None,
+    drain_on_signal: bool,
     task_status: trio.TaskStatus[str],
     app_options: dict[str, Any],
 ) -> None:
     from ..transports._http.server._app import StreamableHTTPApp, serve_http_app
 
     if workers != 1:
-        from ._workers import serve_workers
+        from ._workers import DEFAULT_WORKER_GRACE, serve_workers
 
         await serve_workers(
             cast("WorkerTarget", server),
@@ -352,6 +372,8 @@ async def _serve_http(
             header_timeout=header_timeout,
             read_timeout=read_timeout,
             app_options=app_options,
+            drain_grace=DEFAULT_WORKER_GRACE if drain is None else drain.grace,
+            drain_delay=0.0 if drain is None else drain.delay,
             task_status=task_status,
         )
         return
@@ -373,6 +395,8 @@ async def _serve_http(
         port,
         header_timeout=header_timeout,
         read_timeout=read_timeout,
+        drain=drain,
+        drain_on_signal=drain_on_signal,
         task_status=task_status,
     )
 

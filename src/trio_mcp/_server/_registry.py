@@ -833,6 +833,12 @@ class Server:
             for uri in peer.subscriptions:
                 peer.push(_RESOURCE_UPDATED, uri)
 
+    def complete_listens(self) -> None:
+        """Answer every open ``subscriptions/listen`` stream of this process with
+        its ``complete`` result, and any opened later at once (a drain: their
+        clients listen again on another instance). Not a checkpoint."""
+        self._listeners.completing.set()
+
     # ------------------------------------------------------- lifespans
 
     def running(self) -> AbstractAsyncContextManager[None]:
