@@ -494,7 +494,9 @@ class Client:
         In 2026-07-28 (a *uri* is required there) the block is one
         ``subscriptions/listen`` stream: entering waits for the server's
         acknowledgment (SB-02), the updates are those tagged with the stream's
-        id (SB-06), and leaving cancels the stream (SB-08).
+        id (SB-06), and leaving cancels the stream (SB-08). When the server
+        ends the stream (a draining instance completes it), the channel ends:
+        listen again to go on (on another instance behind a load balancer).
 
         Cancellation:
             Leaving the block unsubscribes (bounded by the session's
