@@ -13,8 +13,9 @@ WebSocket, a handshake-era HTTP session), entered when the session opens and
 left when it ends (its value is ``ctx.session_state``). 2026-07-28 HTTP
 requests are not sessions: they see the process's lifespan only.
 
-:meth:`Lifespans.running` enters, in order: the lifespan, the bus (a
-``RedisBus`` not yet open is opened), the task runner (``server.tasks``), the
+:meth:`Lifespans.running` enters, in order: the lifespan, the bus and the
+request states' nonce store (a ``RedisBus`` or ``RedisNonceStore`` not yet
+open is opened), the task runner (``server.tasks``), the
 bus relay (``Server(bus=...)``); and leaves them in
 the reverse order, so tasks are cancelled (cause SHUTDOWN) while the pool
 they use is still open. Every ``serve_*`` entry point enters
@@ -52,6 +53,15 @@ _UNSET: Any = object()
 
 class NotServing(RuntimeError):
     """The lifespan's value was asked for outside :meth:`Server.running`."""
+
+
+def _opened(resource: object) -> AbstractAsyncContextManager[object]:
+    """*resource* to enter for the block when it must be opened and is not
+    yet (a ``RedisBus``, a ``RedisNonceStore``); else nothing to do. The task
+    runner opens its store the same way."""
+    if isinstance(resource, AbstractAsyncContextManager) and not getattr(resource, "is_open", True):
+        return resource
+    return nullcontext()
 
 
 class Lifespans:
@@ -107,16 +117,15 @@ class Lifespans:
             lifespan = (
                 self._lifespan(self._owner) if self._lifespan is not None else nullcontext(None)
             )
-            # A bus that must be opened (a RedisBus) and is not yet is opened
-            # for the block, as the task runner opens its store.
-            bus: object = self._bus
-            opening: AbstractAsyncContextManager[object] = nullcontext()
-            if isinstance(bus, AbstractAsyncContextManager) and not getattr(bus, "is_open", True):
-                opening = bus
             async with unwrapping(), lifespan as state:
                 self._state = state
                 try:
-                    async with opening, self._tasks.serving(), trio.open_nursery() as nursery:
+                    async with (
+                        _opened(self._bus),
+                        _opened(getattr(self._owner.request_state, "nonce_store", None)),
+                        self._tasks.serving(),
+                        trio.open_nursery() as nursery,
+                    ):
                         if self.fanout is not None:
                             await nursery.start(self.fanout.run)
                         try:

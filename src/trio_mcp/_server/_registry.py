@@ -963,7 +963,7 @@ class Server:
             # (a first round's InputRound is made when the handler first asks).
             revision = ctx.revision
             if revision is not None and revision.input_required and ctx.method in MAY_ASK:
-                ctx.user_data = open_round(ctx, self.request_state)
+                ctx.user_data = await open_round(ctx, self.request_state)
         return await handler(ctx)
 
     async def handle_notification(self, session: Session, event: NotificationReceived) -> None:
