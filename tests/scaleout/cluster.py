@@ -62,47 +62,11 @@ HEARD_WITHIN = 5.0
 #: HAProxy's health check interval, in milliseconds.
 CHECK_INTERVAL_MS = 200
 
-#: The HAProxy configuration the cluster (and the how-to) uses. ``{frontend}``
-#: is the descriptor of the listening socket HAProxy inherits; ``{servers}``
-#: one ``server`` line per instance.
-HAPROXY_CONFIG = """\
-global
-    maxconn 4096
-    stats socket {admin} mode 600 level admin
-
-defaults
-    mode http
-    timeout connect 5s
-    # Listen streams and handshake-era GET streams are long-lived responses.
-    timeout client 1h
-    timeout server 1h
-    # A fresh connection to the instance per request: none is reused while
-    # its instance drains and closes idle connections.
-    option http-server-close
-    # A connection refused or cut before any answer is tried again, on
-    # another instance when it was the instance that failed.
-    retries 3
-    retry-on conn-failure empty-response
-    option redispatch 1
-
-frontend mcp
-    bind fd@{frontend}
-    default_backend instances
-
-backend instances
-    balance roundrobin
-    # Handshake-era sessions stick to the instance that made them: the id is
-    # learned from the initialize response and matched on each request.
-    # 2026-07-28 requests carry no session id and are spread round robin.
-    stick-table type string len 128 size 100k expire 30m
-    stick store-response res.hdr(mcp-session-id)
-    stick match req.hdr(mcp-session-id)
-    # The instances' readiness goes false first when they drain.
-    option httpchk GET /readyz
-    http-check expect status 200
-    default-server inter {interval}ms fall 1 rise 1
-{servers}
-"""
+#: The HAProxy configuration the cluster uses, the one the how-to shows
+#: (``str.format`` fields: ``{admin}``, the runtime API's socket; ``{frontend}``,
+#: the descriptor of the listening socket HAProxy inherits; ``{interval}``,
+#: the health check's milliseconds; ``{servers}``, one line per instance).
+HAPROXY_CONFIG = (TESTS.parent / "docs" / "samples" / "haproxy.cfg").read_text()
 
 
 @attrs.define

@@ -102,7 +102,11 @@ class Drain:
         self, app: Drainable, stop_accepting: trio.Event, serving: trio.CancelScope
     ) -> None:
         """Wait to be started, then take the steps; *stop_accepting* closes the
-        listener, *serving* is cancelled at the end."""
+        listener, *serving* is cancelled at the end.
+
+        Cancellation: cancelled (with the serving it belongs to), it stops
+        where it is; the remaining steps are not taken.
+        """
         await self._started.wait()
         app.ready = False
         self._step("not ready")
