@@ -34,10 +34,10 @@ What needs state across requests (each worker has its own memory):
   set, the supervisor sets it, for its workers only, to a fresh random key, so
   the workers of one run accept each other's states (and a state issued before
   a restart is refused). Set it yourself for a key that outlives a restart.
-  ``single_use`` needs a shared :class:`~trio_mcp.lowlevel.NonceStore`.
+  ``single_use`` needs a shared nonce store (``trio_mcp.bus.RedisNonceStore``).
 * ``subscriptions/listen`` and resource subscriptions hear only changes made in
-  their own worker: a change must reach every worker (e.g. through a message
-  bus the server's code listens to) to reach every listener.
+  their own worker, unless the server has a bus every worker shares
+  (``Server(bus=RedisBus(url))``, :mod:`trio_mcp.bus`).
 * handshake-era (``initialize``) sessions live in the worker that created them:
   a request for a session another worker holds is answered 404. Serve them
   with one worker, or with ``stateless=True``, or put a load balancer with
