@@ -61,6 +61,9 @@ from trio_mcp.protocol import TaskState  # noqa: E402
 HEARD_WITHIN = 5.0
 #: HAProxy's health check interval, in milliseconds.
 CHECK_INTERVAL_MS = 200
+#: Seconds a draining instance stays reachable after its readiness went false:
+#: past HAProxy's three failed checks (haproxy.cfg's ``fall 3``).
+DELAY = 4 * CHECK_INTERVAL_MS / 1000
 
 #: The HAProxy configuration the cluster uses, the one the how-to shows
 #: (``str.format`` fields: ``{admin}``, the runtime API's socket; ``{frontend}``,
@@ -110,7 +113,7 @@ class Cluster:
     """The processes (see the module docstring)."""
 
     def __init__(
-        self, directory: Path, instances: int, *, grace: float = 10.0, delay: float = 0.5
+        self, directory: Path, instances: int, *, grace: float = 10.0, delay: float = DELAY
     ) -> None:
         self.directory = directory
         self.grace = grace
@@ -312,12 +315,15 @@ class Load:
                         self.figures.notices += 1
 
     async def tasker(self) -> None:
-        """Tasks of 0.3 s, one at a time, each waited for (polled on any instance)."""
+        """Tasks one at a time, each waited for (polled on any instance): short
+        ones, and every fourth longer than a drain, so that an instance
+        restarting under it cancels it."""
         async with open_http_client(self.url, era="modern", remember_era=False) as client:
             while not self.stop.is_set():
                 self.figures.tasks += 1
+                seconds = 0.3 if self.figures.tasks % 4 else 6.0
                 try:
-                    handle = await client.call_tool("job", {"seconds": 0.3}, as_task=True)
+                    handle = await client.call_tool("job", {"seconds": seconds}, as_task=True)
                     record = await handle.wait()
                 except Exception as error:
                     self.figures.tasks_unexplained += 1

@@ -28,7 +28,7 @@ async def pids_of(client: object, calls: int) -> list[int]:
 async def test_sessions_stick_and_reinitialize_when_their_instance_restarts(
     tmp_path: Path,
 ) -> None:
-    cluster = Cluster(tmp_path, 2, grace=5.0, delay=0.3)
+    cluster = Cluster(tmp_path, 2, grace=5.0)
     with trio.fail_after(90):
         async with (
             cluster.running(),
