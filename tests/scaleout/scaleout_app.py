@@ -82,4 +82,24 @@ def build() -> Server:
     def board() -> str:
         return "the board"
 
+    # The drain's step 3 calls complete_listens: noted here, so a request in
+    # flight can wait for its process to begin draining.
+    draining = trio.Event()
+    complete_listens = server.complete_listens
+
+    def noted() -> None:
+        draining.set()
+        complete_listens()
+
+    server.complete_listens = noted  # type: ignore[method-assign]
+
+    @server.tool()
+    async def until_drained(gate: int) -> int:
+        """Say this process's pid to the test's *gate* port (the call is in
+        flight), then answer once the process has begun draining."""
+        async with await trio.open_tcp_stream("127.0.0.1", gate) as test:
+            await test.send_all(f"{os.getpid()}\n".encode())
+        await draining.wait()
+        return os.getpid()
+
     return server
