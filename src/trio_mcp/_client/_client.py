@@ -25,7 +25,7 @@ import attrs
 import trio
 
 from .. import types as mcp_types
-from .._session import DEFAULT, RequestContext, Session
+from .._session import DEFAULT, RequestContext, Session, SessionDefault
 from ..protocol import NotificationReceived, Progress, Revision
 from ..protocol._headers import ToolHeaderRules
 from ._cache import ClientEvent, ListCache
@@ -296,8 +296,8 @@ class Client:
         on_progress: Callable[[Progress], None] | None = None,
         raise_on_error: bool = False,
         validate: bool = True,
-        progress_idle_timeout: float | None = DEFAULT,
-        max_duration: float | None = DEFAULT,
+        progress_idle_timeout: float | SessionDefault | None = DEFAULT,
+        max_duration: float | SessionDefault | None = DEFAULT,
         as_task: Literal[False] = False,
         ttl: int | None = None,
     ) -> mcp_types.CallToolResult: ...
@@ -310,8 +310,8 @@ class Client:
         on_progress: Callable[[Progress], None] | None = None,
         raise_on_error: bool = False,
         validate: bool = True,
-        progress_idle_timeout: float | None = DEFAULT,
-        max_duration: float | None = DEFAULT,
+        progress_idle_timeout: float | SessionDefault | None = DEFAULT,
+        max_duration: float | SessionDefault | None = DEFAULT,
         as_task: Literal[True],
         ttl: int | None = None,
     ) -> TaskHandle: ...
@@ -323,8 +323,8 @@ class Client:
         on_progress: Callable[[Progress], None] | None = None,
         raise_on_error: bool = False,
         validate: bool = True,
-        progress_idle_timeout: float | None = DEFAULT,
-        max_duration: float | None = DEFAULT,
+        progress_idle_timeout: float | SessionDefault | None = DEFAULT,
+        max_duration: float | SessionDefault | None = DEFAULT,
         as_task: bool = False,
         ttl: int | None = None,
     ) -> mcp_types.CallToolResult | TaskHandle:

@@ -77,7 +77,7 @@ from ..protocol import (
 from ._inbound import InboundRequests, NamesRequest
 from ._keepalive import Keepalive
 from ._notifier import Notifier
-from ._outbound import DEFAULT, OutboundCalls, time_limits
+from ._outbound import DEFAULT, OutboundCalls, SessionDefault, time_limits
 from ._statistics import SessionStatistics
 from ._writer import Writer
 
@@ -237,8 +237,8 @@ class Session:
         params: Any = None,
         *,
         on_progress: Callable[[Progress], None] | None = None,
-        progress_idle_timeout: float | None = DEFAULT,
-        max_duration: float | None = DEFAULT,
+        progress_idle_timeout: float | SessionDefault | None = DEFAULT,
+        max_duration: float | SessionDefault | None = DEFAULT,
         follows: RequestId | None = None,
     ) -> Any:
         """Send a request and wait for its result (typed by the method's result type).
@@ -312,8 +312,8 @@ class Session:
         message: Request,
         *,
         on_progress: Callable[[Progress], None] | None = None,
-        progress_idle_timeout: float | None = DEFAULT,
-        max_duration: float | None = DEFAULT,
+        progress_idle_timeout: float | SessionDefault | None = DEFAULT,
+        max_duration: float | SessionDefault | None = DEFAULT,
     ) -> Coroutine[Any, Any, Any]:
         """Send a request made by :meth:`prepare_request` and wait for its
         result: ``await session.call_prepared(message)``.
