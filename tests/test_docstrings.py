@@ -10,7 +10,8 @@ is covered without editing this file:
 * no default shown by ``help()`` is an object's address (a bare sentinel);
 * no docstring sends the reader to a private module;
 * spec ids appear only on the one ``Spec:`` line, the docstring's last
-  paragraph, and each names a row of the spec map (``spec_notes/``);
+  paragraph (wrapped in the source when it is long), and each names a row of
+  the spec map (``spec_notes/``);
 * every field of a public frozen record (a snapshot such as ``RequestRecord``
   or ``SessionStatistics``) is documented.
 """
@@ -228,7 +229,7 @@ def _spec_problems(name: str, doc: str, known: set[str]) -> list[str]:
         if paragraph.startswith("Spec:"):
             if index != len(paragraphs) - 1:
                 problems.append(f"{name}: the Spec: line is not the last paragraph")
-            if "\n" in paragraph or not SPEC_LINE.fullmatch(paragraph):
+            if not SPEC_LINE.fullmatch(" ".join(paragraph.split())):
                 problems.append(f"{name}: not one 'Spec: XX-01, XX-02.' line: {paragraph!r}")
             unknown = set(SPEC_ID.findall(paragraph)) - known
             if unknown:

@@ -203,7 +203,9 @@ class FormElicitation:
     """A form-mode ``elicitation/create``, as handed to the application.
 
     ``schema`` passed the flat-schema check. ``defaults`` are the schema's
-    ``default`` values, for pre-filling a form (EL-05).
+    ``default`` values, for pre-filling a form.
+
+    Spec: EL-05.
     """
 
     message: str
@@ -230,11 +232,13 @@ class FormElicitation:
 class URLElicitation:
     """A URL-mode ``elicitation/create`` (2025-11-25), as handed to the application.
 
-    Nothing here opens or fetches the URL (EL-12). Show :attr:`url` in full and
+    Nothing here opens or fetches the URL. Show :attr:`url` in full and
     :attr:`host` (Unicode form of the domain; :attr:`punycode` says the domain
     is internationalized, a phishing risk worth a warning) before asking
     consent. Accepting means consent to open it, not that the interaction is
     complete. Open it without a shell (``webbrowser``, not ``os.system``).
+
+    Spec: EL-12.
     """
 
     message: str
@@ -288,10 +292,10 @@ def url_elicitation(
     any whitespace anywhere, a percent-encoded host); credentials
     (``user:pass@``, the ``trusted@evil`` spoof); an invalid port or
     internationalized name. The reason returned is sent to the server in the
-    -32602 error.
+    -32602 error. The checks follow the 2025-11-25 security best practices
+    on server-supplied URLs.
 
-    Spec: EL-06, EL-12 (and the 2025-11-25 security best practices on
-    server-supplied URLs; reliability catalogue X-04).
+    Spec: EL-06, EL-12, X-04.
     """
     url = params.url
     unsafe = _unsafe_character(url)

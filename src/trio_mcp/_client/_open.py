@@ -78,7 +78,7 @@ async def open_client(
     declared (tools, prompts, resources, templates), following every page, and
     in 2026-07-28 keeps them fresh through a ``subscriptions/listen`` stream,
     opened first: the lists are fetched once the server has acknowledged it
-    (waiting at most *probe_timeout* for that), so no change is missed (SB-02).
+    (waiting at most *probe_timeout* for that), so no change is missed.
 
     Args:
         roots: roots to expose (list of :class:`~trio_mcp.types.Root`, or a
@@ -111,14 +111,14 @@ async def open_client(
             connection on the probe (the stdio client then starts it again).
 
     Cancellation:
-        ``initialize`` is never cancelled by message (CN-03): if the handshake is
+        ``initialize`` is never cancelled by message: if the handshake is
         cancelled or times out, the session and transport are torn down instead.
         Leaving the body shuts the session down (see :func:`open_session`): calls
         still in flight in other tasks fail with ``SessionClosed`` and the server
         is told about each.
 
-    Spec: LC-02, LC-04, LC-05, LC-07, LC-09, CN-03, RT-01, SM-01, EL-01, PA-04,
-    VR-11, VR-12, SI-14, SI-16, DS-04, ME-06, ME-08.
+    Spec: LC-02, LC-04, LC-05, LC-07, LC-09, CN-03, RT-01, SM-01, EL-01, PA-04, VR-11, VR-12, SI-14,
+    SI-16, DS-04, ME-06, ME-08, SB-02.
     """
     receiver = ReceiverTasks() if accept_tasks else None
     handlers = ClientHandlers(

@@ -62,7 +62,7 @@ async def serve_stdio(
 ) -> None:
     """Serve *server* over this process's stdin and stdout until the client goes away.
 
-    Returns when stdin reaches end of input (the client's shutdown, SI-11), when
+    Returns when stdin reaches end of input (the client's shutdown), when
     the client closes the session, or on SIGTERM or SIGINT (Ctrl+C) when
     *handle_signals* is on (the default when called from the main thread). On a
     signal the session is cancelled at once: handlers stop, their records end

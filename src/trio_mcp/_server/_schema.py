@@ -100,7 +100,7 @@ class Header:
     not sent as null.
 
     Do not mark secrets (passwords, API keys, tokens, personal data): headers
-    are visible to every intermediary and are often logged (HM-30).
+    are visible to every intermediary and are often logged.
 
     Spec: HM-25, HM-26, HM-30.
     """

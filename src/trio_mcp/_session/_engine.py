@@ -249,15 +249,15 @@ class Session:
             on_progress: called (synchronously, in the reader task: keep it quick)
                 with each progress notification; asks the peer for progress.
             progress_idle_timeout: seconds without a response or progress before
-                the request times out; each progress restarts it (TO-04). None
+                the request times out; each progress restarts it. None
                 disables it. Default: the session's.
-            max_duration: hard cap in seconds, whatever progress says (TO-05).
+            max_duration: hard cap in seconds, whatever progress says.
                 None disables it. Default: the session's.
             follows: the request this one retries (a 2026-07-28 multi
                 round-trip call); noted on the record.
 
         A long-lived request (``subscriptions/listen``) has no default
-        timeouts: it lasts until one side ends it (A-11).
+        timeouts: it lasts until one side ends it.
 
         Raises:
             RPCError: the peer answered with an error.
@@ -271,10 +271,10 @@ class Session:
             On cancellation (the caller's scope) or a timeout, the record ends
             CANCELLED with origin CALLER or DEADLINE, ``notifications/cancelled`` is
             queued (waiting at most ``cancel_notify_grace`` seconds for queue space;
-            never for ``initialize``, CN-03; nothing at all if the request was not
+            never for ``initialize``; nothing at all if the request was not
             yet written), a late response is ignored, and ``Cancelled`` propagates.
 
-        Spec: TO-01..TO-05, CN-01, CN-03, CN-07, PG-02.
+        Spec: TO-01..TO-05, CN-01, CN-03, CN-07, PG-02, A-11.
         """
         if not self._accepting or self._closed.is_set():
             raise self._closed_error()
@@ -393,7 +393,7 @@ class Session:
         session is closed (a frame fed then would find no session to serve it).
 
         Cancellation: the frame is parsed and its requests started (each in
-        its task, SE-01) before the first checkpoint; cancelling the caller
+        its task) before the first checkpoint; cancelling the caller
         while a refusal is being queued drops that refusal, as cancelling the
         reader would.
         """
@@ -408,11 +408,13 @@ class Session:
     def feed_eof(self) -> None:
         """The peer's side ended, told by the owner of a ``reader=False``
         session: what the reader does on end-of-channel. Pending calls fail
-        and running requests are cancelled, origin ``transport`` (HM-13,
-        CN-13); the session is closed. Idempotent; no-op once closed.
+        and running requests are cancelled, origin ``transport``; the session is closed. Idempotent;
+        no-op once closed.
 
         Cancellation: synchronous; the cancelled handlers end in their own
         tasks.
+
+        Spec: HM-13, CN-13.
         """
         if not self._readerless:
             raise RuntimeError("feed_eof() is for a session opened with reader=False")

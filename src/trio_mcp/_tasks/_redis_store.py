@@ -645,10 +645,12 @@ class RedisTaskStore:
     # -- the TaskStore methods
 
     async def create(self, record: TaskRecord, owner: Owner) -> None:
-        """See :meth:`TaskStore.create <trio_mcp._tasks._store.TaskStore.create>`
-        (TK-07, TK-18). Atomic: the duplicate check (held or remembered as
-        expired), the bounds (after dropping expired tasks) and the write are
-        one script. Cancelled, the task was not created; returned, it was."""
+        """See :meth:`TaskStore.create <trio_mcp._tasks._store.TaskStore.create>`. Atomic: the
+        duplicate check (held or remembered as expired), the bounds (after dropping expired tasks)
+        and the write are one script. Cancelled, the task was not created; returned, it was.
+
+        Spec: TK-07, TK-18.
+        """
         encoded_owner = _encode_owner(owner)
         now = self.clock()
         due, px = self._expiry(record, now)
@@ -673,15 +675,20 @@ class RedisTaskStore:
 
     async def get(self, task_id: str, owner: Owner) -> TaskRecord | None:
         """See :meth:`TaskStore.get <trio_mcp._tasks._store.TaskStore.get>`
-        (TK-18: another owner's task answers None). Cancellable; may drop the
-        task if it is due."""
+        (another owner's task answers None). Cancellable; may drop the
+        task if it is due.
+
+        Spec: TK-18.
+        """
         await trio.lowlevel.checkpoint()
         raw = await self._call("get", self.clock(), task_id, _encode_owner(owner))
         return None if raw is None else decode_record(raw)
 
     async def expired(self, task_id: str, owner: Owner) -> bool:
-        """See :meth:`TaskStore.expired <trio_mcp._tasks._store.TaskStore.expired>`
-        (TK-17). Cancellable."""
+        """See :meth:`TaskStore.expired <trio_mcp._tasks._store.TaskStore.expired>`. Cancellable.
+
+        Spec: TK-17.
+        """
         await trio.lowlevel.checkpoint()
         return bool(await self._call("expired", self.clock(), task_id, _encode_owner(owner)))
 
@@ -728,9 +735,11 @@ class RedisTaskStore:
     async def list(
         self, owner: Owner, cursor: str | None, limit: int
     ) -> tuple[Sequence[TaskRecord], str | None]:
-        """See :meth:`TaskStore.list <trio_mcp._tasks._store.TaskStore.list>`
-        (TK-15, TK-17, TK-18). One script: expired tasks are dropped, then the
-        page is read, so a page is a consistent view. Cancellable."""
+        """See :meth:`TaskStore.list <trio_mcp._tasks._store.TaskStore.list>`. One script: expired
+        tasks are dropped, then the page is read, so a page is a consistent view. Cancellable.
+
+        Spec: TK-15, TK-17, TK-18.
+        """
         await trio.lowlevel.checkpoint()
         if limit < 1:
             raise ValueError("limit must be at least 1")
@@ -747,11 +756,13 @@ class RedisTaskStore:
         return records, next_cursor
 
     async def wait_changed(self, task_id: str, seen: TaskRecord) -> TaskRecord | None:
-        """See :meth:`TaskStore.wait_changed <trio_mcp._tasks._store.TaskStore.wait_changed>`
-        (TK-12, TK-14): woken by a change published by any process, by the
-        task's removal, and when its ttl is due by the store's clock.
-        Cancellable at any point; the store is unchanged and the waiter's
-        event unregistered."""
+        """See :meth:`TaskStore.wait_changed <trio_mcp._tasks._store.TaskStore.wait_changed>`: woken
+        by a change published by any process, by the task's removal, and when its ttl is due by the
+        store's clock. Cancellable at any point; the store is unchanged and the waiter's
+        event unregistered.
+
+        Spec: TK-12, TK-14.
+        """
         await trio.lowlevel.checkpoint()
         self._watchers[task_id] = self._watchers.get(task_id, 0) + 1
         try:
@@ -785,11 +796,13 @@ class RedisTaskStore:
                 self._changed.pop(task_id, None)
 
     async def expire_due(self, now: float | None = None) -> Sequence[TaskRecord]:
-        """See :meth:`TaskStore.expire_due <trio_mcp._tasks._store.TaskStore.expire_due>`
-        (TK-10, TK-18). One script drops every due task, oldest first, and
-        forgets the remembered ids past ``remember_expired``; the ``EXPIRE``
-        snapshots of the running ones are computed here from their last
-        records. Cancelled, nothing was dropped; returned, all of them were."""
+        """See :meth:`TaskStore.expire_due <trio_mcp._tasks._store.TaskStore.expire_due>`. One
+        script drops every due task, oldest first, and forgets the remembered ids past
+        ``remember_expired``; the ``EXPIRE`` snapshots of the running ones are computed here from
+        their last records. Cancelled, nothing was dropped; returned, all of them were.
+
+        Spec: TK-10, TK-18.
+        """
         when = self.clock() if now is None else now
         raws = await self._write("expire_due", when)
         return [expire_task(decode_record(raw), when) for raw in raws]

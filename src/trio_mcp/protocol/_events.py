@@ -54,7 +54,9 @@ class ErrorReceived:
 
     ``remote`` is True for an error response the peer sent; False for a local
     error about the peer's answer (e.g. a result that does not match the schema),
-    which must never be mistaken for the peer's own error (BP-27).
+    which must never be mistaken for the peer's own error.
+
+    Spec: BP-27.
     """
 
     request_id: RequestId
@@ -66,7 +68,10 @@ class ErrorReceived:
 
 @attrs.frozen(slots=True)
 class CancelReceived:
-    """The peer cancelled one of its in-flight requests (CN-01, CN-05)."""
+    """The peer cancelled one of its in-flight requests.
+
+    Spec: CN-01, CN-05.
+    """
 
     request_id: RequestId
     reason: str | None
@@ -74,7 +79,10 @@ class CancelReceived:
 
 @attrs.frozen(slots=True)
 class ProgressReceived:
-    """Progress for one of our in-flight requests (PG-03); already checked to increase."""
+    """Progress for one of our in-flight requests; already checked to increase.
+
+    Spec: PG-03.
+    """
 
     request_id: RequestId
     progress: Progress
@@ -86,9 +94,10 @@ class InvalidMessage:
 
     ``fatal``: the session cannot go on. A client got a frame over the size
     bound whose head names no id: it was never parsed, so the call it may have
-    answered cannot be told, and would otherwise wait for its timeout (R-03,
-    X-08). When the head names the id, that call fails instead
-    (:class:`ErrorReceived` with ``too_large``) and the session goes on.
+    answered cannot be told, and would otherwise wait for its timeout. When the head names the id,
+    that call fails instead (:class:`ErrorReceived` with ``too_large``) and the session goes on.
+
+    Spec: R-03, X-08.
     """
 
     reply: ErrorResponse | None
@@ -118,7 +127,10 @@ class IgnoredReason(enum.StrEnum):
 
 @attrs.frozen(slots=True)
 class Ignored:
-    """A message that needs no action and got none (CN-06, CN-10, A-09, A-10)."""
+    """A message that needs no action and got none.
+
+    Spec: CN-06, CN-10, A-09, A-10.
+    """
 
     reason: IgnoredReason
     detail: str

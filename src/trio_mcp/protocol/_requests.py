@@ -113,7 +113,10 @@ class CancelOrigin(_FastEnum):
 
 @attrs.frozen(slots=True)
 class Progress:
-    """The last progress notification seen or sent for a request (PG-03..PG-05)."""
+    """The last progress notification seen or sent for a request.
+
+    Spec: PG-03..PG-05.
+    """
 
     progress: float
     total: float | None = None
@@ -306,10 +309,12 @@ class RequestEntry:
 
 @attrs.frozen(slots=True)
 class RequestMeta:
-    """What a 2026-07-28 request declared about itself in its ``_meta`` (ME-06..ME-15).
+    """What a 2026-07-28 request declared about itself in its ``_meta``.
 
-    Read from *this* request only, never inferred from an earlier one (ST-01,
-    ME-09): a server handler reads the client's capabilities here.
+    Read from *this* request only, never inferred from an earlier one: a server handler reads the
+    client's capabilities here.
+
+    Spec: ME-06..ME-15, ST-01.
     """
 
     #: ``io.modelcontextprotocol/protocolVersion``.

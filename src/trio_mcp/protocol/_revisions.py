@@ -183,12 +183,14 @@ DEFAULT_HTTP_VERSION: Final[str] = V2025_03_26.version
 
 
 def negotiate_version(requested: str, supported: tuple[str, ...] = SUPPORTED_VERSIONS) -> str:
-    """The server's answer to ``initialize`` (LC-08): echo the requested version
+    """The server's answer to ``initialize``: echo the requested version
     or offer our newest handshake-era one (a modern version is never the answer
-    to ``initialize``: A-05).
+    to ``initialize``).
 
     Raises:
         ValueError: *supported* holds no handshake-era version.
+
+    Spec: LC-08.
     """
     handshake = handshake_versions(supported)
     if not handshake:

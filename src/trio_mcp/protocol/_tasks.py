@@ -68,10 +68,12 @@ from ._requests import Direction, RequestRecord, RequestState
 
 
 class TaskState(_FastEnum):
-    """Where a task is in its life (TK-08).
+    """Where a task is in its life.
 
     The values are the wire ``status`` strings, the same in both forms
     (2025-11-25's ``TaskStatus`` and the extension's ``Task.status``).
+
+    Spec: TK-08.
     """
 
     #: The request is being processed. Every task starts here.
@@ -163,7 +165,10 @@ class TaskCause(_FastEnum):
 
 
 class TaskForm(_FastEnum):
-    """Which of the two wire forms a task speaks (TK-19)."""
+    """Which of the two wire forms a task speaks.
+
+    Spec: TK-19.
+    """
 
     #: The 2025-11-25 utility (``basic/utilities/tasks``, handshake era).
     V2025_11_25 = "2025-11-25"
@@ -183,14 +188,19 @@ class TaskForm(_FastEnum):
     @property
     def cancel_is_immediate(self) -> bool:
         """Whether ``tasks/cancel`` must leave the task ``CANCELLED`` before it is
-        answered: yes in 2025-11-25 (TK-16); the extension's is cooperative."""
+        answered: yes in 2025-11-25; the extension's is cooperative.
+
+        Spec: TK-16.
+        """
         return self is TaskForm.V2025_11_25
 
     def tool_result_event(self, *, is_error: bool) -> TaskEvent:
         """The event a ``tools/call`` result ends its task with.
 
-        A result with ``isError: true`` fails the task in 2025-11-25 (TK-17)
-        but completes it, result inline, in the extension (TK-19).
+        A result with ``isError: true`` fails the task in 2025-11-25
+        but completes it, result inline, in the extension.
+
+        Spec: TK-17, TK-19.
         """
         if is_error and self is TaskForm.V2025_11_25:
             return TaskEvent.FAIL
@@ -283,13 +293,15 @@ class TaskRecord:
         return expires_at is not None and now >= expires_at
 
     def wire_fields(self) -> JSONObject:
-        """The wire ``Task`` fields of its form (TK-10): ``taskId``, ``status``,
+        """The wire ``Task`` fields of its form: ``taskId``, ``status``,
         ``statusMessage`` if any, ``createdAt``, ``lastUpdatedAt`` (ISO 8601),
         the ttl (``null``: unlimited) and the poll interval if any.
 
         The fields each message adds (2025-11-25's ``CreateTaskResult.task``
         wrapper, the extension's ``resultType`` and inline ``result``/``error``)
         are the caller's.
+
+        Spec: TK-10.
         """
         fields: JSONObject = {"taskId": self.task_id, "status": self.state.value}
         if self.status_message is not None:
@@ -312,12 +324,14 @@ def start_task(
     poll_interval_ms: int | None = None,
     status_message: str | None = None,
 ) -> TaskRecord:
-    """A new task's record, ``WORKING`` (TK-08), continuing *request*; pure.
+    """A new task's record, ``WORKING``, continuing *request*; pure.
 
     An inbound *request* (we are the receiver) must be ``RUNNING``: the task
     exists before its ``CreateTaskResult`` is sent, then the request completes
     with it. An outbound one (we are the requestor) must have ``COMPLETED``:
     its result was the ``CreateTaskResult``. Anything else is a ValueError.
+
+    Spec: TK-08.
     """
     inbound = request.direction is Direction.INBOUND
     wanted = RequestState.RUNNING if inbound else RequestState.COMPLETED
@@ -342,8 +356,11 @@ def start_task(
 
 
 def iso8601(seconds: float) -> str:
-    """*seconds* since the epoch as an RFC 3339 UTC timestamp (TK-10):
-    ``2025-11-25T10:30:00Z``, with milliseconds when it has a fraction."""
+    """*seconds* since the epoch as an RFC 3339 UTC timestamp:
+    ``2025-11-25T10:30:00Z``, with milliseconds when it has a fraction.
+
+    Spec: TK-10.
+    """
     moment = datetime.datetime.fromtimestamp(seconds, datetime.UTC)
     spec = "milliseconds" if moment.microsecond else "seconds"
     return moment.isoformat(timespec=spec).replace("+00:00", "Z")
@@ -389,8 +406,11 @@ class TaskReport:
 
 
 def new_task_id() -> str:
-    """A fresh task id: 128 random bits as 32 hex digits, unguessable (TK-07,
-    TK-18: without an authorization context the id is all that guards a task)."""
+    """A fresh task id: 128 random bits as 32 hex digits, unguessable (without an authorization
+    context the id is all that guards a task).
+
+    Spec: TK-07, TK-18.
+    """
     return secrets.token_hex(16)
 
 
@@ -449,7 +469,9 @@ class TaskBook:
 
     No method blocks, so none is a cancellation point. Unknown task ids raise
     :class:`KeyError`: the layer above looks a task up first and answers an
-    unknown one with -32602 (TK-17).
+    unknown one with -32602.
+
+    Spec: TK-17.
     """
 
     __slots__ = ("_tasks", "clock")
@@ -470,14 +492,16 @@ class TaskBook:
         status_message: str | None = None,
         created_at: float | None = None,
     ) -> TaskRecord:
-        """Start a task, ``WORKING`` (TK-08), continuing *request*.
+        """Start a task, ``WORKING``, continuing *request*.
 
         An inbound *request* (we are the receiver) must be ``RUNNING``: the
         task exists before its ``CreateTaskResult`` is sent, then the request
         completes with it. An outbound one (we are the requestor) must have
         ``COMPLETED``: its result was the ``CreateTaskResult``. Anything else,
-        or a *task_id* already in the book (TK-07), is a ValueError.
+        or a *task_id* already in the book, is a ValueError.
         *created_at* (default: now) is the receiver's, for a requestor's mirror.
+
+        Spec: TK-08, TK-07.
         """
         if task_id in self._tasks:
             raise ValueError(f"task id {task_id!r} is already in use")
@@ -528,9 +552,11 @@ class TaskBook:
         """Note who asked to cancel; the first asker wins. No move.
 
         A terminal task keeps its state and records the ask as a late event:
-        ``tasks/cancel`` on it is answered -32602 (TK-16), and the returned
+        ``tasks/cancel`` on it is answered -32602, and the returned
         record's ``is_terminal`` says so. A 2025-11-25 ``tasks/cancel`` then
         applies ``CANCEL`` before it replies (:attr:`TaskForm.cancel_is_immediate`).
+
+        Spec: TK-16.
         """
         record = self._tasks[task_id]
         if record.state.is_terminal:
@@ -561,12 +587,14 @@ class TaskBook:
         )
 
     def adopt(self, request: RequestRecord, report: TaskReport, *, form: TaskForm) -> TaskRecord:
-        """Requestor side: *request* (``COMPLETED``) was answered with a task
-        (TK-11); start its mirror from the receiver's *report* (its id, creation
-        time, ttl and poll interval), then :meth:`receive` the report's status.
+        """Requestor side: *request* (``COMPLETED``) was answered with a task; start its mirror from
+        the receiver's *report* (its id, creation time, ttl and poll interval), then :meth:`receive`
+        the report's status.
 
         Raises:
             ValueError: as :meth:`create`.
+
+        Spec: TK-11.
         """
         self.create(
             request,
@@ -584,11 +612,13 @@ class TaskBook:
         its status as :meth:`observe` does (a terminal task reported
         otherwise is a late event and changes nothing else; reported the same,
         nothing at all), then what the report carries: the ttl and poll
-        interval it now gives (both MAY change, TK-10), its ``lastUpdatedAt``,
+        interval it now gives (both MAY change), its ``lastUpdatedAt``,
         and ``result``, ``error`` and ``input_requests`` as reported.
 
         Raises:
             KeyError: the task is not in the book.
+
+        Spec: TK-10.
         """
         before = self._tasks[report.task_id]
         if before.state.is_terminal:
@@ -613,11 +643,13 @@ class TaskBook:
         return record
 
     def expire_due(self) -> list[TaskRecord]:
-        """Take out every task whose ttl has elapsed (TK-10), oldest first.
+        """Take out every task whose ttl has elapsed, oldest first.
 
         One still running is moved ``EXPIRE`` (cause ``TTL``) first, to
         ``FAILED``; the layer above stops its work. The returned records are
         their last snapshots; the book forgets them.
+
+        Spec: TK-10.
         """
         now = self.clock()
         due = [record for record in self._tasks.values() if record.expired(now)]
@@ -628,6 +660,9 @@ class TaskBook:
         return out
 
     def forget(self, task_id: str) -> TaskRecord | None:
-        """Drop a task (a receiver may delete a cancelled task at any time,
-        TK-16); its last record, or None if it was unknown."""
+        """Drop a task (a receiver may delete a cancelled task at any time); its last record, or
+        None if it was unknown.
+
+        Spec: TK-16.
+        """
         return self._tasks.pop(task_id, None)

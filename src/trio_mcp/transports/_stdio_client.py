@@ -502,7 +502,7 @@ async def open_stdio_process(
             one frame may take). A longer response fails the call whose id its
             first 4 KiB show with :class:`~trio_mcp.ResponseTooLarge`, and the
             session goes on (the framing resumes at the next line); with no
-            readable id the session ends (R-03).
+            readable id the session ends.
         close_grace: seconds to wait for an exit after closing stdin.
         terminate_grace: seconds to wait after SIGTERM before SIGKILL.
         exit_wait: seconds ``receive`` waits, after stdout ends, for the exit status.
@@ -524,7 +524,7 @@ async def open_stdio_process(
         plus the reap) shielded, then re-raises. No zombie, descriptor or
         process-group member is left.
 
-    Spec: SI-01, SI-04, SI-10, LC-16 (reliability catalogue: X-01, X-03, P-09, P-14).
+    Spec: SI-01, SI-04, SI-10, LC-16, R-03, X-01, X-03, P-09, P-14.
     """
     if isinstance(stderr, str) and stderr != "forward":
         raise ValueError(f"stderr must be 'forward', a callable or None, not {stderr!r}")

@@ -369,9 +369,9 @@ class OriginPolicy:
     one, so it refuses every request (421) rather than accept any Host, which
     would let a DNS-rebinding page through (its Origin equals its Host). Such
     deployments name their hosts with *allowed_hosts* (e.g.
-    ``{"localhost:8000"}`` or ``{"localhost:*"}``). Reliability O-10.
+    ``{"localhost:8000"}`` or ``{"localhost:*"}``).
 
-    Spec: HT-02, SS-01, SEC-01.
+    Spec: HT-02, SS-01, SEC-01, O-10.
     """
 
     def __init__(
