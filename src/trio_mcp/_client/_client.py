@@ -180,8 +180,8 @@ class Client:
     def hidden_text(self) -> dict[str, tuple[HiddenCharacter, ...]]:
         """Characters a reader cannot see in each cached tool's definition, by
         tool name (only tools that have any). The tools in
-        :attr:`tools` are verbatim; see :mod:`trio_mcp._client._hidden_text` for what
-        is flagged.
+        :attr:`tools` are verbatim. Flagged: zero-width, bidirectional, tag and
+        control characters (see :class:`~trio_mcp.HiddenCharacter`).
 
         Spec: X-06.
         """
@@ -621,7 +621,7 @@ class Client:
 
     async def handle_notification(self, session: Session, event: NotificationReceived) -> None:
         """React to one notification of the server, through the table of
-        ``trio_mcp._client._notifications`` (ignored until the client runs).
+        notification handlers (ignored until the client runs).
 
         Cancellation: only an async ``log_handler`` waits.
         """

@@ -61,8 +61,7 @@ async def open_client(
 ) -> AsyncIterator[Client]:
     """Open a session over *transport*, choose the era, discover, yield the :class:`Client`.
 
-    *era* (default ``"auto"``) chooses how the connection opens (see
-    ``trio_mcp._client._era``): ``"auto"`` probes with ``server/discover``
+    *era* (default ``"auto"``) chooses how the connection opens: ``"auto"`` probes with ``server/discover``
     and falls back to the handshake on a handshake-era answer, or on none
     within *probe_timeout* seconds where an unknown request may go
     unanswered (stdio, WebSocket; over Streamable HTTP every request is
@@ -101,7 +100,7 @@ async def open_client(
             and elicitation handlers given, and run the server's
             task-augmented requests of those kinds as tasks (answered at once
             with a task id; the server polls them), for as long as the client
-            lives (see :mod:`trio_mcp._client._task_receiver`).
+            lives.
         session_options: passed to :func:`open_session`.
 
     Raises:

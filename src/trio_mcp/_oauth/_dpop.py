@@ -211,7 +211,7 @@ class DPoP:
     :meth:`update_nonce` reads each answer: it keeps a ``DPoP-Nonce`` the
     server sent and says whether the answer was a ``use_dpop_nonce`` refusal
     to retry with the new nonce. The provider retries such a request once.
-    It is the provider's :class:`~trio_mcp._oauth._types.DPoPSigner`:
+    It is the provider's :class:`~trio_mcp.auth.DPoPSigner`:
     ``OAuthProvider(url, ..., dpop=DPoP())`` asks for DPoP-bound tokens,
     presents them with proofs and retries once with either server's nonce.
     *key* defaults to a new EC P-256 key (:meth:`DPoPKey.generate`); *clock*

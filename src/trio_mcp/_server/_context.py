@@ -157,7 +157,7 @@ class Context:
     def saved(self) -> dict[str, Any]:
         """The handler's own JSON state, carried from one round of a
         2026-07-28 multi round-trip call to the next in the signed
-        ``requestState`` (see :mod:`trio_mcp._server._input`): put what must
+        ``requestState``: put what must
         not be done twice here. Signed, not encrypted: never a secret. In the
         handshake era (one run per call) it is a plain dict for this run."""
         return self._round().saved
@@ -193,7 +193,7 @@ class Context:
         carried a progress token, never after the response.
         Inside a 2025-11-25 task the token stays valid for the task's life and
         each notification carries the related-task ``_meta``; an extension
-        task sends none (see :class:`~trio_mcp._server._task_input.TaskInputRound`).
+        task sends none.
 
         Cancellation: a checkpoint.
 
@@ -360,7 +360,7 @@ class Context:
         *as_task* (2025-11-25): send it as a task where the client declared
         ``tasks.requests.sampling.createMessage`` (a plain request otherwise): the client answers
         with a task id, this polls it and returns its result; cancelled meanwhile, the client's task
-        is cancelled too (:func:`~trio_mcp._server._client_tasks.ask_as_task`).
+        is cancelled too.
 
         Spec: PT-03, TK-02.
         """

@@ -285,7 +285,8 @@ async def serve_http(
     ``requestState`` key, which this sets for the workers unless
     ``TRIO_MCP_REQUEST_STATE_KEY`` is; listen subscriptions, per worker;
     handshake-era sessions, which need affinity or ``stateless=True``) is in
-    :mod:`trio_mcp._server._workers` and the README's "Scale-out" section.
+    the how-to on deploying over Streamable HTTP and the README's "Scale-out"
+    section.
     The same deployment from the command line, for an importable application
     ``app = http_app(server)``: ``hypercorn --worker-class trio --workers N
     --bind 127.0.0.1:8000 module:app`` (give its workers a shared
@@ -294,7 +295,7 @@ async def serve_http(
     A session that fails (an unexpected exception) is logged and closed; the
     server and the other sessions go on. A worker process that exits on its
     own ends the server: the others are stopped and
-    :class:`~trio_mcp._server._workers.WorkerExited` is raised.
+    :class:`~trio_mcp.WorkerExited` is raised.
 
     Raises:
         OSError: the address cannot be bound (in use, not this host's, no

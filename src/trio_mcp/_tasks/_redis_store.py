@@ -645,7 +645,7 @@ class RedisTaskStore:
     # -- the TaskStore methods
 
     async def create(self, record: TaskRecord, owner: Owner) -> None:
-        """See :meth:`TaskStore.create <trio_mcp._tasks._store.TaskStore.create>`. Atomic: the
+        """See :meth:`TaskStore.create <trio_mcp.tasks.TaskStore.create>`. Atomic: the
         duplicate check (held or remembered as expired), the bounds (after dropping expired tasks)
         and the write are one script. Cancelled, the task was not created; returned, it was.
 
@@ -674,7 +674,7 @@ class RedisTaskStore:
             )
 
     async def get(self, task_id: str, owner: Owner) -> TaskRecord | None:
-        """See :meth:`TaskStore.get <trio_mcp._tasks._store.TaskStore.get>`
+        """See :meth:`TaskStore.get <trio_mcp.tasks.TaskStore.get>`
         (another owner's task answers None). Cancellable; may drop the
         task if it is due.
 
@@ -685,7 +685,7 @@ class RedisTaskStore:
         return None if raw is None else decode_record(raw)
 
     async def expired(self, task_id: str, owner: Owner) -> bool:
-        """See :meth:`TaskStore.expired <trio_mcp._tasks._store.TaskStore.expired>`. Cancellable.
+        """See :meth:`TaskStore.expired <trio_mcp.tasks.TaskStore.expired>`. Cancellable.
 
         Spec: TK-17.
         """
@@ -695,7 +695,7 @@ class RedisTaskStore:
     async def update(
         self, task_id: str, expected: TaskRecord, new_record: TaskRecord
     ) -> TaskRecord:
-        """See :meth:`TaskStore.update <trio_mcp._tasks._store.TaskStore.update>`.
+        """See :meth:`TaskStore.update <trio_mcp.tasks.TaskStore.update>`.
         Atomic compare-and-set of the whole record (the stored bytes against
         *expected*'s, then, if they differ, the decoded record against
         *expected*). Cancelled, nothing was written; returned, the write is done."""
@@ -727,7 +727,7 @@ class RedisTaskStore:
             expected_raw = reply[1]
 
     async def delete(self, task_id: str) -> TaskRecord | None:
-        """See :meth:`TaskStore.delete <trio_mcp._tasks._store.TaskStore.delete>`.
+        """See :meth:`TaskStore.delete <trio_mcp.tasks.TaskStore.delete>`.
         Atomic; cancelled, nothing was removed; returned, it was."""
         raw = await self._write("delete", self.clock(), task_id)
         return None if raw is None else decode_record(raw)
@@ -735,7 +735,7 @@ class RedisTaskStore:
     async def list(
         self, owner: Owner, cursor: str | None, limit: int
     ) -> tuple[Sequence[TaskRecord], str | None]:
-        """See :meth:`TaskStore.list <trio_mcp._tasks._store.TaskStore.list>`. One script: expired
+        """See :meth:`TaskStore.list <trio_mcp.tasks.TaskStore.list>`. One script: expired
         tasks are dropped, then the page is read, so a page is a consistent view. Cancellable.
 
         Spec: TK-15, TK-17, TK-18.
@@ -756,7 +756,7 @@ class RedisTaskStore:
         return records, next_cursor
 
     async def wait_changed(self, task_id: str, seen: TaskRecord) -> TaskRecord | None:
-        """See :meth:`TaskStore.wait_changed <trio_mcp._tasks._store.TaskStore.wait_changed>`: woken
+        """See :meth:`TaskStore.wait_changed <trio_mcp.tasks.TaskStore.wait_changed>`: woken
         by a change published by any process, by the task's removal, and when its ttl is due by the
         store's clock. Cancellable at any point; the store is unchanged and the waiter's
         event unregistered.
@@ -796,7 +796,7 @@ class RedisTaskStore:
                 self._changed.pop(task_id, None)
 
     async def expire_due(self, now: float | None = None) -> Sequence[TaskRecord]:
-        """See :meth:`TaskStore.expire_due <trio_mcp._tasks._store.TaskStore.expire_due>`. One
+        """See :meth:`TaskStore.expire_due <trio_mcp.tasks.TaskStore.expire_due>`. One
         script drops every due task, oldest first, and forgets the remembered ids past
         ``remember_expired``; the ``EXPIRE`` snapshots of the running ones are computed here from
         their last records. Cancelled, nothing was dropped; returned, all of them were.

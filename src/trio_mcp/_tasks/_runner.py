@@ -257,7 +257,7 @@ class TaskRunner:
     def serving(self) -> AbstractAsyncContextManager[TaskRunner]:
         """:meth:`running`, unless it is open already (then the block just
         uses it): what each ``serve_*`` entry point and
-        :func:`~trio_mcp._server._serve.serve_session` open, so the outermost
+        :func:`~trio_mcp.serve_session` open, so the outermost
         one owns the runner and everything inside shares it. Which of the two
         is decided when this is called (enter the result at once).
 

@@ -172,7 +172,9 @@ class Connection:
             without a handshake version it answers ``initialize`` with -32022
             naming what it speaks.
         modern_capabilities, cache_hints, result_server_info: a server's
-            2026-07-28 results: see :class:`~trio_mcp.protocol._modern.ModernEra`.
+            2026-07-28 results: the capabilities a ``server/discover`` answer
+            declares, the cache hints (ttl and scope) each list result carries,
+            and whether results carry ``serverInfo`` in their ``_meta``.
         clock: where timestamps come from (a session passes Trio's clock).
         observer: sees every request transition (None: nobody, and snapshots
             are then not built at all).
@@ -710,7 +712,7 @@ class Connection:
         self, request_id: RequestId, origin: CancelOrigin, reason: str | None
     ) -> ErrorResponse | Notification | None:
         """The handler's scope was cancelled: record CANCELLED, and return what
-        to write (see ``_cancel.py``): nothing after a peer cancel or
+        to write: nothing after a peer cancel or
         with the transport gone; -32001 for a local cancel, so the peer is
         never left hanging; ``notifications/cancelled`` ending a 2026-07-28
         ``subscriptions/listen``.

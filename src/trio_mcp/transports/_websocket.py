@@ -289,7 +289,7 @@ class _ClientConnection(_OversizeConnection):
     trio-websocket's client closes with 1009 at its ``max_message_size``; here
     that size is the session's bound, over which a message is kept only by its
     ends (:class:`_OversizeConnection`, ``_early``). A message still going past
-    :data:`~trio_mcp.transports._bounds.WEBSOCKET_DRAIN_FACTOR` times the bound
+    four times the bound
     (1 MiB at least) is not drained further: 1009 closes the connection, and the
     session's calls fail with that reason.
     """
@@ -410,7 +410,7 @@ async def serve_websocket_transports(
     buffered whole (16 MiB + 1 KiB by default). A message over it is kept by
     its first and last 4 KiB only and refused with the id they name (-32600),
     the connection going on; one still going past
-    :data:`~trio_mcp.transports._bounds.WEBSOCKET_DRAIN_FACTOR` times the
+    four times the
     bound (1 MiB at least; 64 MiB + 4 KiB by default) is read no further: the
     connection is closed with 1009 and its session ends as on any disconnect
     (its running requests are cancelled). The other connections go on.
@@ -448,7 +448,7 @@ async def open_websocket_transport(
     A message from the server over *max_message_size* is refused by the session
     with the id its ends name (the call it answers fails at once with
     :class:`~trio_mcp.ResponseTooLarge`) and the connection goes on; one going
-    past :data:`~trio_mcp.transports._bounds.WEBSOCKET_DRAIN_FACTOR` times that
+    past four times that
     (1 MiB at least) closes it with 1009 (:class:`_ClientConnection`).
 
     Cancellation:

@@ -190,7 +190,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         """The ``x-mcp-header`` annotations of the tools, by name, for the
         ``Mcp-Param-*`` headers of a 2026-07-28 ``tools/call``: the
         rules given at construction, which the client fills from the tools it
-        lists (see ``trio_mcp._transport``).
+        lists.
 
         Spec: HM-25.
         """
