@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+import sys
 import typing
 from collections.abc import Iterator
 from pathlib import Path
@@ -153,10 +154,18 @@ def _unpacked_keys(parameter: inspect.Parameter, obj: Any) -> set[str] | None:
         return None
     function = inspect.unwrap(obj)
     try:
-        hints = typing.get_type_hints(function, include_extras=True)
-    except Exception:
+        hint = typing.get_type_hints(function, include_extras=True).get(parameter.name)
+    except NameError:
+        # The TypedDict is imported for type checking only: find it by name.
+        match = re.fullmatch(r"Unpack\[(\w+)\]", str(parameter.annotation))
+        if match is None:
+            return None
+        for module in list(sys.modules.values()):
+            if getattr(module, "__name__", "").startswith("trio_mcp"):
+                found = vars(module).get(match.group(1))
+                if typing.is_typeddict(found):
+                    return set(typing.get_type_hints(found))
         return None
-    hint = hints.get(parameter.name)
     if typing.get_origin(hint) is not typing.Unpack:
         return None
     (typed_dict,) = typing.get_args(hint)

@@ -61,7 +61,8 @@ async def open_client(
 ) -> AsyncIterator[Client]:
     """Open a session over *transport*, choose the era, discover, yield the :class:`Client`.
 
-    *era* (default ``"auto"``) chooses how the connection opens: ``"auto"`` probes with ``server/discover``
+    *era* (default ``"auto"``) chooses how the connection opens: ``"auto"``
+    probes with ``server/discover``
     and falls back to the handshake on a handshake-era answer, or on none
     within *probe_timeout* seconds where an unknown request may go
     unanswered (stdio, WebSocket; over Streamable HTTP every request is
