@@ -81,17 +81,31 @@ async def open_client(
     (waiting at most *probe_timeout* for that), so no change is missed.
 
     Args:
+        transport: the channel of frames to the server (see
+            :mod:`trio_mcp.transports`).
+        name: the ``clientInfo`` name sent to the server.
+        version: the ``clientInfo`` version sent to the server.
+        protocol_version: the handshake-era revision to offer (default: our
+            newest).
+        era: ``"auto"`` (default), ``"modern"`` or ``"legacy"``, as above.
+        probe_timeout: seconds to wait for the answer to the era probe, and
+            for the listen stream's acknowledgment (default 2).
+        probe: False starts ``"auto"`` with the handshake, as above.
         roots: roots to expose (list of :class:`~trio_mcp.types.Root`, or a
             function returning them); declares ``roots.listChanged``.
-        sampling: answers ``sampling/createMessage``; *sampling_tools* declares
-            that it handles ``tools``/``toolChoice``.
+        sampling: answers ``sampling/createMessage``.
+        sampling_tools: declare that the *sampling* handler handles
+            ``tools``/``toolChoice``.
         elicitation: answers form-mode elicitations (with a checked schema; the
-            answer is checked before it is sent; *apply_elicitation_defaults*
-            fills missing fields from the schema's defaults).
+            answer is checked before it is sent).
+        apply_elicitation_defaults: fill the fields an elicitation answer
+            leaves out from the schema's defaults.
         url_elicitation: answers URL-mode elicitations; the URL is never opened
             by the library.
         log_handler: receives ``notifications/message`` (default: the
             ``trio_mcp.server_log`` Python logger).
+        discover: fetch every list the server declared, as above (default
+            True).
         max_pages: bound on pages of one list.
         max_input_rounds: 2026-07-28: bound on the input-required rounds of one call.
         tasks: 2026-07-28: declare the tasks extension on every tool call, so

@@ -388,6 +388,18 @@ class Server:
         token must grant to call it (HTTP 403 ``insufficient_scope`` with the
         step-up challenge otherwise; see :meth:`required_scopes`).
 
+        Args:
+            fn: the handler, ``async def`` or plain.
+            name: the tool's name (default: the function's name).
+            title, description, annotations, icons, meta: as for :meth:`tool`.
+            structured_output, input_schema, task_support: as for :meth:`tool`.
+            defer_task, scopes: as for :meth:`tool`.
+
+        Cancellation:
+            Registering is synchronous. A call of the tool runs in the
+            request's own scope: cancelled with the request, and a plain
+            function's worker thread is abandoned, not interrupted.
+
         Raises:
             TypeError: an unsupported parameter type (the message lists what
                 is allowed), an ``input_schema`` that does not fit *fn*, an
@@ -489,6 +501,12 @@ class Server:
         the :mod:`trio_mcp.types` objects or the spec's JSON form
         (``annotations={"audience": ["user"]}``), converted once here.
 
+        Args:
+            uri: the resource's URI; it must have a scheme.
+            fn: the function that reads it.
+            name, title, description, mime_type: as for :meth:`resource`.
+            annotations, icons, size, scopes: as for :meth:`resource`.
+
         Raises:
             ValueError: the URI has no scheme. TypeError: *fn* takes
                 parameters, or an option is not of its type (the message names
@@ -511,7 +529,16 @@ class Server:
         self, uri_template: str, **options: Unpack[TemplateOptions]
     ) -> Callable[[F], F]:
         """Register a function for an RFC 6570 URI template (decorator form of
-        :meth:`add_resource_template`)."""
+        :meth:`add_resource_template`).
+
+        Args:
+            uri_template: the template, such as ``note://{name}``.
+            name, title, description, mime_type: as for :meth:`resource`.
+            annotations, icons, scopes: as for :meth:`resource`.
+
+        Returns:
+            A decorator that registers the function and returns it unchanged.
+        """
 
         def decorate(fn: F) -> F:
             self.add_resource_template(uri_template, fn, **options)
@@ -531,6 +558,13 @@ class Server:
 
         ``scopes=`` names the OAuth scopes a caller's token must grant to read
         a URI of the template (or complete its variables), as for tools.
+
+        Args:
+            uri_template: the template, such as ``note://{name}``.
+            fn: the function that reads a URI of it; its parameters are the
+                template's variables.
+            name, title, description, mime_type: as for :meth:`resource`.
+            annotations, icons, scopes: as for :meth:`resource`.
 
         Raises:
             ValueError: a malformed template, or variables and parameters differ.
@@ -626,6 +660,11 @@ class Server:
 
         ``scopes=`` names the OAuth scopes a caller's token must grant to get
         (or complete) it, as for tools.
+
+        Args:
+            fn: the function that renders the prompt.
+            name: the prompt's name (default: the function's name).
+            title, description, icons, scopes: as for :meth:`prompt`.
 
         Spec: PR-01, PR-05, PR-06.
         """

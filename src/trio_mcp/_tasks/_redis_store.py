@@ -439,10 +439,11 @@ class RedisTaskStore:
         prefix: the start of every key and of the change channel.
         key_margin: seconds a key outlives its logical expiry in Redis (default
             an hour): the backstop that frees the keys of an abandoned store.
-
-    ``clock``, ``max_tasks``, ``max_tasks_per_owner``, ``remember_expired`` and
-    ``max_remembered`` are as for :class:`~trio_mcp.lowlevel.MemoryTaskStore`;
-    the bounds count every task under the prefix, whoever created it.
+        clock, max_tasks, max_tasks_per_owner: as for
+            :class:`~trio_mcp.tasks.MemoryTaskStore`; the bounds count every
+            task under the prefix, whoever created it.
+        remember_expired, max_remembered: as for
+            :class:`~trio_mcp.tasks.MemoryTaskStore`.
 
     The store must be entered, ``async with RedisTaskStore(...) as store:``, in
     the task that will leave it: that opens the client (for a URL), checks

@@ -496,7 +496,9 @@ async def open_stdio_process(
         cwd: the child's working directory.
         stderr: where the server's stderr lines go: ``"forward"`` (our stderr,
             labelled with the command and pid), a callable taking each line, or
-            None (dropped). The last *stderr_tail* lines are kept either way.
+            None (dropped).
+        stderr_tail: how many of the last stderr lines are kept either way
+            (default 20), for the error that reports an early exit.
         max_message_size: longest line accepted from the server, in bytes (16 MiB
             by default; a line is buffered up to this size, so it is the memory
             one frame may take). A longer response fails the call whose id its

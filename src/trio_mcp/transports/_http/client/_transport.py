@@ -576,6 +576,7 @@ async def open_http_transport(
     reads the answers (JSON or SSE), opens the GET stream and keeps the session.
 
     Args:
+        url: the server's MCP endpoint, such as ``http://127.0.0.1:8000/mcp``.
         headers: sent with every request (e.g. ``Authorization``).
         http_client: an ``httpx.AsyncClient`` to use (not closed here); by
             default one is made (no redirects followed except same-origin 307/308,

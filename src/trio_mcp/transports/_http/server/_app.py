@@ -168,7 +168,10 @@ class StreamableHTTPApp:
         allow_delete: let clients end sessions with DELETE (405 otherwise).
         enable_get: offer the standalone GET stream (405 otherwise).
         legacy_sse: also serve the 2024-11-05 HTTP+SSE endpoints at
-            ``sse_path`` and ``messages_path``.
+            *sse_path* and *messages_path*.
+        sse_path: the legacy SSE endpoint's path (default ``/sse``).
+        messages_path: the legacy endpoint POSTs go to (default
+            ``/messages/``).
         keepalive: seconds between SSE comment lines on an idle stream (None: off).
         versions: the protocol revisions served (None: every one). With a
             2026-07-28-era revision, a POST naming that era (its
