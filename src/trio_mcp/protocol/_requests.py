@@ -118,8 +118,11 @@ class Progress:
     Spec: PG-03..PG-05.
     """
 
+    #: The progress value so far; it increases with each notification.
     progress: float
+    #: The total the progress counts towards, when the sender knows it.
     total: float | None = None
+    #: A human-readable status (not sent to a 2024-11-05 peer).
     message: str | None = None
 
 
@@ -132,18 +135,35 @@ class RequestRecord:
     after the record was terminal and was ignored.
     """
 
+    #: The JSON-RPC id: ours for an outbound request, the peer's for an inbound one.
     id: RequestId
+    #: The MCP method, such as ``tools/call``.
     method: str
+    #: INBOUND (the peer sent it, we answer) or OUTBOUND (we sent it).
     direction: Direction
+    #: Where it is in the request state machine at the time of the snapshot.
     state: RequestState
+    #: When it was received (inbound) or made (outbound).
     queued_at: float
+    #: When it became RUNNING: its handler started (inbound) or it was written
+    #: (outbound); None if it never did.
     started_at: float | None = None
+    #: When it reached a terminal state; None while in flight.
     finished_at: float | None = None
+    #: The ``_meta.progressToken`` it carries, or None when no progress was asked for.
     progress_token: str | int | None = None
+    #: The last progress notification seen (outbound) or sent (inbound) for it.
     progress: Progress | None = None
+    #: Who asked first for it to be cancelled (set even when it then finished
+    #: anyway); None if nobody asked.
     cancel_origin: CancelOrigin | None = None
+    #: The reason given with that cancel, if any.
     cancel_reason: str | None = None
+    #: The error it ended with (an error response, sent or received, or a
+    #: handler failure); None otherwise.
     error: ErrorObject | None = None
+    #: What arrived after it was terminal and was ignored, one short line each
+    #: (a late response, a cancel that crossed the answer, ...).
     late_events: tuple[str, ...] = ()
     #: The handler ran (or runs) a plain function in a worker thread; on
     #: cancellation that thread was abandoned, not interrupted.
