@@ -199,8 +199,8 @@ def _args_problems(name: str, obj: Any) -> list[str]:
     for entry in entries:
         if entry not in expected and entry not in unpacked:
             problems.append(f"{name}: Args names {entry!r}, not a parameter")
-    for parameter in sorted(expected - set(entries)):
-        problems.append(f"{name}: Args does not list {parameter!r}")
+    for missing in sorted(expected - set(entries)):
+        problems.append(f"{name}: Args does not list {missing!r}")
     return problems
 
 

@@ -211,11 +211,15 @@ class TaskForm(_FastEnum):
 class TaskMove:
     """One move of a task through :data:`TASK_TRANSITIONS`."""
 
+    #: What happened (the row of :data:`TASK_TRANSITIONS` that was taken).
     event: TaskEvent
+    #: The state before the move.
     old: TaskState
+    #: The state after it.
     new: TaskState
     #: When, in seconds since the epoch.
     at: float
+    #: Who or what made the move.
     cause: TaskCause
     #: Why, in words (for logs; not sent).
     note: str | None = None
@@ -231,13 +235,20 @@ class TaskRecord:
     the task; ``OUTBOUND``, we are the requestor and mirror the peer's.
     """
 
+    #: The task's id, as on the wire.
     task_id: str
+    #: The id of the request the task continues.
     request_id: RequestId
+    #: That request's method, such as ``tools/call``.
     method: str
+    #: That request's direction: INBOUND, we run the task; OUTBOUND, we mirror
+    #: the peer's.
     direction: Direction
+    #: Which wire form it speaks (2025-11-25 tasks, or the extension's).
     form: TaskForm
+    #: Where it is in the task state machine at the time of the snapshot.
     state: TaskState
-    #: Seconds since the epoch.
+    #: When it was created, in seconds since the epoch.
     created_at: float
     #: When the status last changed (the creation, then each move).
     last_updated_at: float
@@ -247,10 +258,13 @@ class TaskRecord:
     poll_interval_ms: int | None = None
     #: The wire ``statusMessage`` of the current state, if any.
     status_message: str | None = None
+    #: Every move so far, oldest first.
     moves: tuple[TaskMove, ...] = ()
     #: Who asked for cancellation first, set even if the work then ended otherwise.
     cancel_cause: TaskCause | None = None
+    #: The reason given with that ask, if any.
     cancel_reason: str | None = None
+    #: When cancellation was first asked for, in seconds since the epoch.
     cancel_requested_at: float | None = None
     #: Events that arrived when no move was allowed, ignored (never errors).
     late_events: tuple[str, ...] = ()
@@ -258,6 +272,7 @@ class TaskRecord:
     #: ``result`` (a tool result with ``isError`` too), or ``error``, a JSON-RPC
     #: error object (``code``, ``message``, ``data``). At most one is set.
     result: JSONObject | None = None
+    #: See ``result``: the JSON-RPC error object, once it failed.
     error: JSONObject | None = None
     #: While ``INPUT_REQUIRED``: the inputs the work waits for, by key
     #: (``{"method": ..., "params": ...}``, as an ``InputRequiredResult`` has them).
@@ -393,15 +408,25 @@ class TaskReport:
     inline (the extension's ``DetailedTask``), JSON as on the wire.
     """
 
+    #: The task's id.
     task_id: str
+    #: The status the receiver reported.
     state: TaskState
+    #: Milliseconds from creation the receiver keeps it; None: unlimited.
     ttl_ms: int | None
+    #: When the receiver created it.
     created_at: float | None = None
+    #: When its status last changed, as the receiver says.
     last_updated_at: float | None = None
+    #: The receiver's suggested milliseconds between polls, if given.
     poll_interval_ms: int | None = None
+    #: The receiver's ``statusMessage``, if given.
     status_message: str | None = None
+    #: The task's JSON result, when the report carried it inline.
     result: JSONObject | None = None
+    #: The JSON-RPC error object it failed with, when carried inline.
     error: JSONObject | None = None
+    #: The inputs the task waits for, by key, when carried inline.
     input_requests: JSONObject | None = None
 
 

@@ -167,10 +167,15 @@ class ProcessEvent:
     ``exited`` (then ``returncode`` and ``step`` are set).
     """
 
+    #: ``spawned``, ``stdin_closed``, ``sigterm``, ``sigkill`` or ``exited``.
     kind: str
+    #: The server process's id.
     pid: int
+    #: When, on Trio's clock (``trio.current_time()``).
     at: float
+    #: ``exited`` only: the exit status (negative: the signal that ended it).
     returncode: int | None = None
+    #: ``exited`` only: what ended the process.
     step: ExitStep | None = None
 
 
