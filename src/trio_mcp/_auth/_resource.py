@@ -65,8 +65,8 @@ class ResourceServer:
     """This MCP server as an OAuth 2.1 protected resource.
 
     Args:
-        verifier: verifies bearer tokens (it checks signature or activity,
-            expiry, issuer and that the token was issued for *resource*).
+        verifier: verifies bearer tokens (it checks signature or activity, expiry,
+            issuer and that the token was issued for *resource*).
         resource: this server's canonical URI (e.g. ``https://host/mcp``),
             the ``resource`` of the metadata; its path decides the
             path-specific well-known URI.
@@ -143,8 +143,8 @@ class ResourceServer:
         """The verified token of the ASGI request *scope*, or how to refuse it.
 
         Only the ``Authorization`` header counts: a token in the query string
-        (``access_token=``) is never looked at, so such a request is
-        refused as one without a token.
+        (``access_token=``) is never looked at, so such a request is refused as one
+        without a token.
 
         Cancellation: cancellable (the verifier's check is abandoned).
 

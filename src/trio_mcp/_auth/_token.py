@@ -91,8 +91,8 @@ class TokenVerifier(Protocol):
 
 
 class InsufficientScope(InvalidToken):
-    """The token is valid but lacks scopes the verifier requires: answered
-    403 ``insufficient_scope`` rather than 401 (RFC 6750 §3.1).
+    """The token is valid but lacks scopes the verifier requires: answered 403
+    ``insufficient_scope`` rather than 401 (RFC 6750 §3.1).
 
     ``scopes`` are the missing ones (scope names are not secrets).
 

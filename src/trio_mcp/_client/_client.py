@@ -178,10 +178,10 @@ class Client:
 
     @property
     def hidden_text(self) -> dict[str, tuple[HiddenCharacter, ...]]:
-        """Characters a reader cannot see in each cached tool's definition, by
-        tool name (only tools that have any). The tools in
-        :attr:`tools` are verbatim. Flagged: zero-width, bidirectional, tag and
-        control characters (see :class:`~trio_mcp.HiddenCharacter`).
+        """Characters a reader cannot see in each cached tool's definition, by tool name
+        (only tools that have any). The tools in :attr:`tools` are verbatim. Flagged:
+        zero-width, bidirectional, tag and control characters (see
+        :class:`~trio_mcp.HiddenCharacter`).
 
         Spec: X-06.
         """
@@ -216,18 +216,18 @@ class Client:
         await self._cache.refresh(kind)
 
     def is_fresh(self, kind: str) -> bool:
-        """Whether cached list *kind* is still fresh: in 2026-07-28 for the
-        ``ttlMs`` the server gave (0 or none: stale at once), and until
-        the next ``list_changed`` in either era.
+        """Whether cached list *kind* is still fresh: in 2026-07-28 for the ``ttlMs``
+        the server gave (0 or none: stale at once), and until the next ``list_changed``
+        in either era.
 
         Spec: CA-06, CA-03.
         """
         return self._cache.is_fresh(kind)
 
     async def ensure_fresh(self, kind: str) -> None:
-        """Refetch list *kind* if it is not fresh (see :meth:`is_fresh`); a
-        checkpoint either way. Nothing refetches on its own when a TTL runs
-        out (no polling): call this before relying on the list.
+        """Refetch list *kind* if it is not fresh (see :meth:`is_fresh`); a checkpoint
+        either way. Nothing refetches on its own when a TTL runs out (no polling): call
+        this before relying on the list.
 
         Cancellation: as :meth:`refresh`.
 
@@ -271,9 +271,9 @@ class Client:
     # ------------------------------------------------------------ requests
 
     async def ping(self) -> None:
-        """Check that the server answers: ``ping`` in the handshake era.
-        2026-07-28 has no ping; there it sends ``server/discover``, the one
-        request every modern server must answer, and drops the result.
+        """Check that the server answers: ``ping`` in the handshake era. 2026-07-28 has
+        no ping; there it sends ``server/discover``, the one request every modern server
+        must answer, and drops the result.
 
         Cancellation: as :meth:`Session.request`.
 
@@ -354,24 +354,23 @@ class Client:
             RequestTimeout, SessionClosed: as :meth:`Session.request`.
             LocalProtocolError: *as_task* to a server that offers no tasks.
 
-        In 2026-07-28 a server may answer with an input-required result: the
-        client answers its inputs with the registered handlers (elicitation,
-        sampling, roots; all of one round before retrying), retries with
-        a new id, the same params, ``inputResponses`` and ``requestState``
-        echoed untouched, and returns the final result; at most
-        ``max_input_rounds`` rounds. The timeouts apply to each round.
+        In 2026-07-28 a server may answer with an input-required result: the client
+        answers its inputs with the registered handlers (elicitation, sampling, roots;
+        all of one round before retrying), retries with a new id, the same params,
+        ``inputResponses`` and ``requestState`` echoed untouched, and returns the final
+        result; at most ``max_input_rounds`` rounds. The timeouts apply to each round.
 
-        Tasks (see :class:`~trio_mcp.tasks.TaskHandle`): with *as_task* the
-        call may run as a task and a handle on it is returned (*ttl*: the
-        milliseconds to keep it, 2025-11-25 only). 2025-11-25 augments only a
-        call to a server that declared ``tasks.requests.tools.call``; 2026-07-28 declares the tasks
-        extension in this request only, and the server decides (an answer at once gives a handle
-        already completed). Without *as_task*, a call that becomes a task anyway (a
-        2025-11-25 tool whose definition says ``taskSupport: "required"``, any
-        call with the client's ``tasks=True`` in 2026-07-28, or a 2026-07-28
-        tool that answers -32021 naming the tasks extension, called once more
-        declaring it) is polled to its end here, honouring its poll interval, and returns what a
-        plain call would have. The timeouts apply to each request.
+        Tasks (see :class:`~trio_mcp.tasks.TaskHandle`): with *as_task* the call may run
+        as a task and a handle on it is returned (*ttl*: the milliseconds to keep it,
+        2025-11-25 only). 2025-11-25 augments only a call to a server that declared
+        ``tasks.requests.tools.call``; 2026-07-28 declares the tasks extension in this
+        request only, and the server decides (an answer at once gives a handle already
+        completed). Without *as_task*, a call that becomes a task anyway (a 2025-11-25
+        tool whose definition says ``taskSupport: "required"``, any call with the
+        client's ``tasks=True`` in 2026-07-28, or a 2026-07-28 tool that answers -32021
+        naming the tasks extension, called once more declaring it) is polled to its end
+        here, honouring its poll interval, and returns what a plain call would have. The
+        timeouts apply to each request.
 
         Cancellation:
             As :meth:`Session.request`: the server is told with
@@ -418,8 +417,8 @@ class Client:
         return result
 
     async def list_tasks(self) -> list[mcp_types.Task]:
-        """Every task the server lists for us: 2025-11-25 ``tasks/list``, every
-        page; only where the server declared ``tasks.list``.
+        """Every task the server lists for us: 2025-11-25 ``tasks/list``, every page;
+        only where the server declared ``tasks.list``.
 
         Raises:
             LocalProtocolError: the server offers no ``tasks/list`` (2026-07-28
@@ -441,8 +440,8 @@ class Client:
     ) -> mcp_types.CompleteResult:
         """``completion/complete`` for *argument* = *value* of *ref*.
 
-        *context_arguments* (2025-06-18+) are arguments already resolved;
-        dropped for older revisions.
+        *context_arguments* (2025-06-18+) are arguments already resolved; dropped for
+        older revisions.
 
         Cancellation: as :meth:`Session.request`.
 
@@ -459,9 +458,8 @@ class Client:
     async def set_logging_level(self, level: mcp_types.LoggingLevel | str) -> None:
         """Ask for log messages at *level* and above; they go to the ``log_handler``.
 
-        Handshake era: ``logging/setLevel``. 2026-07-28 has no such
-        request: from now on every request carries
-        ``io.modelcontextprotocol/logLevel``, and the server sends
+        Handshake era: ``logging/setLevel``. 2026-07-28 has no such request: from now on
+        every request carries ``io.modelcontextprotocol/logLevel``, and the server sends
         messages only about those requests, while they run.
 
         Cancellation:
@@ -508,15 +506,15 @@ class Client:
     ) -> AsyncIterator[trio.MemoryReceiveChannel[str]]:
         """A channel of updated resource URIs for the duration of the block.
 
-        With *uri*, subscribes first and unsubscribes on exit, and yields only
-        updates for *uri* or a sub-resource of it. Without, yields every
-        update of every subscription. Updates beyond *buffer* unread ones are
-        dropped rather than stalling the session.
+        With *uri*, subscribes first and unsubscribes on exit, and yields only updates
+        for *uri* or a sub-resource of it. Without, yields every update of every
+        subscription. Updates beyond *buffer* unread ones are dropped rather than
+        stalling the session.
 
         In 2026-07-28 (a *uri* is required there) the block is one
-        ``subscriptions/listen`` stream: entering waits for the server's
-        acknowledgment, the updates are those tagged with the stream's
-        id, and leaving cancels the stream.
+        ``subscriptions/listen`` stream: entering waits for the server's acknowledgment,
+        the updates are those tagged with the stream's id, and leaving cancels the
+        stream.
 
         Cancellation:
             Leaving the block unsubscribes (bounded by the session's
@@ -582,8 +580,8 @@ class Client:
     # ------------------------------------------------------ elicitation
 
     async def wait_elicitation_complete(self, elicitation_id: str) -> None:
-        """Block until the server reports URL elicitation *elicitation_id*
-        complete. Only ids the application accepted are tracked.
+        """Block until the server reports URL elicitation *elicitation_id* complete.
+        Only ids the application accepted are tracked.
 
         Raises:
             KeyError: the id is neither pending nor completed.
@@ -620,8 +618,8 @@ class Client:
         return await self.handlers.handle_request(ctx)
 
     async def handle_notification(self, session: Session, event: NotificationReceived) -> None:
-        """React to one notification of the server, through the table of
-        notification handlers (ignored until the client runs).
+        """React to one notification of the server, through the table of notification
+        handlers (ignored until the client runs).
 
         Cancellation: only an async ``log_handler`` waits.
         """

@@ -98,18 +98,17 @@ async def open_stdio_client(
 ) -> AsyncIterator[Client]:
     """Spawn a stdio MCP server, open the connection, yield the connected :class:`~trio_mcp.Client`.
 
-    With ``era="auto"`` (the default of :func:`~trio_mcp.open_client`) the
-    client probes with ``server/discover`` (bounded by *probe_timeout*, here
-    :data:`STDIO_PROBE_TIMEOUT` unless given: it includes the process start)
-    and falls back to the handshake in the same process; only when the
-    server *exits* on the probe, having read it, is a fresh process started
-    for the handshake. A server that exits before reading anything (it
-    failed on start) is not started again: the connection fails with a
-    :class:`~trio_mcp.SessionClosed` saying how it exited and its last
-    stderr line. With *remember_era* a command found to be handshake-era is
-    remembered for this process (by command, arguments and working directory) and not probed again;
-    if it turns out to be modern after all (it refuses ``initialize`` with -32022), the client goes
-    modern and the memory is corrected.
+    With ``era="auto"`` (the default of :func:`~trio_mcp.open_client`) the client probes
+    with ``server/discover`` (bounded by *probe_timeout*, here
+    :data:`STDIO_PROBE_TIMEOUT` unless given: it includes the process start) and falls
+    back to the handshake in the same process; only when the server *exits* on the
+    probe, having read it, is a fresh process started for the handshake. A server that
+    exits before reading anything (it failed on start) is not started again: the
+    connection fails with a :class:`~trio_mcp.SessionClosed` saying how it exited and
+    its last stderr line. With *remember_era* a command found to be handshake-era is
+    remembered for this process (by command, arguments and working directory) and not
+    probed again; if it turns out to be modern after all (it refuses ``initialize`` with
+    -32022), the client goes modern and the memory is corrected.
 
     Process options are those of :func:`~trio_mcp.transports.open_stdio_process`;
     *client_options* go to :func:`~trio_mcp.open_client` (name, version,
@@ -198,24 +197,23 @@ async def open_http_client(
 ) -> AsyncIterator[Client]:
     """Connect to the MCP endpoint at *url*, choose the era, yield a :class:`~trio_mcp.Client`.
 
-    With ``era="auto"`` (the default of :func:`~trio_mcp.open_client`) the
-    first request is a 2026-07-28 one, ``server/discover``, POSTed on its own. A discover result
-    means 2026-07-28: every request is then its own POST with its metadata headers, no session. A
-    -32022 naming a 2026-07-28 version we speak (the 400 body of a modern server) is
-    retried with that version and never falls back. Anything else (a 404
-    without a JSON-RPC body, a 400 with a handshake-era body, a 405, ...)
-    means a handshake-era server: ``initialize`` follows, and from there the
-    2024-11-05 HTTP+SSE fallback as before. A dual-era server that
-    serves the old era without sessions (no ``Mcp-Session-Id``, 405 on GET and
-    DELETE) is fine either way. ``era="modern"`` and ``era="legacy"`` speak one
-    era only. With *remember_era* an endpoint (scheme, authority and path)
-    found to be handshake-era is remembered for this process and starts with
-    ``initialize`` next time; should it refuse that with -32022 naming
-    a 2026-07-28 version, the client goes modern and the memory is corrected.
+    With ``era="auto"`` (the default of :func:`~trio_mcp.open_client`) the first request
+    is a 2026-07-28 one, ``server/discover``, POSTed on its own. A discover result means
+    2026-07-28: every request is then its own POST with its metadata headers, no
+    session. A -32022 naming a 2026-07-28 version we speak (the 400 body of a modern
+    server) is retried with that version and never falls back. Anything else (a 404
+    without a JSON-RPC body, a 400 with a handshake-era body, a 405, ...) means a
+    handshake-era server: ``initialize`` follows, and from there the 2024-11-05 HTTP+SSE
+    fallback as before. A dual-era server that serves the old era without sessions (no
+    ``Mcp-Session-Id``, 405 on GET and DELETE) is fine either way. ``era="modern"`` and
+    ``era="legacy"`` speak one era only. With *remember_era* an endpoint (scheme,
+    authority and path) found to be handshake-era is remembered for this process and
+    starts with ``initialize`` next time; should it refuse that with -32022 naming a
+    2026-07-28 version, the client goes modern and the memory is corrected.
 
-    With *auth* (an ``httpx.Auth``, e.g. :class:`trio_mcp.auth.OAuthProvider`)
-    every request carries its credentials; a failed authorization
-    raises :class:`~trio_mcp.auth.AuthorizationFailed`.
+    With *auth* (an ``httpx.Auth``, e.g. :class:`trio_mcp.auth.OAuthProvider`) every
+    request carries its credentials; a failed authorization raises
+    :class:`~trio_mcp.auth.AuthorizationFailed`.
 
     The transport options (*headers*, an own *http_client*, the legacy
     fallback, DELETE on close, the reconnect delay, the close bound and

@@ -61,61 +61,54 @@ async def open_client(
 ) -> AsyncIterator[Client]:
     """Open a session over *transport*, choose the era, discover, yield the :class:`Client`.
 
-    *era* (default ``"auto"``) chooses how the connection opens: ``"auto"``
-    probes with ``server/discover``
-    and falls back to the handshake on a handshake-era answer, or on none
-    within *probe_timeout* seconds where an unknown request may go
-    unanswered (stdio, WebSocket; over Streamable HTTP every request is
-    answered, so the answer alone decides, bounded by the request timeout);
-    ``"modern"`` speaks only 2026-07-28;
+    *era* (default ``"auto"``) chooses how the connection opens: ``"auto"`` probes with
+    ``server/discover`` and falls back to the handshake on a handshake-era answer, or on
+    none within *probe_timeout* seconds where an unknown request may go unanswered
+    (stdio, WebSocket; over Streamable HTTP every request is answered, so the answer
+    alone decides, bounded by the request timeout); ``"modern"`` speaks only 2026-07-28;
     ``"legacy"`` only the handshake (our newest handshake-era revision, or
-    *protocol_version*, offered; any supported counter-offer accepted; one we
-    cannot speak refused with
-    :class:`~trio_mcp.protocol.UnsupportedProtocolVersion`). *probe* = False
-    makes ``"auto"`` start with the handshake (a server known to be
-    handshake-era). ``client.era`` and ``client.protocol_version`` say what
-    was chosen. With *discover* the client then fetches every list the server
-    declared (tools, prompts, resources, templates), following every page, and
-    in 2026-07-28 keeps them fresh through a ``subscriptions/listen`` stream,
-    opened first: the lists are fetched once the server has acknowledged it
-    (waiting at most *probe_timeout* for that), so no change is missed.
+    *protocol_version*, offered; any supported counter-offer accepted; one we cannot
+    speak refused with :class:`~trio_mcp.protocol.UnsupportedProtocolVersion`).
+    ``probe=False`` makes ``"auto"`` start with the handshake (a server known to be
+    handshake-era). ``client.era`` and ``client.protocol_version`` say what was chosen.
+    With *discover* the client then fetches every list the server declared (tools,
+    prompts, resources, templates), following every page, and in 2026-07-28 keeps them
+    fresh through a ``subscriptions/listen`` stream, opened first: the lists are fetched
+    once the server has acknowledged it (waiting at most *probe_timeout* for that), so
+    no change is missed.
 
     Args:
-        transport: the channel of frames to the server (see
-            :mod:`trio_mcp.transports`).
+        transport: the channel of frames to the server (see :mod:`trio_mcp.transports`).
         name: the ``clientInfo`` name sent to the server.
         version: the ``clientInfo`` version sent to the server.
-        protocol_version: the handshake-era revision to offer (default: our
-            newest).
+        protocol_version: the handshake-era revision to offer (default: our newest).
         era: ``"auto"`` (default), ``"modern"`` or ``"legacy"``, as above.
-        probe_timeout: seconds to wait for the answer to the era probe, and
-            for the listen stream's acknowledgment (default 2).
+        probe_timeout: seconds to wait for the answer to the era probe, and for the
+            listen stream's acknowledgment (default 2).
         probe: False starts ``"auto"`` with the handshake, as above.
         roots: roots to expose (list of :class:`~trio_mcp.types.Root`, or a
             function returning them); declares ``roots.listChanged``.
         sampling: answers ``sampling/createMessage``.
         sampling_tools: declare that the *sampling* handler handles
             ``tools``/``toolChoice``.
-        elicitation: answers form-mode elicitations (with a checked schema; the
-            answer is checked before it is sent).
-        apply_elicitation_defaults: fill the fields an elicitation answer
-            leaves out from the schema's defaults.
+        elicitation: answers form-mode elicitations (with a checked schema; the answer
+            is checked before it is sent).
+        apply_elicitation_defaults: fill the fields an elicitation answer leaves out
+            from the schema's defaults.
         url_elicitation: answers URL-mode elicitations; the URL is never opened
             by the library.
         log_handler: receives ``notifications/message`` (default: the
             ``trio_mcp.server_log`` Python logger).
-        discover: fetch every list the server declared, as above (default
-            True).
+        discover: fetch every list the server declared, as above (default True).
         max_pages: bound on pages of one list.
         max_input_rounds: 2026-07-28: bound on the input-required rounds of one call.
         tasks: 2026-07-28: declare the tasks extension on every tool call, so
             the server may run any of them as a task (``call_tool`` then polls
             it to the end); without it only ``as_task=True`` calls declare it.
-        accept_tasks: 2025-11-25: declare ``tasks.requests`` for the sampling
-            and elicitation handlers given, and run the server's
-            task-augmented requests of those kinds as tasks (answered at once
-            with a task id; the server polls them), for as long as the client
-            lives.
+        accept_tasks: 2025-11-25: declare ``tasks.requests`` for the sampling and
+            elicitation handlers given, and run the server's task-augmented requests of
+            those kinds as tasks (answered at once with a task id; the server polls
+            them), for as long as the client lives.
         session_options: passed to :func:`open_session`.
 
     Raises:

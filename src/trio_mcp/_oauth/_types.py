@@ -32,9 +32,9 @@ if TYPE_CHECKING:
 class TokenResponse:
     """Tokens from a token endpoint (RFC 6749 §5.1), as kept in storage.
 
-    ``expires_at`` is a ``time.time()`` instant (None: the server gave no
-    lifetime); ``issuer`` is the authorization server that issued them: tokens
-    are used only with the server that issued them (SEP-2352).
+    ``expires_at`` is a ``time.time()`` instant (None: the server gave no lifetime);
+    ``issuer`` is the authorization server that issued them: tokens are used only with
+    the server that issued them (SEP-2352).
 
     Spec: AU-07.
     """
@@ -126,9 +126,9 @@ class ProtectedResourceMetadata:
 class AuthServerMetadata:
     """RFC 8414 / OIDC discovery metadata of an authorization server.
 
-    ``issuer`` is the issuer the client recorded (checked against the URL it
-    was asked for, RFC 8414 §3.3); ``fallback`` is True for the 2025-03-26
-    default endpoints of a server without metadata.
+    ``issuer`` is the issuer the client recorded (checked against the URL it was asked
+    for, RFC 8414 §3.3); ``fallback`` is True for the 2025-03-26 default endpoints of a
+    server without metadata.
 
     Spec: AU-06, AU-02.
     """
@@ -173,11 +173,10 @@ class DPoPSigner(Protocol):
 class GrantContext:
     """What a grant is handed: everything discovery and registration found.
 
-    ``http`` is the provider's own client for authorization server traffic
-    (never the MCP transport's); ``resource`` is the RFC 8707 resource
-    indicator to send; ``scope`` the scope chosen for this attempt
-    (None: omit it); ``client`` the credentials at this server (None for a
-    grant that needs none).
+    ``http`` is the provider's own client for authorization server traffic (never the
+    MCP transport's); ``resource`` is the RFC 8707 resource indicator to send; ``scope``
+    the scope chosen for this attempt (None: omit it); ``client`` the credentials at
+    this server (None for a grant that needs none).
 
     Spec: AU-08.
     """

@@ -62,11 +62,11 @@ async def serve_stdio(
 ) -> None:
     """Serve *server* over this process's stdin and stdout until the client goes away.
 
-    Returns when stdin reaches end of input (the client's shutdown), when
-    the client closes the session, or on SIGTERM or SIGINT (Ctrl+C) when
-    *handle_signals* is on (the default when called from the main thread). On a
-    signal the session is cancelled at once: handlers stop, their records end
-    ``CANCELLED``, and nothing more is written.
+    Returns when stdin reaches end of input (the client's shutdown), when the client
+    closes the session, or on SIGTERM or SIGINT (Ctrl+C) when *handle_signals* is on
+    (the default when called from the main thread). On a signal the session is cancelled
+    at once: handlers stop, their records end ``CANCELLED``, and nothing more is
+    written.
 
     Args:
         server: the :class:`~trio_mcp.Server` to run.
@@ -270,32 +270,27 @@ async def serve_http(
     zero-argument factory (a module-level function) returning a server or an
     application; with one worker it is imported (or called) here.
 
-    Scale-out: with ``workers=N`` (N > 1) the server runs as N worker
-    processes, each a fresh interpreter running hypercorn's Trio worker, all
-    accepting on one socket this process binds (so port 0 works); the URL is
-    reported once every worker listens. A worker cannot be handed a live
-    object, so *server* must then be an import path or an importable factory
-    (a ``Server`` object is a TypeError), every worker builds its own, and
-    *app_options* must be picklable. ``auth=ResourceServer(...)`` is: its
-    verifiers travel as their configuration (keys, credentials, options),
-    never their caches nor their httpx client, so each worker fetches the
-    JWKS and introspects on its own (a token verified or revoked in the
-    parent is decided afresh in a worker). The 2026-07-28 era needs no state between
-    requests and spreads freely; what does need shared state (the
-    ``requestState`` key, which this sets for the workers unless
-    ``TRIO_MCP_REQUEST_STATE_KEY`` is; listen subscriptions, per worker;
-    handshake-era sessions, which need affinity or ``stateless=True``) is in
-    the how-to on deploying over Streamable HTTP and the README's "Scale-out"
-    section.
-    The same deployment from the command line, for an importable application
-    ``app = http_app(server)``: ``hypercorn --worker-class trio --workers N
-    --bind 127.0.0.1:8000 module:app`` (give its workers a shared
-    ``TRIO_MCP_REQUEST_STATE_KEY``).
+    Scale-out: with ``workers=N`` (N > 1) the server runs as N worker processes, each a
+    fresh interpreter running hypercorn's Trio worker, all accepting on one socket this
+    process binds (so port 0 works); the URL is reported once every worker listens. A
+    worker cannot be handed a live object, so *server* must then be an import path or an
+    importable factory (a ``Server`` object is a TypeError), every worker builds its
+    own, and *app_options* must be picklable. ``auth=ResourceServer(...)`` is: its
+    verifiers travel as their configuration (keys, credentials, options), never their
+    caches nor their httpx client, so each worker fetches the JWKS and introspects on
+    its own (a token verified or revoked in the parent is decided afresh in a worker).
+    The 2026-07-28 era needs no state between requests and spreads freely; what does
+    need shared state (the ``requestState`` key, which this sets for the workers unless
+    ``TRIO_MCP_REQUEST_STATE_KEY`` is; listen subscriptions, per worker; handshake-era
+    sessions, which need affinity or ``stateless=True``) is in the how-to on deploying
+    over Streamable HTTP and the README's "Scale-out" section. The same deployment from
+    the command line, for an importable application ``app = http_app(server)``:
+    ``hypercorn --worker-class trio --workers N --bind 127.0.0.1:8000 module:app`` (give
+    its workers a shared ``TRIO_MCP_REQUEST_STATE_KEY``).
 
-    A session that fails (an unexpected exception) is logged and closed; the
-    server and the other sessions go on. A worker process that exits on its
-    own ends the server: the others are stopped and
-    :class:`~trio_mcp.WorkerExited` is raised.
+    A session that fails (an unexpected exception) is logged and closed; the server and
+    the other sessions go on. A worker process that exits on its own ends the server:
+    the others are stopped and :class:`~trio_mcp.WorkerExited` is raised.
 
     Raises:
         OSError: the address cannot be bound (in use, not this host's, no

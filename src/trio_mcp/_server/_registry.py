@@ -139,49 +139,45 @@ class Server:
         logging: declare ``logging`` (log messages from :class:`Context`).
         features: declare these features even when nothing is registered yet
             (any of ``"tools"``, ``"resources"``, ``"prompts"``, ``"completions"``).
-        protocol_versions: the revisions served, newest first: both eras by
-            default (a dual-era server). Leave out 2026-07-28 for a
-            handshake-only server, or every handshake version for a
-            2026-07-28-only one (``initialize`` is then refused with -32022
-            naming what it speaks).
+        protocol_versions: the revisions served, newest first: both eras by default (a
+            dual-era server). Leave out 2026-07-28 for a handshake-only server, or every
+            handshake version for a 2026-07-28-only one (``initialize`` is then refused
+            with -32022 naming what it speaks).
         cache_hints: 2026-07-28 cache hints ``(ttlMs, cacheScope)`` by method
             (``tools/list``, ``prompts/list``, ``resources/list``,
-            ``resources/templates/list``, ``resources/read``,
-            ``server/discover``) for complete results that set none; a method
-            not listed gets ``(0, "private")``: stale at once and never shared
-            across authorization contexts, the safe default.
-        server_info_in_results: 2026-07-28: put ``serverInfo`` in every
-            result's ``_meta``.
-        request_state: seals the ``requestState`` of input-required rounds.
-            The default signs with a random key of this process and a 300 s
-            expiry; give every worker of a scaled-out server the
-            same :class:`~trio_mcp.RequestStateSealer` key.
+            ``resources/templates/list``, ``resources/read``, ``server/discover``) for
+            complete results that set none; a method not listed gets ``(0, "private")``:
+            stale at once and never shared across authorization contexts, the safe
+            default.
+        server_info_in_results: 2026-07-28: put ``serverInfo`` in every result's
+            ``_meta``.
+        request_state: seals the ``requestState`` of input-required rounds. The default
+            signs with a random key of this process and a 300 s expiry; give every
+            worker of a scaled-out server the same :class:`~trio_mcp.RequestStateSealer`
+            key.
         tasks: runs the tools registered with ``task_support`` as tasks and
             keeps their records (:class:`~trio_mcp.lowlevel.TaskRunner`; the default
             keeps them in memory). Give every worker of a scaled-out server a
             runner on one shared store.
-        task_list: offer 2025-11-25's ``tasks/list``. Off by default: without
-            an authorization context every anonymous task would be listed to
-            every anonymous client.
+        task_list: offer 2025-11-25's ``tasks/list``. Off by default: without an
+            authorization context every anonymous task would be listed to every
+            anonymous client.
         task_owner: the owner of the tasks a request creates and may see (its
-            authorization context, any hashable; another owner's task is
-            unknown to it). Default: the principal the request's
-            transport names, else None (anonymous: the 128-bit task id is all
-            that guards a task).
-        filter_lists_by_scope: leave out of ``tools/list``,
-            ``resources/list``, ``resources/templates/list`` and
-            ``prompts/list`` the items whose ``scopes=`` an authenticated
-            caller's token does not grant. Off by default: lists show
-            everything and a call without the scope is refused with a step-up
+            authorization context, any hashable; another owner's task is unknown to it).
+            Default: the principal the request's transport names, else None (anonymous:
+            the 128-bit task id is all that guards a task).
+        filter_lists_by_scope: leave out of ``tools/list``, ``resources/list``,
+            ``resources/templates/list`` and ``prompts/list`` the items whose
+            ``scopes=`` an authenticated caller's token does not grant. Off by default:
+            lists show everything and a call without the scope is refused with a step-up
             challenge (see :meth:`required_scopes`).
         request_history: finished requests each session keeps for
             ``Session.requests()`` (1000).
-        remembered_requests: finished requests each session remembers so a
-            peer reusing an id while its reply is owed is refused (4096). A
-            remembered request costs about 0.4 KiB, so a busy session holds up
-            to ~1.6 MiB by default, and a server's memory grows with its
-            sessions' calls until each is at the bound: lower both for servers
-            with many long sessions.
+        remembered_requests: finished requests each session remembers so a peer reusing
+            an id while its reply is owed is refused (4096). A remembered request costs
+            about 0.4 KiB, so a busy session holds up to ~1.6 MiB by default, and a
+            server's memory grows with its sessions' calls until each is at the bound:
+            lower both for servers with many long sessions.
 
     Spec: CA-01, CA-05, ME-11, PT-08..PT-10, TK-18, ST-06, VR-13, BP-04, C-02.
     """
@@ -378,15 +374,14 @@ class Server:
         fails this call and never a session's ``tools/list``.
 
         A parameter annotated ``Annotated[T, Header("Name")]``
-        (:class:`trio_mcp.Header`) is mirrored into the ``Mcp-Param-Name``
-        header by 2026-07-28 HTTP clients; ``input_schema=`` gives the tool
-        its own schema instead of the generated one (its ``x-mcp-header``
-        annotations are checked the same way). Do not mark secrets: headers
-        are visible to intermediaries.
+        (:class:`trio_mcp.Header`) is mirrored into the ``Mcp-Param-Name`` header by
+        2026-07-28 HTTP clients; ``input_schema=`` gives the tool its own schema instead
+        of the generated one (its ``x-mcp-header`` annotations are checked the same
+        way). Do not mark secrets: headers are visible to intermediaries.
 
-        ``scopes=["files:write"]`` names the OAuth scopes a caller's access
-        token must grant to call it (HTTP 403 ``insufficient_scope`` with the
-        step-up challenge otherwise; see :meth:`required_scopes`).
+        ``scopes=["files:write"]`` names the OAuth scopes a caller's access token must
+        grant to call it (HTTP 403 ``insufficient_scope`` with the step-up challenge
+        otherwise; see :meth:`required_scopes`).
 
         Args:
             fn: the handler, ``async def`` or plain.
@@ -407,10 +402,9 @@ class Server:
                 message names the type expected), or a definition with no
                 JSON form.
             ValueError: an invalid tool name.
-            trio_mcp.protocol.InvalidHeaderAnnotation: an ``x-mcp-header``
-                that breaks the rules for header annotations (the message
-                names the tool, the parameter and the reason); the tool is
-                not registered.
+            trio_mcp.protocol.InvalidHeaderAnnotation: an ``x-mcp-header`` that breaks
+                the rules for header annotations (the message names the tool, the
+                parameter and the reason); the tool is not registered.
 
         Spec: TL-06, TL-07, TL-10, TL-11, HM-25, HM-26, HM-30, AU-12.
         """
@@ -423,10 +417,9 @@ class Server:
         for checking a 2026-07-28 ``tools/call``'s ``Mcp-Param-*`` headers
         against its body.
 
-        Read once when the tool was registered (already checked), never
-        per request; empty for a tool without annotations or an unknown one
-        (a call of an unknown tool fails on its own, -32602). Synchronous and
-        without checkpoints.
+        Read once when the tool was registered (already checked), never per request;
+        empty for a tool without annotations or an unknown one (a call of an unknown
+        tool fails on its own, -32602). Synchronous and without checkpoints.
 
         Spec: HM-25, HM-28, HM-26.
         """
@@ -561,8 +554,8 @@ class Server:
 
         Args:
             uri_template: the template, such as ``note://{name}``.
-            fn: the function that reads a URI of it; its parameters are the
-                template's variables.
+            fn: the function that reads a URI of it; its parameters are the template's
+                variables.
             name, title, description, mime_type: as for :meth:`resource`.
             annotations, icons, scopes: as for :meth:`resource`.
 
@@ -583,9 +576,9 @@ class Server:
         self._changed(_RESOURCES_CHANGED)
 
     def resource_updated(self, uri: str) -> None:
-        """Queue ``notifications/resources/updated`` for every session subscribed
-        to *uri* or to a parent of it, and for every 2026-07-28 listen
-        stream that asked for it. Not a checkpoint; never blocks.
+        """Queue ``notifications/resources/updated`` for every session subscribed to
+        *uri* or to a parent of it, and for every 2026-07-28 listen stream that asked
+        for it. Not a checkpoint; never blocks.
 
         Spec: RS-06, SB-01.
         """
@@ -692,9 +685,8 @@ class Server:
             def languages(value: str) -> list[str]:
                 return [x for x in LANGUAGES if x.startswith(value)]
 
-        The function takes ``value`` (the partial value) and optionally
-        ``arguments`` (resolved arguments) and a context; it returns
-        strings or a ``Completion``.
+        The function takes ``value`` (the partial value) and optionally ``arguments``
+        (resolved arguments) and a context; it returns strings or a ``Completion``.
 
         Spec: CP-01..CP-04.
         """
@@ -743,8 +735,8 @@ class Server:
 
     def modern_capabilities(self) -> dict[str, Any]:
         """The capabilities ``server/discover`` shows (2026-07-28): those of
-        :meth:`capabilities` without the ``tasks`` slot, and the tasks
-        extension in ``extensions`` when a tool may run as a task.
+        :meth:`capabilities` without the ``tasks`` slot, and the tasks extension in
+        ``extensions`` when a tool may run as a task.
 
         Spec: TK-19.
         """
@@ -936,13 +928,13 @@ class Server:
         request: RequestContext | None = None,
         meta: dict[str, Any] | None = None,
     ) -> None:
-        """Send ``notifications/message`` to *session* if logging is declared and
-        the level set for it lets *level* through: the session's
-        (``logging/setLevel``) in the handshake era; in 2026-07-28 only for a
-        *request* that asked with ``io.modelcontextprotocol/logLevel``, at or
-        above that level, while it runs (never on a listen stream)
-        and until the client cancels it: after its ``notifications/cancelled``
-        nothing more is sent for that request, log messages included.
+        """Send ``notifications/message`` to *session* if logging is declared and the
+        level set for it lets *level* through: the session's (``logging/setLevel``) in
+        the handshake era; in 2026-07-28 only for a *request* that asked with
+        ``io.modelcontextprotocol/logLevel``, at or above that level, while it runs
+        (never on a listen stream) and until the client cancels it: after its
+        ``notifications/cancelled`` nothing more is sent for that request, log messages
+        included.
 
         *meta* is the message's ``_meta`` (a 2025-11-25 task's related-task).
 

@@ -104,8 +104,8 @@ _MESSAGES = {
 
 
 class RequestStateError(RPCError):
-    """A ``requestState`` was refused: -32602, ``reason`` says why;
-    on the wire ``data.reason`` carries it too.
+    """A ``requestState`` was refused: -32602, ``reason`` says why; on the wire
+    ``data.reason`` carries it too.
 
     The message never echoes the token.
 

@@ -114,8 +114,8 @@ class RequestContext:
 
     @property
     def revision(self) -> Revision | None:
-        """The revision this request is served in: its own ``_meta`` version in
-        the modern era, the session's negotiated one in the handshake era.
+        """The revision this request is served in: its own ``_meta`` version in the
+        modern era, the session's negotiated one in the handshake era.
 
         Spec: ST-01.
         """
@@ -131,9 +131,9 @@ class RequestContext:
 
     @property
     def client_capabilities(self) -> JSONObject:
-        """The capabilities the peer declared *for this request*: its own
-        ``_meta`` in the modern era (never an earlier request's), the
-        handshake's in the handshake era.
+        """The capabilities the peer declared *for this request*: its own ``_meta`` in
+        the modern era (never an earlier request's), the handshake's in the handshake
+        era.
 
         Spec: ME-09.
         """
@@ -187,9 +187,8 @@ class RequestContext:
 
     @property
     def may_send(self) -> bool:
-        """Whether a message about this request may still be sent: it has not
-        ended and the peer has not cancelled it, even if a deadline or shutdown
-        asked first.
+        """Whether a message about this request may still be sent: it has not ended and
+        the peer has not cancelled it, even if a deadline or shutdown asked first.
 
         Spec: CN-05, CN-16.
         """
@@ -205,10 +204,9 @@ class RequestContext:
     ) -> None:
         """Send ``notifications/progress`` for this request.
 
-        Sends nothing when the request carried no progress token or has
-        already ended, nor when the session's ``progress_interval``
-        rate limit holds it back. ``message`` is dropped for 2024-11-05
-        peers.
+        Sends nothing when the request carried no progress token or has already ended,
+        nor when the session's ``progress_interval`` rate limit holds it back.
+        ``message`` is dropped for 2024-11-05 peers.
 
         Raises:
             LocalProtocolError: *progress* is not greater than the last one.

@@ -248,16 +248,16 @@ class Session:
             params: attrs params instance, JSON object, or None.
             on_progress: called (synchronously, in the reader task: keep it quick)
                 with each progress notification; asks the peer for progress.
-            progress_idle_timeout: seconds without a response or progress before
-                the request times out; each progress restarts it. None
-                disables it. Default: the session's.
-            max_duration: hard cap in seconds, whatever progress says.
-                None disables it. Default: the session's.
+            progress_idle_timeout: seconds without a response or progress before the
+                request times out; each progress restarts it. None disables it. Default:
+                the session's.
+            max_duration: hard cap in seconds, whatever progress says. None disables it.
+                Default: the session's.
             follows: the request this one retries (a 2026-07-28 multi
                 round-trip call); noted on the record.
 
-        A long-lived request (``subscriptions/listen``) has no default
-        timeouts: it lasts until one side ends it.
+        A long-lived request (``subscriptions/listen``) has no default timeouts: it
+        lasts until one side ends it.
 
         Raises:
             RPCError: the peer answered with an error.
@@ -392,10 +392,9 @@ class Session:
         frames would race) and :class:`~trio_mcp.SessionClosed` once the
         session is closed (a frame fed then would find no session to serve it).
 
-        Cancellation: the frame is parsed and its requests started (each in
-        its task) before the first checkpoint; cancelling the caller
-        while a refusal is being queued drops that refusal, as cancelling the
-        reader would.
+        Cancellation: the frame is parsed and its requests started (each in its task)
+        before the first checkpoint; cancelling the caller while a refusal is being
+        queued drops that refusal, as cancelling the reader would.
         """
         if not self._readerless:
             raise RuntimeError("feed() is for a session opened with reader=False")
@@ -406,10 +405,10 @@ class Session:
         await self._take_frame(data)
 
     def feed_eof(self) -> None:
-        """The peer's side ended, told by the owner of a ``reader=False``
-        session: what the reader does on end-of-channel. Pending calls fail
-        and running requests are cancelled, origin ``transport``; the session is closed. Idempotent;
-        no-op once closed.
+        """The peer's side ended, told by the owner of a ``reader=False`` session: what
+        the reader does on end-of-channel. Pending calls fail and running requests are
+        cancelled, origin ``transport``; the session is closed. Idempotent; no-op once
+        closed.
 
         Cancellation: synchronous; the cancelled handlers end in their own
         tasks.

@@ -60,9 +60,9 @@ from ._writer import Writer
 class SessionDefault(enum.Enum):
     """The type of :data:`DEFAULT`: a per-call argument left to the session.
 
-    A one-member enum, so a type checker narrows ``x is DEFAULT`` away, and a
-    signature shown by ``help()`` reads ``= the session's default`` rather than
-    an object's address.
+    A one-member enum, so a type checker narrows ``x is DEFAULT`` away, and a signature
+    shown by ``help()`` reads ``= the session's default`` rather than an object's
+    address.
     """
 
     DEFAULT = "the session's default"

@@ -153,11 +153,11 @@ class TaskRunner:
         store: where the records live (default: a :class:`MemoryTaskStore`);
             give every worker of a scaled-out server the same shared store.
         default_ttl_ms: the ttl of a task whose request names none.
-        max_ttl_ms: the cap on any ttl (a longer one asked for is lowered;
-            the record says the ttl granted).
+        max_ttl_ms: the cap on any ttl (a longer one asked for is lowered; the record
+            says the ttl granted).
         poll_interval_ms: the ``pollInterval`` suggested to requestors.
-        max_running: tasks working at once in this runner; one more is
-            refused -32603 naming the bound.
+        max_running: tasks working at once in this runner; one more is refused -32603
+            naming the bound.
         creation_rate, creation_burst: tasks created a second on average, and
             at most in a burst (a token bucket on Trio's clock); one more is
             refused -32603 naming the bound and the seconds until the next is
@@ -255,11 +255,10 @@ class TaskRunner:
                 nursery.cancel_scope.cancel(reason="the server is shutting down")
 
     def serving(self) -> AbstractAsyncContextManager[TaskRunner]:
-        """:meth:`running`, unless it is open already (then the block just
-        uses it): what each ``serve_*`` entry point and
-        :func:`~trio_mcp.serve_session` open, so the outermost
-        one owns the runner and everything inside shares it. Which of the two
-        is decided when this is called (enter the result at once).
+        """:meth:`running`, unless it is open already (then the block just uses it):
+        what each ``serve_*`` entry point and :func:`~trio_mcp.serve_session` open, so
+        the outermost one owns the runner and everything inside shares it. Which of the
+        two is decided when this is called (enter the result at once).
 
         The shared case is a plain ``nullcontext``: every session of an HTTP
         server enters it and holds it while it lives, and a generator-based
@@ -292,11 +291,10 @@ class TaskRunner:
         owner: Owner,
         ttl_ms: int | None = None,
     ) -> TaskRecord:
-        """Create a task continuing *request* (which is running) and start its
-        work, ``work(record)()``, in the runner's nursery. Returns the record
-        as created: the task is in the store (a ``tasks/get`` finds it) before
-        this returns, so the ``CreateTaskResult`` may be sent (SEP-2663's
-        strong consistency).
+        """Create a task continuing *request* (which is running) and start its work,
+        ``work(record)()``, in the runner's nursery. Returns the record as created: the
+        task is in the store (a ``tasks/get`` finds it) before this returns, so the
+        ``CreateTaskResult`` may be sent (SEP-2663's strong consistency).
 
         Raises:
             RPCError: -32603 when the runner is not running, or a bound is
@@ -522,8 +520,8 @@ class TaskRunner:
         return taken
 
     async def note_input(self, task_id: str, owner: Owner, *, waiting: bool) -> None:
-        """2025-11-25 form: the work sent (*waiting*) or got back its input
-        requests: ``INPUT_REQUIRED`` then ``WORKING``.
+        """2025-11-25 form: the work sent (*waiting*) or got back its input requests:
+        ``INPUT_REQUIRED`` then ``WORKING``.
 
         Cancellation: cancelled before the write, nothing changed.
 
@@ -539,8 +537,8 @@ class TaskRunner:
         """*owner*'s task *task_id* (``tasks/get``).
 
         Raises:
-            RPCError: -32602 for an unknown, expired or another owner's task
-                (the same answer: a task's existence does not leak).
+            RPCError: -32602 for an unknown, expired or another owner's task (the same
+                answer: a task's existence does not leak).
 
         Cancellation: a read; nothing to undo.
 
@@ -573,9 +571,9 @@ class TaskRunner:
     async def cancel(self, task_id: str, owner: Owner, *, form: TaskForm) -> TaskRecord:
         """``tasks/cancel``: record the ask (cause ``REQUESTOR``) and stop the work.
 
-        2025-11-25: the task is ``CANCELLED`` before this returns, and a
-        terminal task is -32602. The extension: the ask only
-        (cooperative); a terminal task is acknowledged as it is.
+        2025-11-25: the task is ``CANCELLED`` before this returns, and a terminal task
+        is -32602. The extension: the ask only (cooperative); a terminal task is
+        acknowledged as it is.
 
         Raises:
             RPCError: -32602 as :meth:`get`; for a terminal task (2025-11-25).

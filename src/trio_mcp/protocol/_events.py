@@ -52,9 +52,9 @@ class ResponseReceived:
 class ErrorReceived:
     """One of our requests failed.
 
-    ``remote`` is True for an error response the peer sent; False for a local
-    error about the peer's answer (e.g. a result that does not match the schema),
-    which must never be mistaken for the peer's own error.
+    ``remote`` is True for an error response the peer sent; False for a local error
+    about the peer's answer (e.g. a result that does not match the schema), which must
+    never be mistaken for the peer's own error.
 
     Spec: BP-27.
     """
@@ -92,10 +92,11 @@ class ProgressReceived:
 class InvalidMessage:
     """A frame we refuse; ``reply`` (if not None) is the error response owed.
 
-    ``fatal``: the session cannot go on. A client got a frame over the size
-    bound whose head names no id: it was never parsed, so the call it may have
-    answered cannot be told, and would otherwise wait for its timeout. When the head names the id,
-    that call fails instead (:class:`ErrorReceived` with ``too_large``) and the session goes on.
+    ``fatal``: the session cannot go on. A client got a frame over the size bound whose
+    head names no id: it was never parsed, so the call it may have answered cannot be
+    told, and would otherwise wait for its timeout. When the head names the id, that
+    call fails instead (:class:`ErrorReceived` with ``too_large``) and the session goes
+    on.
 
     Spec: R-03, X-08.
     """

@@ -75,8 +75,8 @@ class HeaderValueError(ValueError):
 
 
 class InvalidHeaderAnnotation(MCPError, ValueError):
-    """A tool's ``x-mcp-header`` annotations break the spec's rules: the tool
-    cannot be called over Streamable HTTP (a client drops it).
+    """A tool's ``x-mcp-header`` annotations break the spec's rules: the tool cannot be
+    called over Streamable HTTP (a client drops it).
 
     :attr:`path` is the chain of keys from the schema root to the offending
     annotation (``properties`` keys, other keywords in angle brackets), so a

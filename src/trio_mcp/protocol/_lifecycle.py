@@ -260,8 +260,8 @@ class Lifecycle:
         return f"Received {method!r} before initialization completed"
 
     def check_send_request(self, method: str) -> None:
-        """Refuse an outbound request for *method* that this state forbids; ``initialize`` is
-        checked by its transition.
+        """Refuse an outbound request for *method* that this state forbids;
+        ``initialize`` is checked by its transition.
 
         Raises:
             LocalProtocolError: it may not be sent now.

@@ -331,8 +331,8 @@ class RequestEntry:
 class RequestMeta:
     """What a 2026-07-28 request declared about itself in its ``_meta``.
 
-    Read from *this* request only, never inferred from an earlier one: a server handler reads the
-    client's capabilities here.
+    Read from *this* request only, never inferred from an earlier one: a server handler
+    reads the client's capabilities here.
 
     Spec: ME-06..ME-15, ST-01.
     """

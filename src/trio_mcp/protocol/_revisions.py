@@ -183,9 +183,8 @@ DEFAULT_HTTP_VERSION: Final[str] = V2025_03_26.version
 
 
 def negotiate_version(requested: str, supported: tuple[str, ...] = SUPPORTED_VERSIONS) -> str:
-    """The server's answer to ``initialize``: echo the requested version
-    or offer our newest handshake-era one (a modern version is never the answer
-    to ``initialize``).
+    """The server's answer to ``initialize``: echo the requested version or offer our
+    newest handshake-era one (a modern version is never the answer to ``initialize``).
 
     Raises:
         ValueError: *supported* holds no handshake-era version.

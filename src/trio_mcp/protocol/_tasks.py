@@ -197,8 +197,8 @@ class TaskForm(_FastEnum):
     def tool_result_event(self, *, is_error: bool) -> TaskEvent:
         """The event a ``tools/call`` result ends its task with.
 
-        A result with ``isError: true`` fails the task in 2025-11-25
-        but completes it, result inline, in the extension.
+        A result with ``isError: true`` fails the task in 2025-11-25 but completes it,
+        result inline, in the extension.
 
         Spec: TK-17, TK-19.
         """
@@ -309,8 +309,8 @@ class TaskRecord:
 
     def wire_fields(self) -> JSONObject:
         """The wire ``Task`` fields of its form: ``taskId``, ``status``,
-        ``statusMessage`` if any, ``createdAt``, ``lastUpdatedAt`` (ISO 8601),
-        the ttl (``null``: unlimited) and the poll interval if any.
+        ``statusMessage`` if any, ``createdAt``, ``lastUpdatedAt`` (ISO 8601), the ttl
+        (``null``: unlimited) and the poll interval if any.
 
         The fields each message adds (2025-11-25's ``CreateTaskResult.task``
         wrapper, the extension's ``resultType`` and inline ``result``/``error``)
@@ -371,8 +371,8 @@ def start_task(
 
 
 def iso8601(seconds: float) -> str:
-    """*seconds* since the epoch as an RFC 3339 UTC timestamp:
-    ``2025-11-25T10:30:00Z``, with milliseconds when it has a fraction.
+    """*seconds* since the epoch as an RFC 3339 UTC timestamp: ``2025-11-25T10:30:00Z``,
+    with milliseconds when it has a fraction.
 
     Spec: TK-10.
     """
@@ -431,8 +431,8 @@ class TaskReport:
 
 
 def new_task_id() -> str:
-    """A fresh task id: 128 random bits as 32 hex digits, unguessable (without an authorization
-    context the id is all that guards a task).
+    """A fresh task id: 128 random bits as 32 hex digits, unguessable (without an
+    authorization context the id is all that guards a task).
 
     Spec: TK-07, TK-18.
     """
@@ -493,8 +493,8 @@ class TaskBook:
         clock: seconds since the epoch (wall time; see the module docstring).
 
     No method blocks, so none is a cancellation point. Unknown task ids raise
-    :class:`KeyError`: the layer above looks a task up first and answers an
-    unknown one with -32602.
+    :class:`KeyError`: the layer above looks a task up first and answers an unknown one
+    with -32602.
 
     Spec: TK-17.
     """
@@ -519,12 +519,12 @@ class TaskBook:
     ) -> TaskRecord:
         """Start a task, ``WORKING``, continuing *request*.
 
-        An inbound *request* (we are the receiver) must be ``RUNNING``: the
-        task exists before its ``CreateTaskResult`` is sent, then the request
-        completes with it. An outbound one (we are the requestor) must have
-        ``COMPLETED``: its result was the ``CreateTaskResult``. Anything else,
-        or a *task_id* already in the book, is a ValueError.
-        *created_at* (default: now) is the receiver's, for a requestor's mirror.
+        An inbound *request* (we are the receiver) must be ``RUNNING``: the task exists
+        before its ``CreateTaskResult`` is sent, then the request completes with it. An
+        outbound one (we are the requestor) must have ``COMPLETED``: its result was the
+        ``CreateTaskResult``. Anything else, or a *task_id* already in the book, is a
+        ValueError. *created_at* (default: now) is the receiver's, for a requestor's
+        mirror.
 
         Spec: TK-08, TK-07.
         """
@@ -577,9 +577,9 @@ class TaskBook:
         """Note who asked to cancel; the first asker wins. No move.
 
         A terminal task keeps its state and records the ask as a late event:
-        ``tasks/cancel`` on it is answered -32602, and the returned
-        record's ``is_terminal`` says so. A 2025-11-25 ``tasks/cancel`` then
-        applies ``CANCEL`` before it replies (:attr:`TaskForm.cancel_is_immediate`).
+        ``tasks/cancel`` on it is answered -32602, and the returned record's
+        ``is_terminal`` says so. A 2025-11-25 ``tasks/cancel`` then applies ``CANCEL``
+        before it replies (:attr:`TaskForm.cancel_is_immediate`).
 
         Spec: TK-16.
         """
@@ -612,9 +612,9 @@ class TaskBook:
         )
 
     def adopt(self, request: RequestRecord, report: TaskReport, *, form: TaskForm) -> TaskRecord:
-        """Requestor side: *request* (``COMPLETED``) was answered with a task; start its mirror from
-        the receiver's *report* (its id, creation time, ttl and poll interval), then :meth:`receive`
-        the report's status.
+        """Requestor side: *request* (``COMPLETED``) was answered with a task; start its
+        mirror from the receiver's *report* (its id, creation time, ttl and poll
+        interval), then :meth:`receive` the report's status.
 
         Raises:
             ValueError: as :meth:`create`.
@@ -633,12 +633,12 @@ class TaskBook:
         return self.receive(report)
 
     def receive(self, report: TaskReport) -> TaskRecord:
-        """Requestor side: mirror a receiver's *report* on a task of the book:
-        its status as :meth:`observe` does (a terminal task reported
-        otherwise is a late event and changes nothing else; reported the same,
-        nothing at all), then what the report carries: the ttl and poll
-        interval it now gives (both MAY change), its ``lastUpdatedAt``,
-        and ``result``, ``error`` and ``input_requests`` as reported.
+        """Requestor side: mirror a receiver's *report* on a task of the book: its
+        status as :meth:`observe` does (a terminal task reported otherwise is a late
+        event and changes nothing else; reported the same, nothing at all), then what
+        the report carries: the ttl and poll interval it now gives (both MAY change),
+        its ``lastUpdatedAt``, and ``result``, ``error`` and ``input_requests`` as
+        reported.
 
         Raises:
             KeyError: the task is not in the book.
@@ -685,8 +685,8 @@ class TaskBook:
         return out
 
     def forget(self, task_id: str) -> TaskRecord | None:
-        """Drop a task (a receiver may delete a cancelled task at any time); its last record, or
-        None if it was unknown.
+        """Drop a task (a receiver may delete a cancelled task at any time); its last
+        record, or None if it was unknown.
 
         Spec: TK-16.
         """

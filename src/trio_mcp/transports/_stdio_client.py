@@ -499,17 +499,15 @@ async def open_stdio_process(
         inherit_env: start from our whole environment instead of
             :func:`safe_environment` (only when you trust the server with it).
         cwd: the child's working directory.
-        stderr: where the server's stderr lines go: ``"forward"`` (our stderr,
-            labelled with the command and pid), a callable taking each line, or
-            None (dropped).
-        stderr_tail: how many of the last stderr lines are kept either way
-            (default 20), for the error that reports an early exit.
-        max_message_size: longest line accepted from the server, in bytes (16 MiB
-            by default; a line is buffered up to this size, so it is the memory
-            one frame may take). A longer response fails the call whose id its
-            first 4 KiB show with :class:`~trio_mcp.ResponseTooLarge`, and the
-            session goes on (the framing resumes at the next line); with no
-            readable id the session ends.
+        stderr: where the server's stderr lines go: ``"forward"`` (our stderr, labelled
+            with the command and pid), a callable taking each line, or None (dropped).
+        stderr_tail: how many of the last stderr lines are kept either way (default 20),
+            for the error that reports an early exit.
+        max_message_size: longest line accepted from the server, in bytes (16 MiB by
+            default; a line is buffered up to this size, so it is the memory one frame
+            may take). A longer response fails the call whose id its first 4 KiB show
+            with :class:`~trio_mcp.ResponseTooLarge`, and the session goes on (the
+            framing resumes at the next line); with no readable id the session ends.
         close_grace: seconds to wait for an exit after closing stdin.
         terminate_grace: seconds to wait after SIGTERM before SIGKILL.
         exit_wait: seconds ``receive`` waits, after stdout ends, for the exit status.

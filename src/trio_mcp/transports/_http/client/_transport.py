@@ -188,9 +188,8 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
     @property
     def tool_headers(self) -> ToolHeaderRules:
         """The ``x-mcp-header`` annotations of the tools, by name, for the
-        ``Mcp-Param-*`` headers of a 2026-07-28 ``tools/call``: the
-        rules given at construction, which the client fills from the tools it
-        lists.
+        ``Mcp-Param-*`` headers of a 2026-07-28 ``tools/call``: the rules given at
+        construction, which the client fills from the tools it lists.
 
         Spec: HM-25.
         """
@@ -411,17 +410,15 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
     async def aclose(self) -> None:
         """Tell the server: cancels for unanswered requests, then DELETE.
 
-        Shielded and bounded by ``close_timeout`` together. When the bound runs
-        out before the DELETE is answered (the server or the network is slow,
-        or this process too busy to write it), a WARNING on the
-        ``trio_mcp.http.client`` logger says so, naming the bound and the
-        session by :func:`session_fingerprint` (the id itself is a credential
-        and is never logged): the server keeps that session until its
-        own idle timeout, unless the DELETE, already written, still reaches it
-        (closing the connection does not withdraw it). A DELETE that fails
-        (connection refused, an error status) is only logged at DEBUG. The
-        DELETE goes on the last call's connection when it can (see
-        ``_delete_client``).
+        Shielded and bounded by ``close_timeout`` together. When the bound runs out
+        before the DELETE is answered (the server or the network is slow, or this
+        process too busy to write it), a WARNING on the ``trio_mcp.http.client`` logger
+        says so, naming the bound and the session by :func:`session_fingerprint` (the id
+        itself is a credential and is never logged): the server keeps that session until
+        its own idle timeout, unless the DELETE, already written, still reaches it
+        (closing the connection does not withdraw it). A DELETE that fails (connection
+        refused, an error status) is only logged at DEBUG. The DELETE goes on the last
+        call's connection when it can (see ``_delete_client``).
 
         Cancellation: an outer cancel does not cut the cancels and the DELETE
         short (shielded); they end at ``close_timeout`` at the latest.
@@ -589,21 +586,20 @@ async def open_http_transport(
             an own *http_client*, give the auth to that client instead. An
             authorization that fails raises :class:`~trio_mcp.auth.AuthorizationFailed`
             out of the transport.
-        legacy_fallback: try the 2024-11-05 HTTP+SSE transport when the server
-            refuses the initialize POST with 400, 404 or 405.
+        legacy_fallback: try the 2024-11-05 HTTP+SSE transport when the server refuses
+            the initialize POST with 400, 404 or 405.
         terminate_on_close: send DELETE on exit.
         reconnect_delay: seconds before reconnecting a stream when the server
             gave no ``retry``.
         close_timeout: bound on the cancels and DELETE sent on exit; a DELETE
             not answered within it is logged as a WARNING (see
             :meth:`HttpClientTransport.aclose`).
-        reinitialize: when the server answers 404 for the session (it ended or
-            expired), start a new session instead of ending the client:
-            calls in flight on the old session fail with "Session expired (HTTP
-            404)", later calls go to the new one. Off by default because what the
-            server held for the old session (subscriptions, logging level) is
-            lost; an application that relies on it re-establishes it. See
-            :class:`HttpClientTransport`.
+        reinitialize: when the server answers 404 for the session (it ended or expired),
+            start a new session instead of ending the client: calls in flight on the old
+            session fail with "Session expired (HTTP 404)", later calls go to the new
+            one. Off by default because what the server held for the old session
+            (subscriptions, logging level) is lost; an application that relies on it
+            re-establishes it. See :class:`HttpClientTransport`.
         max_message_size: the bound on one inbound frame (16 MiB by default):
             a JSON body or SSE event over it is read only for its first and
             last 4 KiB, and the call it answers fails at once with
