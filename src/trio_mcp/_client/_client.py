@@ -345,7 +345,29 @@ class Client:
         *raise_on_error* (then :class:`ToolCallError`). A successful result of a
         tool whose cached definition has an ``outputSchema`` must carry
         ``structuredContent`` matching it (validators are compiled once per
-        definition); *validate* = False skips this.
+        definition); ``validate=False`` skips this.
+
+        Args:
+            name: the tool's name, as :attr:`tools` lists it.
+            arguments: the tool's arguments, a JSON object (default: none).
+            on_progress: called with each :class:`~trio_mcp.lowlevel.Progress`
+                the server reports (synchronously, in the session's reader
+                task: keep it quick); giving it asks the server for progress.
+            raise_on_error: raise :class:`ToolCallError` for a tool error
+                instead of returning the result (default False).
+            validate: check ``structuredContent`` against the tool's
+                ``outputSchema`` (default True).
+            progress_idle_timeout: seconds without an answer or a progress
+                report before the call times out; each progress report restarts
+                it; None: never. Default: the session's, as given to
+                :func:`~trio_mcp.lowlevel.open_session` (60 s unless changed).
+            max_duration: hard cap in seconds on the call, whatever progress
+                says; None: no cap. Default: the session's (600 s unless
+                changed).
+            as_task: ask for the call to run as a task and return a
+                :class:`~trio_mcp.tasks.TaskHandle` (default False).
+            ttl: with *as_task*, the milliseconds the server should keep the
+                task (2025-11-25 only; default: the server's choice).
 
         Raises:
             RPCError: a protocol error (e.g. unknown tool: -32602).

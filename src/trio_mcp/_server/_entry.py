@@ -259,12 +259,8 @@ async def serve_http(
     """Serve *server* over Streamable HTTP (at ``/mcp``) on hypercorn's Trio worker.
 
     ``task_status.started`` receives the base URL (``http://127.0.0.1:PORT``);
-    port 0 picks a free port. *app_options* go to :func:`http_app` (or pass a
-    ready application instead of a server), e.g. ``body_timeout`` (30 s) and
-    ``max_body_size``. *header_timeout* (10 s) and *read_timeout* (off) are
-    hypercorn's: see :func:`~trio_mcp.transports.serve_http_app`. A warning is
-    logged when binding a non-loopback address without an explicit
-    ``allowed_hosts``.
+    port 0 picks a free port. A warning is logged when binding a non-loopback
+    address without an explicit ``allowed_hosts``.
 
     *server* may also be an import path ``"module:name"`` or an importable
     zero-argument factory (a module-level function) returning a server or an
@@ -291,6 +287,26 @@ async def serve_http(
     A session that fails (an unexpected exception) is logged and closed; the server and
     the other sessions go on. A worker process that exits on its own ends the server:
     the others are stopped and :class:`~trio_mcp.WorkerExited` is raised.
+
+    Args:
+        server: a :class:`~trio_mcp.Server`, a ready
+            :class:`~trio_mcp.transports.StreamableHTTPApp`, an import path
+            ``"module:name"`` or an importable factory, as above.
+        host: the address to bind (default loopback, ``127.0.0.1``).
+        port: the port to bind; 0 (default) picks a free one.
+        workers: the number of worker processes (default 1: serve in this process).
+        header_timeout: seconds a connection may take to send a request's head,
+            also between keep-alive requests (default 10; hypercorn's, see
+            :func:`~trio_mcp.transports.serve_http_app`).
+        read_timeout: seconds hypercorn waits for each read from the client
+            (default None: off); it also cuts a long SSE stream, so set it only
+            well above the longest request you expect.
+        task_status: receives the base URL once the server listens (for
+            ``nursery.start``).
+        app_options: passed to :func:`http_app` and so to
+            :class:`~trio_mcp.transports.StreamableHTTPApp`: ``path``,
+            ``stateless``, ``allowed_hosts``, ``auth``, ``body_timeout`` (30 s),
+            ``max_body_size``, ``session_options``, and the others listed there.
 
     Raises:
         OSError: the address cannot be bound (in use, not this host's, no

@@ -327,6 +327,12 @@ class Server:
                 unknown option.
             ValueError: an invalid tool name.
 
+        Cancellation:
+            Registering is synchronous. A call runs in the request's own scope
+            and is cancelled with it (the client's ``notifications/cancelled``,
+            a timeout, the session's end); a plain ``def`` runs in a worker
+            thread, which is abandoned, not interrupted.
+
         Spec: TL-06, TL-07, TL-10, TL-11.
         """
         if callable(name):
@@ -468,6 +474,11 @@ class Server:
         Raises:
             ValueError: the URI has no scheme.
             TypeError: the function takes parameters, or an unknown option.
+
+        Cancellation:
+            Registering is synchronous. A read runs in the request's own scope
+            and is cancelled with it; a plain ``def`` runs in a worker thread,
+            which is abandoned, not interrupted.
 
         Spec: RS-02, RS-04.
         """
