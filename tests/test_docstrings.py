@@ -33,6 +33,9 @@ from sphinx.pycode import ModuleAnalyzer
 from test_async_api_contract import NAMESPACES as CONTRACT_NAMESPACES
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+#: The documentation's own extension (docs/_ext/ is not a package mypy reads).
+specmap: Any = importlib.import_module("trio_mcp_specmap")
 NAMESPACES = (*CONTRACT_NAMESPACES, "trio_mcp.auth")
 
 #: A requirement id of the spec map (``PT-12``, ``SEC-06``).
@@ -254,6 +257,22 @@ def test_spec_ids_only_on_the_spec_line() -> None:
     known = _spec_ids()
     problems = [p for name, obj in PUBLIC.items() for p in _spec_problems(name, _doc(obj), known)]
     assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems)
+
+
+def test_the_docs_link_every_id_of_the_spec_line() -> None:
+    """The docs build renders each id of a ``Spec:`` paragraph, wrapped or not,
+    as a link to its spec-map row, with the table the build reads."""
+    known = specmap.spec_pages(ROOT)
+    doc = inspect.getdoc(importlib.import_module("trio_mcp").open_client) or ""
+    lines = doc.splitlines()
+    linked = specmap.link_spec_ids(lines, known)
+    spec_at = next(i for i, line in enumerate(lines) if line.startswith("Spec:"))
+    assert linked[:spec_at] == lines[:spec_at]
+    spec = " ".join(linked[spec_at:])
+    ids = SPEC_ID.findall(" ".join(lines[spec_at:]))
+    assert len(ids) > 12  # wrapped over two lines
+    assert re.findall(r":spec:`([A-Z]+-\d{2})`", spec) == ids
+    assert all(known[i] for i in ids)
 
 
 def _records() -> dict[str, type]:
