@@ -11,7 +11,8 @@ is covered without editing this file:
 * no docstring sends the reader to a private module;
 * spec ids appear only on the one ``Spec:`` line, the docstring's last
   paragraph (wrapped in the source when it is long), and each names a row of
-  the spec map (``spec_notes/``);
+  the spec map (``spec_notes/``); the ``#:`` comments of public attributes,
+  which the API pages show, follow the same rule;
 * every field of a public frozen record (a snapshot such as ``RequestRecord``
   or ``SessionStatistics``) is documented.
 """
@@ -253,9 +254,27 @@ def _spec_problems(name: str, doc: str, known: set[str]) -> list[str]:
     return problems
 
 
+def _attribute_docs() -> dict[str, str]:
+    """The ``#:`` comments of the public classes' attributes (the API pages show
+    them beside the docstrings), by qualified name."""
+    found = {}
+    for name, obj in PUBLIC.items():
+        if not inspect.isclass(obj):
+            continue
+        for owner in obj.__mro__:
+            if not owner.__module__.startswith("trio_mcp"):
+                continue
+            docs = ModuleAnalyzer.for_module(owner.__module__).find_attr_docs()
+            for (cls, attr), lines in docs.items():
+                if cls == owner.__qualname__ and not attr.startswith("_"):
+                    found[f"{name}.{attr}"] = "\n".join(lines).strip()
+    return found
+
+
 def test_spec_ids_only_on_the_spec_line() -> None:
     known = _spec_ids()
-    problems = [p for name, obj in PUBLIC.items() for p in _spec_problems(name, _doc(obj), known)]
+    docs = {name: _doc(obj) for name, obj in PUBLIC.items()} | _attribute_docs()
+    problems = [p for name, doc in docs.items() for p in _spec_problems(name, doc, known)]
     assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems)
 
 

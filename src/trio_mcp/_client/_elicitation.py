@@ -210,7 +210,9 @@ class FormElicitation:
 
     message: str
     schema: mcp_types.JSONObject
-    #: Name of the server that asks (EL-11: show who is asking).
+    #: Name of the server that asks (show who is asking).
+    #:
+    #: Spec: EL-11.
     server_name: str
     params: mcp_types.ElicitRequestFormParams
 

@@ -444,7 +444,9 @@ class TaskHandle:
         self._task_id = task_id
         #: The tool whose call this task runs.
         self.tool = tool
-        #: The wire form the task speaks (TK-19).
+        #: The wire form the task speaks: 2025-11-25 tasks, or the 2026-07-28 extension.
+        #:
+        #: Spec: TK-19.
         self.form = form
         self._settled = settled
         #: Called with each :class:`~trio_mcp.lowlevel.Progress` the server

@@ -60,8 +60,10 @@ class ProtocolStatistics:
     #: Messages from the peer refused as invalid (not JSON, not JSON-RPC, or
     #: not allowed now).
     invalid_messages: int
-    #: Requests accepted although the peer had used their id before (after the
-    #: first use was answered): a peer bug (BP-04) tolerated for compatibility.
+    #: Requests accepted although the peer had used their id before (after the first use
+    #: was answered): a peer bug tolerated for compatibility.
+    #:
+    #: Spec: BP-04.
     reused_ids: int = 0
 
 

@@ -25,8 +25,10 @@ class RequestReceived:
     spec: MethodSpec
     #: ``params`` structured into ``spec.params_type`` (None when it has none).
     params: Any
-    #: The peer used this id before (that request was answered): tolerated,
-    #: counted in ``statistics().reused_ids`` (BP-04 is the peer's rule).
+    #: The peer used this id before (that request was answered): against the spec's
+    #: rule, but tolerated and counted in ``statistics().reused_ids``.
+    #:
+    #: Spec: BP-04.
     reused_id: bool = False
 
 
@@ -111,13 +113,19 @@ class IgnoredReason(enum.StrEnum):
 
     #: A response, cancellation or progress for an id we do not know.
     UNKNOWN_ID = "unknown-id"
-    #: It names a request that already ended (CN-06, A-09).
+    #: It names a request that already ended.
+    #:
+    #: Spec: CN-06, A-09.
     LATE = "late"
-    #: A cancellation of ``initialize`` (CN-03).
+    #: A cancellation of ``initialize``.
+    #:
+    #: Spec: CN-03.
     NOT_CANCELLABLE = "not-cancellable"
     #: Its params do not have the method's shape.
     MALFORMED = "malformed"
-    #: Progress that did not increase (PG-04, A-10).
+    #: Progress that did not increase.
+    #:
+    #: Spec: PG-04, A-10.
     NON_MONOTONIC = "non-monotonic"
     #: A notification method that is unknown, absent from the revision or sent
     #: the wrong way.

@@ -58,7 +58,9 @@ class SessionState(_FastEnum):
     INITIALIZING = "initializing"
     #: Server only: result sent, waiting for ``notifications/initialized``.
     INITIALIZED = "initialized"
-    #: Normal operation (LC-11).
+    #: Normal operation.
+    #:
+    #: Spec: LC-11.
     OPERATING = "operating"
     #: The modern era (2026-07-28): no session, every request self-contained.
     MODERN = "modern"
@@ -94,11 +96,15 @@ class LifecycleEvent(_FastEnum):
     RECV_INIT_ERROR = "receive initialize error"
     #: Server: ``notifications/initialized`` arrived.
     RECV_INITIALIZED = "receive initialized"
-    #: Server: one stateless exchange starts without a handshake (HT-36).
+    #: Server: one stateless exchange starts without a handshake.
+    #:
+    #: Spec: HT-36.
     START_STATELESS = "start stateless"
     #: Client: the era probe found a modern server; requests carry ``_meta``.
     START_MODERN = "start modern"
-    #: Server: a request that names a modern version in ``_meta`` arrived (VR-09).
+    #: Server: a request that names a modern version in ``_meta`` arrived.
+    #:
+    #: Spec: VR-09.
     RECV_MODERN = "receive modern request"
     #: Either side: the session ends.
     CLOSE = "close"

@@ -48,7 +48,9 @@ class RequestState(_FastEnum):
     COMPLETED = "completed"
     #: Ended with an error (an error response, a handler failure, a lost transport).
     FAILED = "failed"
-    #: Ended because it was cancelled; ``cancel_origin`` says by whom (CN-05).
+    #: Ended because it was cancelled; ``cancel_origin`` says by whom.
+    #:
+    #: Spec: CN-05.
     CANCELLED = "cancelled"
 
     @property
@@ -341,8 +343,12 @@ class RequestMeta:
     protocol_version: str
     #: ``io.modelcontextprotocol/clientCapabilities`` (``{}``: none).
     client_capabilities: dict[str, Any]
-    #: ``io.modelcontextprotocol/clientInfo``, if sent (self-reported: ME-12).
+    #: ``io.modelcontextprotocol/clientInfo``, if sent (self-reported).
+    #:
+    #: Spec: ME-12.
     client_info: dict[str, Any] | None = None
     #: ``io.modelcontextprotocol/logLevel``, if sent: the least severe level of
-    #: ``notifications/message`` wanted for this request (ME-15, LG-06).
+    #: ``notifications/message`` wanted for this request.
+    #:
+    #: Spec: ME-15, LG-06.
     log_level: str | None = None

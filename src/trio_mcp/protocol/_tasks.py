@@ -78,7 +78,9 @@ class TaskState(_FastEnum):
 
     #: The request is being processed. Every task starts here.
     WORKING = "working"
-    #: The receiver waits for input from the requestor (TK-09).
+    #: The receiver waits for input from the requestor.
+    #:
+    #: Spec: TK-09.
     INPUT_REQUIRED = "input_required"
     #: Ended with a result.
     COMPLETED = "completed"
@@ -99,10 +101,14 @@ _TERMINAL = frozenset({TaskState.COMPLETED, TaskState.FAILED, TaskState.CANCELLE
 class TaskEvent(_FastEnum):
     """What can happen to a task."""
 
-    #: The work needs the requestor's input (an elicitation or a sampling
-    #: request related to the task, TK-09).
+    #: The work needs the requestor's input (an elicitation or a sampling request
+    #: related to the task).
+    #:
+    #: Spec: TK-09.
     NEED_INPUT = "need_input"
-    #: The input it waited for has arrived; the work goes on (TK-09).
+    #: The input it waited for has arrived; the work goes on.
+    #:
+    #: Spec: TK-09.
     INPUT_RECEIVED = "input_received"
     #: The work returned its result.
     COMPLETE = "complete"
@@ -110,8 +116,10 @@ class TaskEvent(_FastEnum):
     FAIL = "fail"
     #: The task was cancelled (``tasks/cancel``, the receiver's shutdown).
     CANCEL = "cancel"
-    #: Its ttl elapsed while it was not finished (the extension lets the
-    #: server mark it failed then; TK-10 lets either form delete it).
+    #: Its ttl elapsed while it was not finished (the extension lets the server mark it
+    #: failed then; either form may delete it).
+    #:
+    #: Spec: TK-10.
     EXPIRE = "expire"
 
 
@@ -252,9 +260,13 @@ class TaskRecord:
     created_at: float
     #: When the status last changed (the creation, then each move).
     last_updated_at: float
-    #: Milliseconds from creation it is kept; None: unlimited (TK-10).
+    #: Milliseconds from creation it is kept; None: unlimited.
+    #:
+    #: Spec: TK-10.
     ttl_ms: int | None
-    #: Suggested milliseconds between polls, if any (TK-10).
+    #: Suggested milliseconds between polls, if any.
+    #:
+    #: Spec: TK-10.
     poll_interval_ms: int | None = None
     #: The wire ``statusMessage`` of the current state, if any.
     status_message: str | None = None
@@ -268,9 +280,11 @@ class TaskRecord:
     cancel_requested_at: float | None = None
     #: Events that arrived when no move was allowed, ignored (never errors).
     late_events: tuple[str, ...] = ()
-    #: Once terminal, what the request would have returned (TK-12): its JSON
-    #: ``result`` (a tool result with ``isError`` too), or ``error``, a JSON-RPC
-    #: error object (``code``, ``message``, ``data``). At most one is set.
+    #: Once terminal, what the request would have returned: its JSON ``result`` (a tool
+    #: result with ``isError`` too), or ``error``, a JSON-RPC error object (``code``,
+    #: ``message``, ``data``). At most one is set.
+    #:
+    #: Spec: TK-12.
     result: JSONObject | None = None
     #: See ``result``: the JSON-RPC error object, once it failed.
     error: JSONObject | None = None
