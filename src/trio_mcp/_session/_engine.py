@@ -77,7 +77,7 @@ from ..protocol import (
 from ._inbound import InboundRequests, NamesRequest
 from ._keepalive import Keepalive
 from ._notifier import Notifier
-from ._outbound import DEFAULT, OutboundCalls, time_limits
+from ._outbound import DEFAULT, OutboundCalls, SessionDefault, time_limits
 from ._statistics import SessionStatistics
 from ._writer import Writer
 
@@ -237,8 +237,8 @@ class Session:
         params: Any = None,
         *,
         on_progress: Callable[[Progress], None] | None = None,
-        progress_idle_timeout: float | None = DEFAULT,
-        max_duration: float | None = DEFAULT,
+        progress_idle_timeout: float | SessionDefault | None = DEFAULT,
+        max_duration: float | SessionDefault | None = DEFAULT,
         follows: RequestId | None = None,
     ) -> Any:
         """Send a request and wait for its result (typed by the method's result type).
@@ -248,16 +248,16 @@ class Session:
             params: attrs params instance, JSON object, or None.
             on_progress: called (synchronously, in the reader task: keep it quick)
                 with each progress notification; asks the peer for progress.
-            progress_idle_timeout: seconds without a response or progress before
-                the request times out; each progress restarts it (TO-04). None
-                disables it. Default: the session's.
-            max_duration: hard cap in seconds, whatever progress says (TO-05).
-                None disables it. Default: the session's.
+            progress_idle_timeout: seconds without a response or progress before the
+                request times out; each progress restarts it. None disables it. Default:
+                the session's.
+            max_duration: hard cap in seconds, whatever progress says. None disables it.
+                Default: the session's.
             follows: the request this one retries (a 2026-07-28 multi
                 round-trip call); noted on the record.
 
-        A long-lived request (``subscriptions/listen``) has no default
-        timeouts: it lasts until one side ends it (A-11).
+        A long-lived request (``subscriptions/listen``) has no default timeouts: it
+        lasts until one side ends it.
 
         Raises:
             RPCError: the peer answered with an error.
@@ -271,10 +271,10 @@ class Session:
             On cancellation (the caller's scope) or a timeout, the record ends
             CANCELLED with origin CALLER or DEADLINE, ``notifications/cancelled`` is
             queued (waiting at most ``cancel_notify_grace`` seconds for queue space;
-            never for ``initialize``, CN-03; nothing at all if the request was not
+            never for ``initialize``; nothing at all if the request was not
             yet written), a late response is ignored, and ``Cancelled`` propagates.
 
-        Spec: TO-01..TO-05, CN-01, CN-03, CN-07, PG-02.
+        Spec: TO-01..TO-05, CN-01, CN-03, CN-07, PG-02, A-11.
         """
         if not self._accepting or self._closed.is_set():
             raise self._closed_error()
@@ -312,8 +312,8 @@ class Session:
         message: Request,
         *,
         on_progress: Callable[[Progress], None] | None = None,
-        progress_idle_timeout: float | None = DEFAULT,
-        max_duration: float | None = DEFAULT,
+        progress_idle_timeout: float | SessionDefault | None = DEFAULT,
+        max_duration: float | SessionDefault | None = DEFAULT,
     ) -> Coroutine[Any, Any, Any]:
         """Send a request made by :meth:`prepare_request` and wait for its
         result: ``await session.call_prepared(message)``.
@@ -392,10 +392,9 @@ class Session:
         frames would race) and :class:`~trio_mcp.SessionClosed` once the
         session is closed (a frame fed then would find no session to serve it).
 
-        Cancellation: the frame is parsed and its requests started (each in
-        its task, SE-01) before the first checkpoint; cancelling the caller
-        while a refusal is being queued drops that refusal, as cancelling the
-        reader would.
+        Cancellation: the frame is parsed and its requests started (each in its task)
+        before the first checkpoint; cancelling the caller while a refusal is being
+        queued drops that refusal, as cancelling the reader would.
         """
         if not self._readerless:
             raise RuntimeError("feed() is for a session opened with reader=False")
@@ -406,13 +405,15 @@ class Session:
         await self._take_frame(data)
 
     def feed_eof(self) -> None:
-        """The peer's side ended, told by the owner of a ``reader=False``
-        session: what the reader does on end-of-channel. Pending calls fail
-        and running requests are cancelled, origin ``transport`` (HM-13,
-        CN-13); the session is closed. Idempotent; no-op once closed.
+        """The peer's side ended, told by the owner of a ``reader=False`` session: what
+        the reader does on end-of-channel. Pending calls fail and running requests are
+        cancelled, origin ``transport``; the session is closed. Idempotent; no-op once
+        closed.
 
         Cancellation: synchronous; the cancelled handlers end in their own
         tasks.
+
+        Spec: HM-13, CN-13.
         """
         if not self._readerless:
             raise RuntimeError("feed_eof() is for a session opened with reader=False")
