@@ -51,32 +51,40 @@ def modern_headers(body: dict[str, Any]) -> dict[str, str]:
     return headers
 
 
+class Served:
+    """serve_stdio as the owner sees it: the scope it runs in, and whether it returned."""
+
+    def __init__(self) -> None:
+        self.scope = trio.CancelScope()
+        self.returned = trio.Event()
+
+
 @asynccontextmanager
-async def stdio_pipes(server: Server, **options: Any) -> AsyncIterator[tuple[LineChannel, Any]]:
-    """serve_stdio on real pipes; yield the client end and a one-item list
-    that holds True once serve_stdio has returned."""
+async def stdio_pipes(server: Server, **options: Any) -> AsyncIterator[tuple[LineChannel, Served]]:
+    """serve_stdio on real pipes; yield the client end and the :class:`Served`."""
     to_server = os.pipe()
     from_server = os.pipe()
     client_end = LineChannel(
         trio.lowlevel.FdStream(to_server[1]), trio.lowlevel.FdStream(from_server[0])
     )
-    returned = [False]
+    served = Served()
 
     async def serve() -> None:
-        await serve_stdio(
-            server,
-            stdin_fd=to_server[0],
-            stdout_fd=from_server[1],
-            handle_signals=False,
-            **options,
-        )
-        returned[0] = True
+        with served.scope:
+            await serve_stdio(
+                server,
+                stdin_fd=to_server[0],
+                stdout_fd=from_server[1],
+                handle_signals=False,
+                **options,
+            )
+        served.returned.set()
 
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(serve)
             try:
-                yield client_end, returned
+                yield client_end, served
             finally:
                 await client_end.aclose()
     finally:

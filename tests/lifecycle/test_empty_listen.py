@@ -117,7 +117,7 @@ async def test_unsupported_listen_refused_method_not_found_in_memory(autojump_cl
 @pytest.mark.spec("SB-15")
 @pytest.mark.parametrize("wanted", EMPTY_FILTERS)
 async def test_empty_listen_answered_at_once_over_stdio(wanted: dict[str, Any]) -> None:
-    async with stdio_pipes(tools_server()) as (channel, _):
+    async with stdio_pipes(tools_server()) as (channel, _served):
         with trio.fail_after(NOT_HUNG):
             await send_json(channel, listen_frame(7, **wanted))
             ack = await receive_json(channel)
@@ -134,7 +134,7 @@ async def test_empty_listen_answered_at_once_over_stdio(wanted: dict[str, Any]) 
 
 @pytest.mark.spec("SB-16")
 async def test_unsupported_listen_refused_method_not_found_over_stdio() -> None:
-    async with stdio_pipes(quiet_server()) as (channel, _):
+    async with stdio_pipes(quiet_server()) as (channel, _served):
         with trio.fail_after(NOT_HUNG):
             await send_json(channel, listen_frame(7, resourcesListChanged=True))
             response = await receive_json(channel)
