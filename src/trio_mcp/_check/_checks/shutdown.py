@@ -1,6 +1,6 @@
-"""Shutdown over stdio: exit on end of input (idle, and with a call in flight) and on
-SIGTERM within the bound, no process of the server's group or session left, and
-nothing but JSON-RPC on stdout.
+"""Shutdown over stdio: exit on end of input (idle, and with a call in flight), on
+SIGTERM and when the parent is SIGKILLed, within the bound; no process of the
+server's group or session left, and nothing but JSON-RPC on stdout.
 
 Spec: SI-05, SI-10, SI-11, LC-15, LC-16, LC-17.
 """
@@ -8,6 +8,7 @@ Spec: SI-05, SI-10, SI-11, LC-15, LC-16, LC-17.
 from __future__ import annotations
 
 import signal
+import sys
 
 import trio
 
@@ -77,6 +78,43 @@ async def sigterm(probe: Probe) -> str:
     elapsed = trio.current_time() - started
     await _settled_leftovers(probe, wire, "SIGTERM")
     return f"exited {elapsed:.2f}s after SIGTERM (status {status})"
+
+
+#: The parent ``shutdown.parent-death`` kills: it starts the server with a pipe
+#: of its own as the server's stdin (as a host does) and relays its input to it;
+#: the server's stdout is the checker's.
+RELAY = """
+import subprocess, sys
+child = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE)
+for line in iter(sys.stdin.buffer.readline, b""):
+    child.stdin.write(line)
+    child.stdin.flush()
+child.stdin.close()
+child.wait()
+"""
+
+
+async def parent_death(probe: Probe) -> str:
+    wire = await probe.open_under((sys.executable, "-c", RELAY))
+    assert isinstance(wire, StdioWire)
+    if probe.era == "modern":
+        await probe.still_answers(wire)
+    server = [pid for pid in leftovers(wire.pid) if pid != wire.pid]
+    started = trio.current_time()
+    wire.signal(signal.SIGKILL)
+    left = leftovers(wire.pid)
+    with trio.move_on_after(probe.options.exit_timeout):
+        while left:
+            await trio.sleep(0.05)
+            left = [pid for pid in leftovers(wire.pid) if pid != wire.pid]
+    if left:
+        raise CheckFailed(
+            f"still running {probe.options.exit_timeout:g}s after its parent was SIGKILLed: "
+            f"{_describe(left)}"
+        )
+    elapsed = trio.current_time() - started
+    wire.note("--", f"the server ({_describe(server) or '?'}) exited after its parent died")
+    return f"exited {elapsed:.2f}s after its parent was SIGKILLed (its stdin ended)"
 
 
 def _describe(pids: list[int]) -> str:
@@ -149,6 +187,14 @@ CHECKS = (
         "exit on SIGTERM",
         ("LC-16", "SI-10"),
         sigterm,
+        transports=ONLY_STDIO,
+        fresh=True,
+    ),
+    Check(
+        "shutdown.parent-death",
+        "exit when the parent is SIGKILLed",
+        ("SI-10", "SI-11"),
+        parent_death,
         transports=ONLY_STDIO,
         fresh=True,
     ),
