@@ -11,7 +11,6 @@ from __future__ import annotations
 import sys
 
 import anyio
-
 from mcp.server.mcpserver import Context, MCPServer
 
 server = MCPServer("sdk-server")
