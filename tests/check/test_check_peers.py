@@ -226,9 +226,8 @@ def _pinned(name: str, report: Report) -> dict[str, str]:
     if RECORD:
         failures = [r.to_json() for r in report.results if r.outcome is Outcome.FAIL]
         FRAMES.mkdir(exist_ok=True)
-        path.write_text(
-            json.dumps({"server": name, "lifecycle": found, "failures": failures}, indent=1) + "\n"
-        )
+        text = json.dumps({"server": name, "lifecycle": found, "failures": failures}, indent=1)
+        path.write_text(text.replace(str(Path.home()), "~") + "\n")
     recorded = json.loads(path.read_text())
     assert found == recorded["lifecycle"]
     return found
