@@ -496,6 +496,11 @@ class Client:
         acknowledgment (SB-02), the updates are those tagged with the stream's
         id (SB-06), and leaving cancels the stream (SB-08).
 
+        Raises:
+            LocalProtocolError: in 2026-07-28, the server does not declare
+                ``resources.subscribe``; nothing is sent (SB-17).
+            ValueError: in 2026-07-28, no *uri*.
+
         Cancellation:
             Leaving the block unsubscribes (bounded by the session's
             ``cancel_notify_grace``, shielded); if the session is closed by

@@ -35,7 +35,9 @@ callable or two), never with the session:
 Shutdown (leaving ``open_session``, or :meth:`Session.aclose`) runs in a fixed
 order, each step bounded, all of it shielded (see :meth:`Session.aclose`).
 Losing the transport instead (EOF, a broken pipe, a keepalive ping that timed
-out) closes the session at once (:meth:`Session._close`).
+out) closes the session at once (:meth:`Session._close`); at EOF, open
+long-lived streams first get their final result, bounded (the peer may still
+read: :meth:`Session._end_streams_at_eof`).
 """
 
 from __future__ import annotations
