@@ -538,6 +538,11 @@ class Client:
         the updates are those tagged with the stream's id, and leaving cancels the
         stream.
 
+        Raises:
+            LocalProtocolError: in 2026-07-28, the server does not declare
+                ``resources.subscribe``; nothing is sent (SB-17).
+            ValueError: in 2026-07-28, no *uri*.
+
         Cancellation:
             Leaving the block unsubscribes (bounded by the session's
             ``cancel_notify_grace``, shielded); if the session is closed by

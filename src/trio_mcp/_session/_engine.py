@@ -35,7 +35,9 @@ callable or two), never with the session:
 Shutdown (leaving ``open_session``, or :meth:`Session.aclose`) runs in a fixed
 order, each step bounded, all of it shielded (see :meth:`Session.aclose`).
 Losing the transport instead (EOF, a broken pipe, a keepalive ping that timed
-out) closes the session at once (:meth:`Session._close`).
+out) closes the session at once (:meth:`Session._close`); at EOF, open
+long-lived streams first get their final result, bounded (the peer may still
+read: :meth:`Session._end_streams_at_eof`).
 """
 
 from __future__ import annotations
@@ -613,9 +615,27 @@ class Session:
                 # would keep it until the next one).
                 data = None
         except trio.EndOfChannel:
+            if self._inbound.streams:
+                await self._end_streams_at_eof()
             self._transport_lost("the peer closed the connection")
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             self._transport_lost(f"transport failed while reading: {exc!r}", exc)
+
+    async def _end_streams_at_eof(self) -> None:
+        """The peer's input ended while long-lived streams are open. The peer
+        may still read ours (a stdio client ends a session by closing the
+        server's stdin first), so each stream ends as at shutdown, with its
+        final result (SB-09), written before the session closes; bounded by
+        ``cancel_notify_grace``. Ordinary requests are left to the close that
+        follows (cancelled, origin ``transport``), as at any end of input.
+
+        Cancellation: bounded and shielded, as the shutdown it stands for.
+        """
+        self._stop_accepting()
+        with trio.CancelScope(shield=True), trio.move_on_after(self.cancel_notify_grace):
+            await self._inbound.wait_streams_ended()
+            self._writer.close()
+            await self._writer.wait_done()
 
     async def _take_frame(self, data: bytes) -> None:
         """One inbound frame, read by the reader or fed by the owner: seen by
