@@ -540,7 +540,7 @@ class Client:
 
         Raises:
             LocalProtocolError: in 2026-07-28, the server does not declare
-                ``resources.subscribe``; nothing is sent (SB-17).
+                ``resources.subscribe``; nothing is sent.
             ValueError: in 2026-07-28, no *uri*.
 
         Cancellation:
@@ -548,7 +548,7 @@ class Client:
             ``cancel_notify_grace``, shielded); if the session is closed by
             then, nothing is sent.
 
-        Spec: RS-06, SB-02, SB-06, SB-08.
+        Spec: RS-06, SB-02, SB-06, SB-08, SB-17.
         """
         async with self._subscriptions.resource_updates(uri, buffer=buffer) as updates:
             yield updates
