@@ -104,10 +104,12 @@ _MESSAGES = {
 
 
 class RequestStateError(RPCError):
-    """A ``requestState`` was refused: -32602, ``reason`` says why (PT-08);
-    on the wire ``data.reason`` carries it too.
+    """A ``requestState`` was refused: -32602, ``reason`` says why; on the wire
+    ``data.reason`` carries it too.
 
     The message never echoes the token.
+
+    Spec: PT-08.
     """
 
     def __init__(self, reason: StateRejection) -> None:
@@ -269,7 +271,7 @@ def _as_key(key: bytes | str) -> bytes:
 
 
 class RequestStateSealer:
-    """Seals and opens ``requestState`` tokens (PT-08, PT-09, PT-10).
+    """Seals and opens ``requestState`` tokens.
 
     Key ring: *key* signs every new state; a state signed with it or with any
     of *previous_keys* is accepted, so keys rotate without refusing states in
@@ -290,6 +292,8 @@ class RequestStateSealer:
     once, consuming its nonce in *nonce_store* (an in-process
     :class:`MemoryNonceStore` by default). Tokens over *max_size* characters are
     neither issued nor read.
+
+    Spec: PT-08, PT-09, PT-10.
     """
 
     def __init__(

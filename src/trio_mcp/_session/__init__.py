@@ -3,7 +3,7 @@
 from ._context import Dispatcher, RequestContext
 from ._engine import Session
 from ._open import open_session
-from ._outbound import DEFAULT
+from ._outbound import DEFAULT, SessionDefault
 from ._statistics import SessionStatistics
 
 __all__ = [
@@ -11,6 +11,7 @@ __all__ = [
     "Dispatcher",
     "RequestContext",
     "Session",
+    "SessionDefault",
     "SessionStatistics",
     "open_session",
 ]
