@@ -266,3 +266,43 @@ def test_one_call_frames_opens_each_era_its_own_way() -> None:
     assert methods.findall(modern) == ["server/discover", "tools/call"]
     assert legacy.count("<- ") == modern.count("<- ") == 2
     assert '"structuredContent":{"result":5}' in modern
+
+
+async def test_scale_out_serves_on_redis_and_drains_on_sigterm(redis_url: str) -> None:
+    """``scale_out.py``: one instance on a real Redis (bus, tasks, nonces), its
+    lifespan's value in a handler; SIGTERM drains it and it exits by itself."""
+    env = {**ENV, "REDIS_URL": redis_url, "DRAIN_DELAY": "0"}
+    env["TRIO_MCP_REQUEST_STATE_KEY"] = "k" * 64
+    proc = await trio.lowlevel.open_process(
+        [sys.executable, str(SAMPLES / "scale_out.py"), "0"],
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env=env,
+    )
+    said = b""
+    try:
+        assert proc.stderr is not None
+        with trio.fail_after(60):
+            while b"\n" not in said:
+                chunk = await proc.stderr.receive_some()
+                assert chunk, "the server exited before listening"
+                said += chunk
+            [url] = re.findall(r"http://127\.0\.0\.1:\d+/mcp", said.decode())
+            async with trio_mcp.open_http_client(url, era="modern", remember_era=False) as client:
+                result = await client.call_tool("whoami", {})
+                assert result.structured_content == {"result": proc.pid}
+                async with client.resource_updates("notes://board") as updates:
+                    await client.call_tool("touch", {})
+                    assert await updates.receive() == "notes://board"
+            proc.send_signal(signal.SIGTERM)
+            while chunk := await proc.stderr.receive_some():
+                said += chunk
+            assert await proc.wait() == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert (
+        "drained: not ready, not accepting, listens completed, in-flight finished, "
+        "sessions closed, cancelled"
+    ) in said.decode()

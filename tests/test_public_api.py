@@ -13,6 +13,7 @@ PUBLIC_MODULES = [
     "trio_mcp",
     "trio_mcp.lowlevel",
     "trio_mcp.tasks",
+    "trio_mcp.bus",
     "trio_mcp.protocol",
     "trio_mcp.types",
     "trio_mcp.transports",

@@ -536,7 +536,9 @@ class Client:
         In 2026-07-28 (a *uri* is required there) the block is one
         ``subscriptions/listen`` stream: entering waits for the server's acknowledgment,
         the updates are those tagged with the stream's id, and leaving cancels the
-        stream.
+        stream. When the server ends the stream (a draining instance completes it),
+        the channel ends: listen again to go on (on another instance behind a load
+        balancer).
 
         Raises:
             LocalProtocolError: in 2026-07-28, the server does not declare

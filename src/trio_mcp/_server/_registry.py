@@ -40,6 +40,7 @@ import logging
 import time
 import weakref
 from collections.abc import Callable, Collection, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
 
 import attrs
@@ -67,6 +68,7 @@ from ..protocol import (
 from ..protocol._headers import HeaderAnnotation
 from ._context import Context
 from ._input import MAY_ASK, open_round
+from ._lifespan import Lifespan, Lifespans
 from ._logging import coerce_level, log_params
 from ._pagination import paginate
 from ._request_state import RequestStateSealer
@@ -85,6 +87,7 @@ from ._tools import (
 )
 
 if TYPE_CHECKING:
+    from .._bus._base import Bus
     from ._completion import Completer
     from ._prompts import PromptOptions, RegisteredPrompt
     from ._resources import RegisteredResource, RegisteredTemplate, ResourceOptions, TemplateOptions
@@ -178,6 +181,17 @@ class Server:
             about 0.4 KiB, so a busy session holds up to ~1.6 MiB by default, and a
             server's memory grows with its sessions' calls until each is at the bound:
             lower both for servers with many long sessions.
+        lifespan: ``lifespan(server)`` gives an async context manager entered
+            once per process (per worker) before serving and left after the
+            last session and task end; its value is :attr:`lifespan_state`
+            and ``ctx.lifespan`` (see :meth:`running`).
+        session_lifespan: ``session_lifespan(session)`` gives an async
+            context manager entered for each session :func:`serve_session`
+            serves (stdio, WebSocket, a handshake-era HTTP session) and left
+            when it ends; its value is ``ctx.session_state``.
+        bus: a :class:`~trio_mcp.bus.Bus` shared by every instance: list
+            changes and resource updates made on any instance reach the listen
+            streams and subscriptions of all (see :mod:`trio_mcp.bus`).
 
     Spec: CA-01, CA-05, ME-11, PT-08..PT-10, TK-18, ST-06, VR-13, BP-04, C-02.
     """
@@ -204,6 +218,9 @@ class Server:
         filter_lists_by_scope: bool = False,
         request_history: int = 1000,
         remembered_requests: int = 4096,
+        lifespan: Lifespan | None = None,
+        session_lifespan: Lifespan | None = None,
+        bus: Bus | None = None,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -234,6 +251,10 @@ class Server:
         self._task_methods = TaskMethods(self.tasks, task_owner or default_task_owner)
         self._tool_tasks = ToolTasks(self._task_methods)
         self._listeners = Listeners()
+        #: The lifespans, the task runner and the bus relay (see ``_lifespan``).
+        self._scopes = Lifespans(
+            self, self.tasks, lifespan, session_lifespan, bus, self._deliver, self._resync
+        )
         self._tools: dict[str, RegisteredTool] = {}
         self._resources: dict[str, RegisteredResource] = {}
         self._templates: dict[str, RegisteredTemplate] = {}
@@ -589,14 +610,15 @@ class Server:
     def resource_updated(self, uri: str) -> None:
         """Queue ``notifications/resources/updated`` for every session subscribed to
         *uri* or to a parent of it, and for every 2026-07-28 listen stream that asked
-        for it. Not a checkpoint; never blocks.
+        for it; with a bus, on every instance. Not a checkpoint; never blocks.
 
         Spec: RS-06, SB-01.
         """
-        self._listeners.resource_updated(uri)
-        for peer in list(self._peers.values()):
-            if subscribed(peer.subscriptions, uri):
-                peer.push(_RESOURCE_UPDATED, uri)
+        fanout = self._scopes.fanout
+        if fanout is not None and fanout.active:
+            fanout.change(_RESOURCE_UPDATED, uri)
+        else:
+            self._deliver(_RESOURCE_UPDATED, uri)
 
     # ---------------------------------------------------------- prompts
 
@@ -827,6 +849,20 @@ class Server:
     def _changed(self, method: str) -> None:
         if not self.list_changed:
             return
+        fanout = self._scopes.fanout
+        if fanout is not None and fanout.active:
+            fanout.change(method)
+        else:
+            self._deliver(method, None)
+
+    def _deliver(self, method: str, uri: str | None) -> None:
+        """Push a change to this process's listen streams and sessions."""
+        if uri is not None:
+            self._listeners.resource_updated(uri)
+            for peer in list(self._peers.values()):
+                if subscribed(peer.subscriptions, uri):
+                    peer.push(_RESOURCE_UPDATED, uri)
+            return
         self._listeners.changed(method)
         for session, peer in list(self._peers.items()):
             # A 2026-07-28 connection hears of changes only through its listen
@@ -834,6 +870,65 @@ class Server:
             revision = session.protocol.revision
             if not session.closed and (revision is None or not revision.listen_subscriptions):
                 peer.push(method)
+
+    def _resync(self) -> None:
+        """Changes may have been missed (the bus had a gap): tell every local
+        listener and session that each list, and each resource it subscribed
+        to, changed, so its client reads them again."""
+        if self.list_changed:
+            for method in (_TOOLS_CHANGED, _RESOURCES_CHANGED, _PROMPTS_CHANGED):
+                self._deliver(method, None)
+        self._listeners.resync()
+        for peer in list(self._peers.values()):
+            for uri in peer.subscriptions:
+                peer.push(_RESOURCE_UPDATED, uri)
+
+    def complete_listens(self) -> None:
+        """Answer every open ``subscriptions/listen`` stream of this process with
+        its ``complete`` result, and any opened later at once (a drain: their
+        clients listen again on another instance). Not a checkpoint."""
+        self._listeners.completing.set()
+
+    # ------------------------------------------------------- lifespans
+
+    def running(self) -> AbstractAsyncContextManager[None]:
+        """Enter what lives once per process: the ``lifespan``, the task
+        runner and the bus relay, in that order (left in the reverse order).
+
+        The ``serve_*`` functions enter it (each worker of
+        ``serve_http(workers=N)`` once); enter it yourself around sessions
+        served with the low-level API. See the how-to on deploying several
+        instances behind a load balancer.
+
+        Raises:
+            RuntimeError: it is running already.
+
+        Cancellation: leaving the block stops the relay, cancels the tasks
+        (cause SHUTDOWN), then leaves the lifespan.
+        """
+        return self._scopes.running()
+
+    def serving(self) -> AbstractAsyncContextManager[None]:
+        """:meth:`running`, unless it runs already (then a no-op): what each
+        entry point enters, so the outermost one owns the process's scopes."""
+        return self._scopes.serving()
+
+    @property
+    def lifespan_state(self) -> Any:
+        """What the ``lifespan``'s ``async with`` gave (None without one).
+
+        Raises:
+            RuntimeError: the server is not running (see :meth:`running`).
+        """
+        return self._scopes.state
+
+    def session_state(self, session: Session) -> Any:
+        """What the ``session_lifespan`` gave for *session* (None without one)."""
+        return self._scopes.session_state(session)
+
+    def session_scope(self, session: Session) -> AbstractAsyncContextManager[Any]:
+        """The ``session_lifespan`` of *session*, entered by :func:`serve_session`."""
+        return self._scopes.session(session)
 
     # ------------------------------------------------------------ scopes
 
@@ -919,7 +1014,7 @@ class Server:
             # (a first round's InputRound is made when the handler first asks).
             revision = ctx.revision
             if revision is not None and revision.input_required and ctx.method in MAY_ASK:
-                ctx.user_data = open_round(ctx, self.request_state)
+                ctx.user_data = await open_round(ctx, self.request_state)
         return await handler(ctx)
 
     async def handle_notification(self, session: Session, event: NotificationReceived) -> None:

@@ -198,10 +198,16 @@ async def serve_session(
         (bounded), then re-raises ``Cancelled``.
     """
     tasks = getattr(server, "tasks", None)
+    # The process's scopes (lifespan, tasks, bus relay) when the server has them.
+    serving = getattr(server, "serving", None)
     async with (
         # A server's tasks outlive their requests; a session served on its own
         # (stdio, a test pair) owns the runner, one of many shares its owner's.
-        tasks.serving() if tasks is not None else contextlib.nullcontext(),
+        serving()
+        if serving is not None
+        else tasks.serving()
+        if tasks is not None
+        else contextlib.nullcontext(),
         # No reader task: this task reads (read_transport), as it has nothing
         # else to do, and the notices are delivered by a task of the session's
         # own nursery. A task and a nursery less of every idle session (a
@@ -216,9 +222,12 @@ async def serve_session(
         ) as session,
     ):
         peer = server.peer_of(session)
-        task_status.started(session)
-        peer.deliver_for(session)
-        try:
-            await session.read_transport()
-        finally:
-            peer.stop_delivering()
+        # The session lifespan (handshake era: a session is a client's).
+        scope = getattr(server, "session_scope", None)
+        async with scope(session) if scope is not None else contextlib.nullcontext():
+            task_status.started(session)
+            peer.deliver_for(session)
+            try:
+                await session.read_transport()
+            finally:
+                peer.stop_delivering()
