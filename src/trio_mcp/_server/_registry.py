@@ -47,6 +47,7 @@ import trio
 
 from .. import types as mcp_types
 from .._errors import RPCError, SessionClosed
+from .._extensions._registry import CustomMethods, Extension, Handler
 from .._session import Middleware, RequestContext, Session
 from .._tasks._methods import OwnerOf, TaskMethods
 from .._tasks._methods import task_owner as default_task_owner
@@ -57,6 +58,7 @@ from ..protocol import (
     DEFAULT_MAX_MESSAGE_SIZE,
     Connection,
     ErrorCode,
+    Kind,
     LocalProtocolError,
     NotificationReceived,
     NotJSON,
@@ -248,6 +250,8 @@ class Server:
         self._peers: weakref.WeakKeyDictionary[Session, Peer] = weakref.WeakKeyDictionary()
         #: The middleware chain, in registration order (see :meth:`add_middleware`).
         self.middleware: list[Middleware] = []
+        # Methods outside the core set, and the extensions installed.
+        self._custom = CustomMethods()
         self._handlers: dict[str, Callable[[RequestContext], Any]] = {
             "tools/call": self._call_tool,
             "tools/list": self._list_tools,
@@ -281,6 +285,60 @@ class Server:
                 "context manager, such as an @asynccontextmanager function"
             )
         self.middleware.append(middleware)
+
+    # ------------------------------------- extensions and custom methods
+
+    def add_extension(self, extension: Extension) -> None:
+        """Install *extension*: its settings are declared in
+        ``capabilities.extensions`` (``initialize`` and ``server/discover``),
+        its methods are answered in both eras. Installed whole or not at all.
+        Sessions already running keep what they started with.
+
+        Raises:
+            ValueError: its identifier is already installed, a dependency is
+                not, or one of its methods is a core method or is already
+                answered (nothing of it is installed then).
+        """
+        self._custom.install(extension)
+
+    @property
+    def extensions(self) -> Mapping[str, Extension]:
+        """The installed extensions, by identifier (read-only)."""
+        return self._custom.extensions
+
+    def on_request(
+        self, method: str, *, params_type: Any = None, result_type: Any = None
+    ) -> Callable[[F], F]:
+        """Decorator: answer the custom request *method* (outside the core set)
+        with the function, called ``fn(params, ctx)`` (sync or async) with the
+        params (a JSON object, or a *params_type* attrs instance) and the
+        :class:`~trio_mcp.lowlevel.RequestContext`; it returns the result (a
+        JSON object, or an attrs instance of *result_type*). Answered in both
+        eras, through the middleware like every request.
+
+        Raises:
+            ValueError: *method* is a core method, or is already answered.
+        """
+
+        def decorate(fn: F) -> F:
+            self._custom.add(Handler(method, Kind.REQUEST, fn, params_type, result_type))
+            return fn
+
+        return decorate
+
+    def on_notification(self, method: str, *, params_type: Any = None) -> Callable[[F], F]:
+        """Decorator: handle the custom notification *method* with the
+        function, called ``fn(params, session)`` (sync or async).
+
+        Raises:
+            ValueError: *method* is a core method, or is already handled.
+        """
+
+        def decorate(fn: F) -> F:
+            self._custom.add(Handler(method, Kind.NOTIFICATION, fn, params_type))
+            return fn
+
+        return decorate
 
     # ----------------------------------------------------------- tools
 
@@ -709,6 +767,8 @@ class Server:
                 "cancel": {},
                 "requests": {"tools": {"call": {}}},
             }
+        if self._custom.extensions:
+            caps["extensions"] = self._custom.declarations()
         return caps
 
     @property
@@ -722,7 +782,7 @@ class Server:
         extension in ``extensions`` when a tool may run as a task (TK-19)."""
         caps = self.capabilities()
         if caps.pop("tasks", None) is not None:
-            caps["extensions"] = {mcp_types.TASKS_EXTENSION: {}}
+            caps["extensions"] = {**caps.get("extensions", {}), mcp_types.TASKS_EXTENSION: {}}
         return caps
 
     def make_protocol(
@@ -757,6 +817,7 @@ class Server:
             max_message_size=max_message_size,
             history=self.request_history,
             remember_ids=self.remembered_requests,
+            custom_methods=self._custom.specs() if self._custom else None,
         )
 
     def run_stdio(self, **options: Any) -> None:
@@ -878,6 +939,8 @@ class Server:
         """
         handler = self._handlers.get(ctx.method)
         if handler is None:
+            if ctx.method in self._custom:
+                return await self._custom.handle_request(ctx)
             raise RPCError(int(ErrorCode.METHOD_NOT_FOUND), f"Method not found: {ctx.method}")
         self._check_scopes(ctx)
         params = ctx.params
@@ -896,6 +959,8 @@ class Server:
         if event.method == "notifications/initialized":
             # Notices queued during the handshake can go out now.
             self.peer_of(session).ready()
+        elif self._custom:
+            await self._custom.handle_notification(session, event)
         logger.debug("notification %s", event.method)
 
     async def send_log(
