@@ -28,7 +28,8 @@ from .. import types as mcp_types
 from .._errors import InvalidPeerResult
 from .._extensions._registry import CustomMethods, Extension
 from .._session import DEFAULT, Middleware, RequestContext, Session
-from ..protocol import NotificationReceived, Progress, Revision
+from .._transport import EraHints
+from ..protocol import LocalProtocolError, NotificationReceived, Progress, Revision
 from ..protocol._headers import ToolHeaderRules
 from ._cache import ClientEvent, ListCache
 from ._calls import InputRounds, ToolCall, ToolCalls
@@ -342,8 +343,26 @@ class Client:
     async def notify(self, method: str, params: Any = None) -> None:
         """Send a notification for any *method*, a custom one included.
 
+        In 2026-07-28 over Streamable HTTP there is no session on the server
+        for a client's notification to reach (each POST of a request is served
+        on its own; the endpoint accepts a notification and drops it), so this
+        raises there instead: send a request.
+
+        Raises:
+            LocalProtocolError: 2026-07-28 over Streamable HTTP.
+
         Cancellation: as :meth:`Session.notify`.
         """
+        transport = self.session.transport
+        if (
+            self.era == "modern"
+            and isinstance(transport, EraHints)
+            and transport.answers_every_request
+        ):
+            raise LocalProtocolError(
+                f"{method} cannot reach the server: in 2026-07-28 over HTTP a client's "
+                "notification reaches no session; send it as a request instead"
+            )
         await self.session.notify(method, params, custom=True)
 
     async def list_tools(self, cursor: str | None = None) -> mcp_types.ListToolsResult:
