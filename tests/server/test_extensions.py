@@ -55,7 +55,7 @@ def test_a_method_answered_twice_is_refused() -> None:
     server.add_extension(extension())
     other = Extension("org.example/other")
     other.add_request("com.example/shout", echo)
-    with pytest.raises(ValueError, match="already answered by the extension com.example/shout"):
+    with pytest.raises(ValueError, match=r"already answered by the extension com\.example/shout"):
         server.add_extension(other)
     with pytest.raises(ValueError, match="already answered"):
         server.on_request("com.example/shout")(echo)
@@ -81,7 +81,7 @@ def test_a_core_method_is_never_redefined(method: str) -> None:
 def test_a_missing_dependency_is_refused() -> None:
     server = Server("x")
     dependent = Extension("com.example/loud", depends_on=["com.example/shout"])
-    with pytest.raises(ValueError, match="depends on com.example/shout; install it first"):
+    with pytest.raises(ValueError, match=r"depends on com\.example/shout; install it first"):
         server.add_extension(dependent)
     server.add_extension(extension())
     server.add_extension(dependent)
@@ -110,7 +110,7 @@ def test_settings_and_requires_must_be_objects() -> None:
 
 
 def test_missing_capabilities_names_what_is_missing() -> None:
-    required = {"sampling": {}, "extensions": {"com.example/shout": {}}}
+    required: dict[str, Any] = {"sampling": {}, "extensions": {"com.example/shout": {}}}
     assert missing_capabilities(required, {"sampling": {}}) == {
         "extensions": {"com.example/shout": {}}
     }
