@@ -6,6 +6,7 @@ middleware's stamp on it); then the example's own host runs."""
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -134,3 +135,15 @@ def test_the_example_host_shouts_in_both_eras() -> None:
         assert "declared {'loud': True}" in line
         assert "answered 'HELLO'" in line
         assert "com.example/shouted: ['HELLO']" in line
+
+
+async def test_trace_names_the_extensions_in_both_eras() -> None:
+    from trio_mcp._cli._trace import run_trace
+
+    for era in ("modern", "legacy"):
+        out = io.StringIO()
+        with trio.fail_after(NOT_HUNG):
+            status = await run_trace([sys.executable, EXAMPLE], out=out, inherit_env=True, era=era)
+        text = out.getvalue()
+        assert status == 0, text
+        assert '== extension com.example/shout: {"loud": true}' in text
