@@ -19,6 +19,7 @@ from trio_mcp.protocol import LocalProtocolError, Progress
 from trio_mcp.testing import open_memory_client
 
 ERAS = pytest.mark.parametrize("era", ["legacy", "modern"])
+TASKS = "io.modelcontextprotocol/tasks"
 Era = Literal["legacy", "modern"]
 
 
@@ -85,7 +86,37 @@ def test_a_missing_dependency_is_refused() -> None:
         server.add_extension(dependent)
     server.add_extension(extension())
     server.add_extension(dependent)
-    assert list(server.extensions) == ["com.example/shout", "com.example/loud"]
+    assert list(server.extensions) == [TASKS, "com.example/shout", "com.example/loud"]
+
+
+def test_the_tasks_extension_is_installed_through_the_same_point() -> None:
+    server = Server("x")
+    tasks = server.extensions[TASKS]
+    assert set(tasks.handlers) == {
+        "tasks/get",
+        "tasks/result",
+        "tasks/list",
+        "tasks/cancel",
+        "tasks/update",
+    }
+    # Its core rows are its own: no other extension answers them...
+    thief = Extension("com.example/thief")
+    thief.add_request("tasks/get", echo)
+    with pytest.raises(ValueError, match="core MCP method"):
+        server.add_extension(thief)
+    # Declared in 2026-07-28 only while a tool may run as a task, never in initialize.
+    assert "extensions" not in server.capabilities()
+    assert "extensions" not in server.modern_capabilities()
+
+    @server.tool(task_support="optional")
+    async def slow() -> str:
+        return "done"
+
+    assert "extensions" not in server.capabilities()
+    assert server.modern_capabilities()["extensions"] == {TASKS: {}}
+    # One may depend on it.
+    server.add_extension(Extension("com.example/on-tasks", depends_on=[TASKS]))
+    assert server.modern_capabilities()["extensions"] == {TASKS: {}, "com.example/on-tasks": {}}
 
 
 def test_an_extension_is_installed_whole_or_not_at_all() -> None:

@@ -164,7 +164,12 @@ async def open_client(
         custom.add(Handler(method, Kind.NOTIFICATION, react))
     capabilities = handlers.capabilities()
     if custom.extensions:
-        capabilities["extensions"] = {**capabilities.get("extensions", {}), **custom.declarations()}
+        # One declaration for the session: a client's capabilities are the
+        # same in both eras (2026-07-28 repeats them in each request's _meta).
+        capabilities["extensions"] = {
+            **capabilities.get("extensions", {}),
+            **custom.declarations(modern=True),
+        }
     make_protocol = partial(
         Connection,
         Role.CLIENT,

@@ -45,6 +45,7 @@ from ..protocol import (
     MethodSpec,
     NotificationReceived,
     custom_method,
+    extension_of,
 )
 
 #: A reverse-DNS prefix (two labels at least), a slash, a name.
@@ -122,13 +123,28 @@ class Extension:
             only for the key): ``{"extensions": {"com.example/shout": {}}}``
             asks the peer to declare this extension too.
         depends_on: identifiers of extensions that must be installed first.
+        declared_if: asked each time the capabilities are made: False leaves
+            the extension out of them for now (its methods are still
+            answered); None: always declared. The tasks extension is declared
+            only while a tool may run as a task.
+        in_handshake: declared in the handshake era's ``initialize`` too
+            (False: only in 2026-07-28, where the tasks extension stands for
+            the 2025-11-25 ``tasks`` capability).
 
     Raises:
         ValueError: a malformed identifier (or one among *depends_on*).
         TypeError: *settings* or *requires* is not a JSON object.
     """
 
-    __slots__ = ("_handlers", "depends_on", "identifier", "requires", "settings")
+    __slots__ = (
+        "_handlers",
+        "declared_if",
+        "depends_on",
+        "identifier",
+        "in_handshake",
+        "requires",
+        "settings",
+    )
 
     def __init__(
         self,
@@ -137,8 +153,12 @@ class Extension:
         *,
         requires: Mapping[str, Any] | None = None,
         depends_on: Iterable[str] = (),
+        declared_if: Callable[[], bool] | None = None,
+        in_handshake: bool = True,
     ) -> None:
         self.identifier = check_identifier(identifier)
+        self.declared_if = declared_if
+        self.in_handshake = in_handshake
         if settings is not None and not isinstance(settings, Mapping):
             raise TypeError(f"the settings of {identifier} must be a JSON object")
         if requires is not None and not isinstance(requires, Mapping):
@@ -254,9 +274,15 @@ class CustomMethods:
         """The installed extensions, by identifier, in installation order."""
         return MappingProxyType(self._extensions)
 
-    def declarations(self) -> dict[str, JSONObject]:
-        """``capabilities.extensions``: each installed extension's settings."""
-        return {name: dict(ext.settings) for name, ext in self._extensions.items()}
+    def declarations(self, *, modern: bool) -> dict[str, JSONObject]:
+        """``capabilities.extensions`` in 2026-07-28 (*modern*) or the
+        handshake era: each installed extension declared there now, with its
+        settings."""
+        return {
+            name: dict(ext.settings)
+            for name, ext in self._extensions.items()
+            if (modern or ext.in_handshake) and (ext.declared_if is None or ext.declared_if())
+        }
 
     def add(self, handler: Handler) -> None:
         """Answer *handler*'s method outside any extension.
@@ -300,7 +326,7 @@ class CustomMethods:
     def _check(self, handler: Handler, extension: str | None) -> None:
         method = handler.method
         core = METHODS.get(method)
-        if core is not None and (extension is None or core.extension != extension):
+        if core is not None and (extension is None or extension_of(method) != extension):
             raise ValueError(
                 f"{method} is a core MCP method; a custom method needs a name of its own"
             )

@@ -49,6 +49,7 @@ from .. import types as mcp_types
 from .._errors import RPCError, SessionClosed
 from .._extensions._registry import CustomMethods, Extension, Handler
 from .._session import Middleware, RequestContext, Session
+from .._tasks._extension import tasks_extension
 from .._tasks._methods import OwnerOf, TaskMethods
 from .._tasks._methods import task_owner as default_task_owner
 from .._tasks._runner import TaskRunner
@@ -250,8 +251,12 @@ class Server:
         self._peers: weakref.WeakKeyDictionary[Session, Peer] = weakref.WeakKeyDictionary()
         #: The middleware chain, in registration order (see :meth:`add_middleware`).
         self.middleware: list[Middleware] = []
-        # Methods outside the core set, and the extensions installed.
+        # Methods outside the core set, and the extensions installed: the
+        # tasks extension first, through the same point as any other.
         self._custom = CustomMethods()
+        self._custom.install(
+            tasks_extension(self._task_methods, declared_if=lambda: self.has_task_tools)
+        )
         self._handlers: dict[str, Callable[[RequestContext], Any]] = {
             "tools/call": self._call_tool,
             "tools/list": self._list_tools,
@@ -265,7 +270,6 @@ class Server:
             "completion/complete": self._complete,
             "logging/setLevel": self._set_level,
             "subscriptions/listen": self._listen,
-            **self._task_methods.handlers(),
         }
 
     # ------------------------------------------------------ middleware
@@ -767,8 +771,9 @@ class Server:
                 "cancel": {},
                 "requests": {"tools": {"call": {}}},
             }
-        if self._custom.extensions:
-            caps["extensions"] = self._custom.declarations()
+        extensions = self._custom.declarations(modern=False)
+        if extensions:
+            caps["extensions"] = extensions
         return caps
 
     @property
@@ -781,8 +786,13 @@ class Server:
         :meth:`capabilities` without the ``tasks`` slot, and the tasks
         extension in ``extensions`` when a tool may run as a task (TK-19)."""
         caps = self.capabilities()
-        if caps.pop("tasks", None) is not None:
-            caps["extensions"] = {**caps.get("extensions", {}), mcp_types.TASKS_EXTENSION: {}}
+        # The 2025-11-25 utility's slot: its extension stands for it here.
+        caps.pop("tasks", None)
+        extensions = self._custom.declarations(modern=True)
+        if extensions:
+            caps["extensions"] = extensions
+        else:
+            caps.pop("extensions", None)
         return caps
 
     def make_protocol(
@@ -939,9 +949,11 @@ class Server:
         """
         handler = self._handlers.get(ctx.method)
         if handler is None:
-            if ctx.method in self._custom:
-                return await self._custom.handle_request(ctx)
-            raise RPCError(int(ErrorCode.METHOD_NOT_FOUND), f"Method not found: {ctx.method}")
+            if ctx.method not in self._custom:
+                raise RPCError(int(ErrorCode.METHOD_NOT_FOUND), f"Method not found: {ctx.method}")
+            # An extension's or a custom method (the tasks/* methods too).
+            self._check_scopes(ctx)
+            return await self._custom.handle_request(ctx)
         self._check_scopes(ctx)
         params = ctx.params
         if getattr(params, "request_state", None) is not None or getattr(

@@ -539,6 +539,24 @@ def custom_method(
     )
 
 
+#: The 2025-11-25 tasks utility's methods that 2026-07-28's extension took
+#: over (their rows name no extension: they do not exist in that revision).
+_FORERUNNERS: Mapping[str, str] = {
+    "tasks/result": t.TASKS_EXTENSION,
+    "tasks/list": t.TASKS_EXTENSION,
+}
+
+
+def extension_of(method: str) -> str | None:
+    """The extension a core method belongs to (``tasks/get`` belongs to
+    ``io.modelcontextprotocol/tasks``, as does its 2025-11-25 forerunner
+    ``tasks/result``), or None: only that extension may answer it."""
+    spec = METHODS.get(method)
+    if spec is not None and spec.extension is not None:
+        return spec.extension
+    return _FORERUNNERS.get(method)
+
+
 def lookup(method: str, custom: Mapping[str, MethodSpec]) -> MethodSpec | None:
     """The row of *method*: the core table's, else a custom one of the connection."""
     spec = METHODS.get(method)
