@@ -156,6 +156,10 @@ async def open_client(
         tasks=receiver,
     )
     custom = CustomMethods()
+    if receiver is not None:
+        # The tasks/* requests of the tasks it runs, through the same point
+        # as any extension of the application's.
+        custom.install(receiver.extension())
     for extension in extensions:
         custom.install(extension)
     for method, answer in (custom_requests or {}).items():
@@ -163,13 +167,11 @@ async def open_client(
     for method, react in (custom_notifications or {}).items():
         custom.add(Handler(method, Kind.NOTIFICATION, react))
     capabilities = handlers.capabilities()
-    if custom.extensions:
-        # One declaration for the session: a client's capabilities are the
-        # same in both eras (2026-07-28 repeats them in each request's _meta).
-        capabilities["extensions"] = {
-            **capabilities.get("extensions", {}),
-            **custom.declarations(modern=True),
-        }
+    # One declaration for the session: a client's capabilities are the same
+    # in both eras (2026-07-28 repeats them in each request's _meta).
+    declared = custom.declarations(modern=True)
+    if declared:
+        capabilities["extensions"] = {**capabilities.get("extensions", {}), **declared}
     make_protocol = partial(
         Connection,
         Role.CLIENT,
