@@ -306,3 +306,19 @@ async def test_scale_out_serves_on_redis_and_drains_on_sigterm(redis_url: str) -
         "drained: not ready, not accepting, listens completed, in-flight finished, "
         "sessions closed, cancelled"
     ) in said.decode()
+
+
+def test_extension_middleware_sample_in_both_eras() -> None:
+    lines = run_sample("extension_middleware.py").stdout.splitlines()
+    calls = (
+        "  ['before inbound com.example/shout', 'before outbound com.example/shouted', "
+        "'after com.example/shouted', 'after com.example/shout', "
+        "'before inbound com.example/count', 'after com.example/count']"
+    )
+    block = ["  HI stamp ['hi']", "  3", calls]
+    assert lines == [
+        "legacy {'com.example/shout': {'loud': True}}",
+        *block,
+        "modern {'com.example/shout': {'loud': True}}",
+        *block,
+    ]

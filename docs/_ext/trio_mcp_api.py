@@ -30,6 +30,7 @@ NAMESPACES = (
     "trio_mcp",
     "trio_mcp.tasks",
     "trio_mcp.bus",
+    "trio_mcp.extensions",
     "trio_mcp.lowlevel",
     "trio_mcp.protocol",
     "trio_mcp.types",
