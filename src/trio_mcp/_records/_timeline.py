@@ -53,13 +53,17 @@ body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #1d2430; backg
 h1 { font-size: 20px; margin: 0 0 4px; }
 h2 { font-size: 16px; margin: 20px 0 4px; }
 p.sub { margin: 0 0 16px; color: #566070; }
-svg text { font: 12px system-ui, sans-serif; fill: #1d2430; }
-svg text.dim { fill: #6b7480; }
-svg text.mono { font: 11px ui-monospace, monospace; white-space: pre; }
-svg .lane:hover .band { fill: #eef3fb; }
-svg .frame:hover { r: 5; }
 pre { font: 12px/1.35 ui-monospace, monospace; background: #f5f7fa; padding: 12px;
       overflow-x: auto; border-radius: 4px; }
+"""
+
+# Inside the drawing, so that it reads the same alone (as an image in a page).
+_SVG_STYLE = """
+text { font: 12px system-ui, sans-serif; fill: #1d2430; }
+text.dim { fill: #6b7480; }
+text.mono { font: 11px ui-monospace, monospace; white-space: pre; }
+.lane:hover .band { fill: #eef3fb; }
+.frame:hover { r: 5; }
 """
 
 
@@ -267,7 +271,8 @@ def timeline_section(
     svg = (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(label)}: '
-        f'{len(records)} requests">'
+        f'{len(records)} requests"><style>{_SVG_STYLE}</style><rect width="100%" '
+        f'height="100%" fill="#fff"/>'
         f"{_legend()}{axis}{''.join(body)}{''.join(joins)}{empty}</svg>"
     )
     table = request_table(records, start=start) if records else ""
