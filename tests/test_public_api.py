@@ -13,6 +13,7 @@ PUBLIC_MODULES = [
     "trio_mcp",
     "trio_mcp.lowlevel",
     "trio_mcp.tasks",
+    "trio_mcp.extensions",
     "trio_mcp.protocol",
     "trio_mcp.types",
     "trio_mcp.transports",
@@ -119,6 +120,10 @@ def test_the_top_level_is_the_application_api_and_lowlevel_the_kernel() -> None:
     tasks = set(importlib.import_module("trio_mcp.tasks").__all__)
     assert tasks == TASKS
     assert not (top | lowlevel) & TASKS, "task names have one home: trio_mcp.tasks"
+    extensions = set(importlib.import_module("trio_mcp.extensions").__all__)
+    assert not (top | lowlevel | tasks) & extensions, (
+        "extension points have one home: trio_mcp.extensions"
+    )
     assert top >= ENTRY_POINTS
     assert {"Server", "Context", "ToolError", "Header", "Client", "open_client", "MCPError"} <= top
     assert len(top) <= 41, "the top level is what an application uses, not every layer"

@@ -25,7 +25,7 @@ import attrs
 import trio
 
 from .. import types as mcp_types
-from .._session import DEFAULT, RequestContext, Session
+from .._session import DEFAULT, Middleware, RequestContext, Session
 from ..protocol import NotificationReceived, Progress, Revision
 from ..protocol._headers import ToolHeaderRules
 from ._cache import ClientEvent, ListCache
@@ -63,8 +63,12 @@ class Client:
         max_pages: int = 1000,
         max_input_rounds: int = 8,
         tasks: bool = False,
+        middleware: Sequence[Middleware] = (),
     ) -> None:
         self.handlers = handlers
+        #: The middleware chain of the client's session, in order (read once,
+        #: as the session starts).
+        self.middleware: tuple[Middleware, ...] = tuple(middleware)
         #: Receives each ``notifications/message`` (sync or async).
         self.log_handler = log_handler or default_log_handler
         self._max_pages = max_pages

@@ -12,14 +12,14 @@ closed.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
 import trio
 
-from .._session import open_session
+from .._session import Middleware, open_session
 from .._transport import EraHints, HeaderMirroringTransport, Transport
 from ..protocol import Connection, Role
 from ._client import Client
@@ -57,6 +57,7 @@ async def open_client(
     max_input_rounds: int = 8,
     tasks: bool = False,
     accept_tasks: bool = False,
+    middleware: Sequence[Middleware] = (),
     **session_options: Any,
 ) -> AsyncIterator[Client]:
     """Open a session over *transport*, choose the era, discover, yield the :class:`Client`.
@@ -102,6 +103,9 @@ async def open_client(
             task-augmented requests of those kinds as tasks (answered at once
             with a task id; the server polls them), for as long as the client
             lives (see :mod:`trio_mcp._client._task_receiver`).
+        middleware: the chain every request and notification of the session
+            passes through, both ways, in this order (the first is the
+            outermost); see :class:`~trio_mcp.Middleware`.
         session_options: passed to :func:`open_session`.
 
     Raises:
@@ -142,6 +146,7 @@ async def open_client(
         max_pages=max_pages,
         max_input_rounds=max_input_rounds,
         tasks=tasks,
+        middleware=middleware,
     )
     hints = transport if isinstance(transport, EraHints) else None
     if era == "auto" and hints is not None and hints.handshake_only:

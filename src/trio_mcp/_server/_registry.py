@@ -47,7 +47,7 @@ import trio
 
 from .. import types as mcp_types
 from .._errors import RPCError, SessionClosed
-from .._session import RequestContext, Session
+from .._session import Middleware, RequestContext, Session
 from .._tasks._methods import OwnerOf, TaskMethods
 from .._tasks._methods import task_owner as default_task_owner
 from .._tasks._runner import TaskRunner
@@ -246,6 +246,8 @@ class Server:
         self._shared_info: Shared[dict[str, Any]] = Shared()
         self._shared_hints: Shared[dict[str, tuple[int, str]]] = Shared()
         self._peers: weakref.WeakKeyDictionary[Session, Peer] = weakref.WeakKeyDictionary()
+        #: The middleware chain, in registration order (see :meth:`add_middleware`).
+        self.middleware: list[Middleware] = []
         self._handlers: dict[str, Callable[[RequestContext], Any]] = {
             "tools/call": self._call_tool,
             "tools/list": self._list_tools,
@@ -261,6 +263,24 @@ class Server:
             "subscriptions/listen": self._listen,
             **self._task_methods.handlers(),
         }
+
+    # ------------------------------------------------------ middleware
+
+    def add_middleware(self, middleware: Middleware) -> None:
+        """Add *middleware* to the end of the chain every request and
+        notification of every session passes through, both ways (see
+        :class:`~trio_mcp.Middleware`): the first added is the outermost.
+        Sessions already running keep the chain they started with.
+
+        Raises:
+            TypeError: *middleware* is not callable.
+        """
+        if not callable(middleware):
+            raise TypeError(
+                "a middleware is a callable that takes a Call and returns an async "
+                "context manager, such as an @asynccontextmanager function"
+            )
+        self.middleware.append(middleware)
 
     # ----------------------------------------------------------- tools
 

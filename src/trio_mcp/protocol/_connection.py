@@ -476,6 +476,31 @@ class Connection:
         encode(note)  # not JSON: the caller's error, never the writer's (H-07)
         return note
 
+    def rewrite_request(self, request: Request, params: JSONObject | None) -> Request:
+        """*request*, still QUEUED, with new *params* (a middleware edited
+        them): the record keeps its id; what is written is the new request.
+
+        Raises:
+            LocalProtocolError: the request is no longer QUEUED, or *params*
+                are not JSON.
+        """
+        entry = self._book.outbound_entry(request.id)
+        if entry is None or entry.state is not RequestState.QUEUED:
+            raise LocalProtocolError(f"rewrite_request() for {request.id!r}, which is not queued")
+        rewritten = Request(request.id, request.method, params)
+        entry.encoded = encode(rewritten)
+        return rewritten
+
+    def to_json(self, value: Any) -> JSONObject | None:
+        """*value* (an attrs instance of the data model, a JSON object or
+        None) in its wire form, with the session's converter."""
+        return self._unstructure(value)
+
+    def restructure_params(self, spec: MethodSpec, params: JSONObject | None) -> Any:
+        """*params* read into *spec*'s params type, as a request's are when it
+        arrives, or the -32602 :class:`ErrorObject` that refuses them."""
+        return self._reader.structure_params(spec, params)
+
     def _check_outbound(self, method: str, kind: Kind) -> MethodSpec:
         if self._lifecycle.state is SessionState.CLOSED:
             raise LocalProtocolError(f"session closed: {self.close_reason}")
