@@ -20,6 +20,7 @@ from typing import Any
 import trio
 
 from .._session import Middleware, open_session
+from .._telemetry._switch import TelemetryMode, telemetry_middleware
 from .._transport import EraHints, HeaderMirroringTransport, Transport
 from ..protocol import Connection, Role
 from ._client import Client
@@ -58,6 +59,7 @@ async def open_client(
     tasks: bool = False,
     accept_tasks: bool = False,
     middleware: Sequence[Middleware] = (),
+    telemetry: TelemetryMode | None = None,
     **session_options: Any,
 ) -> AsyncIterator[Client]:
     """Open a session over *transport*, choose the era, discover, yield the :class:`Client`.
@@ -106,6 +108,10 @@ async def open_client(
         middleware: the chain every request and notification of the session
             passes through, both ways, in this order (the first is the
             outermost); see :class:`~trio_mcp.Middleware`.
+        telemetry: OpenTelemetry, as ``Server(telemetry=...)``: ``"native"``,
+            ``"propagation"`` or ``"off"``; default ``TRIO_MCP_TELEMETRY``,
+            else ``"native"`` when the OpenTelemetry API is installed. Its
+            middleware is the outermost.
         session_options: passed to :func:`open_session`.
 
     Raises:
@@ -125,6 +131,9 @@ async def open_client(
     VR-11, VR-12, SI-14, SI-16, DS-04, ME-06, ME-08.
     """
     receiver = ReceiverTasks() if accept_tasks else None
+    observed = telemetry_middleware(telemetry, "client", transport=transport)
+    if observed is not None:
+        middleware = (observed, *middleware)
     handlers = ClientHandlers(
         roots=roots,
         sampling=sampling,

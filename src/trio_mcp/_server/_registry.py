@@ -51,6 +51,7 @@ from .._session import Middleware, RequestContext, Session
 from .._tasks._methods import OwnerOf, TaskMethods
 from .._tasks._methods import task_owner as default_task_owner
 from .._tasks._runner import TaskRunner
+from .._telemetry._switch import TelemetryMode, telemetry_middleware
 from .._util import Shared
 from ..protocol import (
     ALL_VERSIONS,
@@ -182,6 +183,14 @@ class Server:
             holds up to ~1.6 MiB by default, and a server's memory grows with
             its sessions' calls until each is at the bound: lower both for
             servers with many long sessions.
+        telemetry: OpenTelemetry (see :doc:`/explanation/telemetry`):
+            ``"native"`` (spans and metrics by the MCP semantic conventions,
+            trace context read from and written to ``_meta``),
+            ``"propagation"`` (trace context only) or ``"off"``. Default: the
+            ``TRIO_MCP_TELEMETRY`` environment variable, else ``"native"``
+            when the OpenTelemetry API is installed (the ``otel`` extra), a
+            no-op until an SDK is configured. Raises :class:`MissingExtra`
+            for a mode other than ``"off"`` without the API.
     """
 
     def __init__(
@@ -206,6 +215,7 @@ class Server:
         filter_lists_by_scope: bool = False,
         request_history: int = 1000,
         remembered_requests: int = 4096,
+        telemetry: TelemetryMode | None = None,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -248,6 +258,10 @@ class Server:
         self._peers: weakref.WeakKeyDictionary[Session, Peer] = weakref.WeakKeyDictionary()
         #: The middleware chain, in registration order (see :meth:`add_middleware`).
         self.middleware: list[Middleware] = []
+        # Telemetry is the outermost middleware: its span covers what the others do.
+        observed = telemetry_middleware(telemetry, "server")
+        if observed is not None:
+            self.middleware.append(observed)
         self._handlers: dict[str, Callable[[RequestContext], Any]] = {
             "tools/call": self._call_tool,
             "tools/list": self._list_tools,
