@@ -8,6 +8,7 @@ Usage: python traced_server.py (the tests spawn it)."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -45,7 +46,9 @@ def main() -> None:
     try:
         server.run_stdio()
     finally:
-        write_spans(Path(os.environ["TRACED_SPANS"]), SDK.spans())
+        spans = Path(os.environ["TRACED_SPANS"])
+        write_spans(spans, SDK.spans())
+        spans.with_suffix(".metrics").write_text(json.dumps(SDK.points()))
 
 
 if __name__ == "__main__":
