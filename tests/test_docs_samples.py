@@ -207,6 +207,17 @@ def test_the_timeline_sample_prints_the_table_and_writes_the_page(tmp_path: Path
     assert text.count('class="progress"') == 6
 
 
+def test_the_telemetry_sample_shows_one_trace_with_no_change_to_the_code() -> None:
+    lines = run_sample("telemetry.py").stdout.splitlines()
+    assert lines[:3] == [
+        "spans: CLIENT tools/call echo / SERVER tools/call echo",
+        "one trace: True",
+        "the server span's parent is the client span: True",
+    ]
+    assert "'gen_ai.tool.name': 'echo'" in lines[3]
+    assert "mcp.server.operation.duration" in lines[4]
+
+
 def test_every_sample_is_run_and_included() -> None:
     this = Path(__file__).read_text()
     pages = "\n".join(

@@ -244,6 +244,7 @@ async def test_a_call_made_by_a_handler_continues_the_trace(era: str) -> None:
     assert echoed["parent_id"] == second["span_id"]
 
 
+@pytest.mark.spec("ME-14")
 @ERAS
 async def test_trace_context_travels_in_meta_of_requests_and_notifications(era: str) -> None:
     sdk = Sdk()
@@ -327,6 +328,7 @@ async def test_propagation_only_carries_the_callers_trace_and_makes_no_span(era:
     del span
 
 
+@pytest.mark.spec("ME-14")
 @ERAS
 async def test_off_adds_no_middleware_and_nothing_to_meta(era: str) -> None:
     frames = FrameLog()

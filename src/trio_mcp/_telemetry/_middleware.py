@@ -28,8 +28,8 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import trio
+from opentelemetry import baggage, metrics, propagate, trace
 from opentelemetry import context as otel_context
-from opentelemetry import metrics, propagate, trace
 from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
 
 from .._errors import RequestTimeout, RPCError, SessionClosed
@@ -63,6 +63,41 @@ def transport_attributes(transport: object, role: sc.Role) -> dict[str, Any]:
 
 def _carries_context(meta: object) -> bool:
     return isinstance(meta, dict) and any(key in meta for key in sc.TRACE_CONTEXT_KEYS)
+
+
+#: The API's providers before an SDK is configured: they record nothing.
+_NO_SDK = frozenset(
+    {"ProxyTracerProvider", "NoOpTracerProvider", "_ProxyMeterProvider", "NoOpMeterProvider"}
+)
+
+
+class _Nothing:
+    """The middleware's context when it has nothing to do around a message."""
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        return None
+
+
+_NOTHING = _Nothing()
+
+
+class _Adopted:
+    """The trace context a received message carries, current while it is handled."""
+
+    __slots__ = ("_meta", "_token")
+
+    def __init__(self, meta: Any) -> None:
+        self._meta = meta
+        self._token: object = None
+
+    async def __aenter__(self) -> None:
+        self._token = otel_context.attach(propagate.extract(self._meta))
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        otel_context.detach(self._token)  # type: ignore[arg-type]
 
 
 class _Outcome:
@@ -166,6 +201,7 @@ class Telemetry:
         self._by_session: weakref.WeakKeyDictionary[Any, dict[str, Any]] = (
             weakref.WeakKeyDictionary()
         )
+        self._own_providers = tracer_provider is not None or meter_provider is not None
         self._tracer = trace.get_tracer(sc.SCOPE, __version__, tracer_provider)
         meter = metrics.get_meter(sc.SCOPE, __version__, meter_provider)
         duration = (
@@ -188,36 +224,39 @@ class Telemetry:
         )
 
     def __call__(self, call: Call) -> AbstractAsyncContextManager[None]:
-        if not self._native:
+        if not self._native or not self._recording():
+            # Propagation only (asked for, or native with no SDK to record
+            # anything): what costs nothing when there is nothing to carry.
             if call.direction is Direction.OUTBOUND:
-                return self._inject_current(call)
-            return self._adopt(call)
+                self._inject(call, None)
+                return _NOTHING
+            params = call.params
+            meta = params.get("_meta") if params is not None else None
+            return _Adopted(meta) if _carries_context(meta) else _NOTHING
         if call.direction is Direction.OUTBOUND:
             return self._send(call)
         return self._receive(call)
 
+    def _recording(self) -> bool:
+        """Whether an SDK is there to record spans or metrics: given to this
+        middleware, or configured globally (until then the API's providers
+        are proxies that record nothing)."""
+        if self._own_providers:
+            return True
+        tracing = type(trace.get_tracer_provider()).__name__
+        metering = type(metrics.get_meter_provider()).__name__
+        return tracing not in _NO_SDK or metering not in _NO_SDK
+
     # -------------------------------------------------------- propagation
-
-    @asynccontextmanager
-    async def _inject_current(self, call: Call) -> AsyncIterator[None]:
-        self._inject(call, None)
-        yield
-
-    @asynccontextmanager
-    async def _adopt(self, call: Call) -> AsyncIterator[None]:
-        params = call.params
-        meta = params.get("_meta") if params is not None else None
-        if not _carries_context(meta):
-            yield
-            return
-        token = otel_context.attach(propagate.extract(meta))
-        try:
-            yield
-        finally:
-            otel_context.detach(token)
 
     @staticmethod
     def _inject(call: Call, context: otel_context.Context | None) -> None:
+        if (
+            context is None
+            and not trace.get_current_span().get_span_context().is_valid
+            and not baggage.get_all()
+        ):
+            return  # nothing current to carry (the propagators would write nothing)
         carrier: dict[str, str] = {}
         propagate.inject(carrier, context=context)
         if carrier:
