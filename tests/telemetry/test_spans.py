@@ -343,3 +343,50 @@ async def test_off_adds_no_middleware_and_nothing_to_meta(era: str) -> None:
         assert client.middleware == ()
         await client.call_tool("echo", {"text": "hi"})
     assert b"traceparent" not in b"".join(f.text.encode() for f in frames.frames)
+
+
+async def test_the_rounds_of_one_call_are_linked() -> None:
+    sdk = Sdk()
+    server = shop(sdk)
+
+    @server.tool()
+    async def confirm(ctx: Context) -> str:
+        schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+        answer = await ctx.elicit({"mode": "form", "message": "Go?", "requestedSchema": schema})
+        return answer.action
+
+    async def yes(request: object) -> Any:
+        from trio_mcp import types
+
+        return types.ElicitResult(action="accept", content={"ok": True})
+
+    async with connected(sdk, "modern", server, elicitation=yes) as client:
+        await client.call_tool("confirm", {})
+    spans = sdk.spans()
+    for kind in ("CLIENT", "SERVER"):
+        first, second = named(spans, "tools/call confirm", kind)
+        assert first["links"] == []
+        assert second["links"] == [first["span_id"]]
+        assert first["trace_id"] != second["trace_id"]  # two requests, each its own trace
+
+
+async def test_a_tasks_requests_link_to_the_call_that_made_it(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    sdk = Sdk()
+    server = shop(sdk)
+
+    @server.tool(task_support="optional")
+    async def render(seconds: float) -> str:
+        await trio.sleep(seconds)
+        return "rendered"
+
+    async with connected(sdk, "legacy", server) as client:
+        task = await client.call_tool("render", {"seconds": 3}, as_task=True)
+        await task.wait()
+    spans = sdk.spans()
+    for kind in ("CLIENT", "SERVER"):
+        [made] = named(spans, "tools/call render", kind)
+        polls = [s for s in spans if s["name"].startswith("tasks/") and s["kind"] == kind]
+        assert polls
+        assert all(poll["links"] == [made["span_id"]] for poll in polls)

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import AsyncIterator, Mapping
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Hashable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -30,7 +31,7 @@ from urllib.parse import urlsplit
 import trio
 from opentelemetry import baggage, metrics, propagate, trace
 from opentelemetry import context as otel_context
-from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
+from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, StatusCode
 
 from .._errors import RequestTimeout, RPCError, SessionClosed
 from .._session._middleware import Call
@@ -98,6 +99,42 @@ class _Adopted:
 
     async def __aexit__(self, *exc_info: object) -> None:
         otel_context.detach(self._token)  # type: ignore[arg-type]
+
+
+#: The methods whose answer may be a task (which later requests name).
+_TASK_MAKERS = frozenset({"tools/call", "sampling/createMessage", "elicitation/create"})
+
+
+class _Recent:
+    """The span contexts of the last *size* calls or tasks, by key: what a
+    later round of a call, or a request about a task, links to."""
+
+    __slots__ = ("_items", "_size")
+
+    def __init__(self, size: int = 1024) -> None:
+        self._items: OrderedDict[Hashable, SpanContext] = OrderedDict()
+        self._size = size
+
+    def put(self, key: Hashable, context: SpanContext) -> None:
+        self._items[key] = context
+        self._items.move_to_end(key)
+        if len(self._items) > self._size:
+            self._items.popitem(last=False)
+
+    def get(self, key: Hashable) -> SpanContext | None:
+        return self._items.get(key)
+
+
+def _task_id(result: object) -> str | None:
+    """The id of the task an answer made, in either era's shape (JSON or typed)."""
+    if isinstance(result, Mapping):
+        nested = result.get("task")
+        holder = nested if isinstance(nested, Mapping) else result
+        task_id = holder.get("taskId") if "status" in holder else None
+    else:
+        task = getattr(result, "task", None)
+        task_id = getattr(task if task is not None else result, "task_id", None)
+    return task_id if isinstance(task_id, str) else None
 
 
 class _Outcome:
@@ -201,6 +238,11 @@ class Telemetry:
         self._by_session: weakref.WeakKeyDictionary[Any, dict[str, Any]] = (
             weakref.WeakKeyDictionary()
         )
+        # The calls each session made or answered (for the rounds of one
+        # call), and the tasks (whose ids are unique across sessions).
+        self._calls: weakref.WeakKeyDictionary[Any, _Recent] = weakref.WeakKeyDictionary()
+        self._own_calls = _Recent()
+        self._tasks = _Recent()
         self._own_providers = tracer_provider is not None or meter_provider is not None
         self._tracer = trace.get_tracer(sc.SCOPE, __version__, tracer_provider)
         meter = metrics.get_meter(sc.SCOPE, __version__, meter_provider)
@@ -349,6 +391,8 @@ class Telemetry:
         finally:
             elapsed = time.perf_counter() - started
             outcome = _outcome(failure, call)
+            if request:
+                self._link(call, span)
             self._finish(span, outcome)
             measured = sc.metric_attributes(attributes, self.role)
             if outcome.error_type is not None:
@@ -364,6 +408,33 @@ class Telemetry:
                 record = call.record
                 if record is not None and record.started_at is not None:
                     self._queued.record(record.started_at - record.queued_at, kind)
+
+    def _link(self, call: Call, span: Span) -> None:
+        """Links *span* to the round of the same call it follows (2026-07-28
+        input-required rounds) and, for a request about a task, to the
+        request that made the task; remembers it for the ones to come."""
+        context = call.context
+        calls = self._own_calls
+        if context is not None:
+            calls = self._calls.get(context.session) or self._calls.setdefault(
+                context.session, _Recent()
+            )
+        record = call.record
+        if record is not None and record.follows is not None:
+            previous = calls.get(record.follows)
+            if previous is not None:
+                span.add_link(previous, {sc.LINK_KIND: "previous round"})
+        if call.method in _TASK_MAKERS:
+            calls.put(call.request_id, span.get_span_context())
+            task_id = _task_id(call.result)
+            if task_id is not None:
+                self._tasks.put(task_id, span.get_span_context())
+        elif call.method.startswith("tasks/"):
+            params = call.params
+            task_id = params.get("taskId") if params is not None else None
+            made = self._tasks.get(task_id) if isinstance(task_id, str) else None
+            if made is not None:
+                span.add_link(made, {sc.LINK_KIND: "task creation"})
 
     @staticmethod
     def _finish(span: Span, outcome: _Outcome) -> None:

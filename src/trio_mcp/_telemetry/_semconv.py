@@ -81,6 +81,9 @@ CANCEL_REASON = "trio_mcp.cancel.reason"
 REQUEST_STATE = "trio_mcp.request.state"
 #: ``inbound`` (the peer sent it) or ``outbound`` (we did).
 REQUEST_DIRECTION = "trio_mcp.request.direction"
+#: On a link: ``previous round`` (the round of the same 2026-07-28 call this
+#: one follows) or ``task creation`` (the request whose answer made the task).
+LINK_KIND = "trio_mcp.link.kind"
 #: The name of the event a cancelled request's span ends with.
 CANCEL_EVENT = "trio_mcp.request.cancelled"
 
