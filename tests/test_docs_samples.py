@@ -295,3 +295,19 @@ def test_one_call_frames_opens_each_era_its_own_way() -> None:
     assert methods.findall(modern) == ["server/discover", "tools/call"]
     assert legacy.count("<- ") == modern.count("<- ") == 2
     assert '"structuredContent":{"result":5}' in modern
+
+
+def test_extension_middleware_sample_in_both_eras() -> None:
+    lines = run_sample("extension_middleware.py").stdout.splitlines()
+    calls = (
+        "  ['before inbound com.example/shout', 'before outbound com.example/shouted', "
+        "'after com.example/shouted', 'after com.example/shout', "
+        "'before inbound com.example/count', 'after com.example/count']"
+    )
+    block = ["  HI stamp ['hi']", "  3", calls]
+    assert lines == [
+        "legacy {'com.example/shout': {'loud': True}}",
+        *block,
+        "modern {'com.example/shout': {'loud': True}}",
+        *block,
+    ]

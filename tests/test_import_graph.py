@@ -165,6 +165,7 @@ FORBIDDEN = {
     "transports": {"_session", "_server", "_client", "_cli", "lowlevel", "testing", "trio_mcp"},
     "_session": {"_server", "_client", "_cli", "testing", "trio_mcp"},
     "_tasks": {"_server", "_client", "_cli", "testing", "trio_mcp"},
+    "_extensions": {"_server", "_client", "_cli", "testing", "trio_mcp"},
     "_client": {"_server", "_cli", "testing", "trio_mcp"},
 }
 

@@ -1,11 +1,12 @@
 """``trio-mcp trace -- CMD ARGS...``: watch any stdio MCP server's lifecycle.
 
 Spawns the server (ours or anyone's), runs the handshake and discovers what
-the server declared (tools, resources, templates, prompts), pings it, and shuts
-it down; prints every frame with its direction and time since the start, the
-era chosen (``--era auto|modern|legacy``) and its version, then the request
-table (each request's states and durations; the rounds of a 2026-07-28
-input-required call read as one story: "round 2 of call 5"), then the shutdown
+the server declared (tools, resources, templates, prompts), names each
+extension it declared, pings it, and shuts it down; prints every frame with its
+direction and time since the start, the era chosen
+(``--era auto|modern|legacy``) and its version, then the request table (each
+request's states and durations; the rounds of a 2026-07-28 input-required
+call read as one story: "round 2 of call 5"), then the shutdown
 step that ended the server. Colour only on a terminal; ``--json`` writes JSON
 lines instead (one ``{"type": "era", ...}`` line says the era). A failure
 (the server cannot start, exits, is not an MCP server, does not speak the era
@@ -245,6 +246,9 @@ async def run_trace(
                     f"{opened}: {client.server_info.name} {client.server_info.version}, "
                     f"protocol {client.protocol_version}, capabilities {json.dumps(caps)}"
                 )
+                for name, settings in client.server_extensions.items():
+                    # By name: an extension this trace knows nothing else of.
+                    say(f"extension {name}: {json.dumps(settings)}")
                 for capability, method in DISCOVERY:
                     if capability in caps:
                         await _discover(client, method, say)

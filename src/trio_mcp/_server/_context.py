@@ -143,6 +143,11 @@ class Context:
         its own ``_meta``, ME-09; the handshake era: at ``initialize``)."""
         return self.request.client_capabilities
 
+    def client_declares(self, extension: str) -> bool:
+        """Whether the client declared the extension named *extension*: for
+        this request in 2026-07-28, for the session in the handshake era."""
+        return self.request.peer_declares(extension)
+
     @property
     def saved(self) -> dict[str, Any]:
         """The handler's own JSON state, carried from one round of a

@@ -47,7 +47,9 @@ import trio
 
 from .. import types as mcp_types
 from .._errors import RPCError, SessionClosed
+from .._extensions._registry import CustomMethods, Extension, Handler
 from .._session import Middleware, RequestContext, Session
+from .._tasks._extension import tasks_extension
 from .._tasks._methods import OwnerOf, TaskMethods
 from .._tasks._methods import task_owner as default_task_owner
 from .._tasks._runner import TaskRunner
@@ -58,6 +60,7 @@ from ..protocol import (
     DEFAULT_MAX_MESSAGE_SIZE,
     Connection,
     ErrorCode,
+    Kind,
     LocalProtocolError,
     NotificationReceived,
     NotJSON,
@@ -262,6 +265,12 @@ class Server:
         observed = telemetry_middleware(telemetry, "server")
         if observed is not None:
             self.middleware.append(observed)
+        # Methods outside the core set, and the extensions installed: the
+        # tasks extension first, through the same point as any other.
+        self._custom = CustomMethods()
+        self._custom.install(
+            tasks_extension(self._task_methods, declared_if=lambda: self.has_task_tools)
+        )
         self._handlers: dict[str, Callable[[RequestContext], Any]] = {
             "tools/call": self._call_tool,
             "tools/list": self._list_tools,
@@ -275,7 +284,6 @@ class Server:
             "completion/complete": self._complete,
             "logging/setLevel": self._set_level,
             "subscriptions/listen": self._listen,
-            **self._task_methods.handlers(),
         }
 
     # ------------------------------------------------------ middleware
@@ -295,6 +303,60 @@ class Server:
                 "context manager, such as an @asynccontextmanager function"
             )
         self.middleware.append(middleware)
+
+    # ------------------------------------- extensions and custom methods
+
+    def add_extension(self, extension: Extension) -> None:
+        """Install *extension*: its settings are declared in
+        ``capabilities.extensions`` (``initialize`` and ``server/discover``),
+        its methods are answered in both eras. Installed whole or not at all.
+        Sessions already running keep what they started with.
+
+        Raises:
+            ValueError: its identifier is already installed, a dependency is
+                not, or one of its methods is a core method or is already
+                answered (nothing of it is installed then).
+        """
+        self._custom.install(extension)
+
+    @property
+    def extensions(self) -> Mapping[str, Extension]:
+        """The installed extensions, by identifier (read-only)."""
+        return self._custom.extensions
+
+    def on_request(
+        self, method: str, *, params_type: Any = None, result_type: Any = None
+    ) -> Callable[[F], F]:
+        """Decorator: answer the custom request *method* (outside the core set)
+        with the function, called ``fn(params, ctx)`` (sync or async) with the
+        params (a JSON object, or a *params_type* attrs instance) and the
+        :class:`~trio_mcp.lowlevel.RequestContext`; it returns the result (a
+        JSON object, or an attrs instance of *result_type*). Answered in both
+        eras, through the middleware like every request.
+
+        Raises:
+            ValueError: *method* is a core method, or is already answered.
+        """
+
+        def decorate(fn: F) -> F:
+            self._custom.add(Handler(method, Kind.REQUEST, fn, params_type, result_type))
+            return fn
+
+        return decorate
+
+    def on_notification(self, method: str, *, params_type: Any = None) -> Callable[[F], F]:
+        """Decorator: handle the custom notification *method* with the
+        function, called ``fn(params, session)`` (sync or async).
+
+        Raises:
+            ValueError: *method* is a core method, or is already handled.
+        """
+
+        def decorate(fn: F) -> F:
+            self._custom.add(Handler(method, Kind.NOTIFICATION, fn, params_type))
+            return fn
+
+        return decorate
 
     # ----------------------------------------------------------- tools
 
@@ -723,6 +785,9 @@ class Server:
                 "cancel": {},
                 "requests": {"tools": {"call": {}}},
             }
+        extensions = self._custom.declarations(modern=False)
+        if extensions:
+            caps["extensions"] = extensions
         return caps
 
     @property
@@ -735,8 +800,13 @@ class Server:
         :meth:`capabilities` without the ``tasks`` slot, and the tasks
         extension in ``extensions`` when a tool may run as a task (TK-19)."""
         caps = self.capabilities()
-        if caps.pop("tasks", None) is not None:
-            caps["extensions"] = {mcp_types.TASKS_EXTENSION: {}}
+        # The 2025-11-25 utility's slot: its extension stands for it here.
+        caps.pop("tasks", None)
+        extensions = self._custom.declarations(modern=True)
+        if extensions:
+            caps["extensions"] = extensions
+        else:
+            caps.pop("extensions", None)
         return caps
 
     def make_protocol(
@@ -771,6 +841,7 @@ class Server:
             max_message_size=max_message_size,
             history=self.request_history,
             remember_ids=self.remembered_requests,
+            custom_methods=self._custom.specs() if self._custom else None,
         )
 
     def run_stdio(self, **options: Any) -> None:
@@ -892,7 +963,11 @@ class Server:
         """
         handler = self._handlers.get(ctx.method)
         if handler is None:
-            raise RPCError(int(ErrorCode.METHOD_NOT_FOUND), f"Method not found: {ctx.method}")
+            if ctx.method not in self._custom:
+                raise RPCError(int(ErrorCode.METHOD_NOT_FOUND), f"Method not found: {ctx.method}")
+            # An extension's or a custom method (the tasks/* methods too).
+            self._check_scopes(ctx)
+            return await self._custom.handle_request(ctx)
         self._check_scopes(ctx)
         params = ctx.params
         if getattr(params, "request_state", None) is not None or getattr(
@@ -910,6 +985,8 @@ class Server:
         if event.method == "notifications/initialized":
             # Notices queued during the handshake can go out now.
             self.peer_of(session).ready()
+        elif self._custom:
+            await self._custom.handle_notification(session, event)
         logger.debug("notification %s", event.method)
 
     async def send_log(

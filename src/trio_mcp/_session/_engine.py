@@ -253,6 +253,7 @@ class Session:
         progress_idle_timeout: float | None = DEFAULT,
         max_duration: float | None = DEFAULT,
         follows: RequestId | None = None,
+        custom: bool = False,
     ) -> Any:
         """Send a request and wait for its result (typed by the method's result type).
 
@@ -268,6 +269,8 @@ class Session:
                 None disables it. Default: the session's.
             follows: the request this one retries (a 2026-07-28 multi
                 round-trip call); noted on the record.
+            custom: *method* may be a custom method of the peer's (outside the
+                core set and this side's own): its params and result are JSON.
 
         A long-lived request (``subscriptions/listen``) has no default
         timeouts: it lasts until one side ends it (A-11).
@@ -292,7 +295,7 @@ class Session:
         if not self._accepting or self._closed.is_set():
             raise self._closed_error()
         message = self.protocol.send_request(
-            method, params, want_progress=on_progress is not None, follows=follows
+            method, params, want_progress=on_progress is not None, follows=follows, custom=custom
         )
         idle, total = time_limits(method, progress_idle_timeout, max_duration, self)
         if self._middleware:
@@ -346,17 +349,19 @@ class Session:
             return self._call_through(message, on_progress, idle, total)
         return self._outbound.call(message, on_progress, idle, total)
 
-    async def notify(self, method: str, params: Any = None) -> None:
-        """Send a notification.
+    async def notify(self, method: str, params: Any = None, *, custom: bool = False) -> None:
+        """Send a notification (*custom*: as :meth:`request`).
 
         Cancellation: a checkpoint. If already cancelled, or cancelled while the
         outgoing queue is full, nothing is sent; once queued it is sent.
         """
         self._check_open()
         if self._middleware:
-            await self._notify_through(method, params)
+            await self._notify_through(method, params, custom)
             return
-        await self._send_notification(self.protocol.send_notification(method, params))
+        await self._send_notification(
+            self.protocol.send_notification(method, params, custom=custom)
+        )
 
     async def notify_prepared(self, message: Notification) -> None:
         """Send a notification the protocol layer made (the
@@ -661,7 +666,7 @@ class Session:
             raise
         return call.result
 
-    async def _notify_through(self, method: str, params: Any) -> None:
+    async def _notify_through(self, method: str, params: Any, custom: bool) -> None:
         """An outbound notification inside the chain: made from the params as
         the middleware left them."""
         protocol = self.protocol
@@ -675,7 +680,9 @@ class Session:
             None if raw is None else {**raw},
         )
         async with Chain(self._middleware, call):
-            await self._send_notification(protocol.send_notification(method, call.params))
+            await self._send_notification(
+                protocol.send_notification(method, call.params, custom=custom)
+            )
 
     async def _notification_through(self, event: NotificationReceived) -> None:
         """An inbound notification's handler inside the chain."""
