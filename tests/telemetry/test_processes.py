@@ -82,6 +82,15 @@ async def test_over_stdio_the_server_span_is_a_child_of_the_client_span(
         )["network.transport"]
         == "pipe"
     )
+    # Each side timed the session, in the handshake era (2026-07-28 has none).
+    for side, recorded in (("client", answer["points"]), ("server", points)):
+        durations = recorded.get(f"mcp.{side}.session.duration", [])
+        if era == "modern":
+            assert durations == []
+        else:
+            assert durations == [
+                [{"mcp.protocol.version": "2025-11-25", "network.transport": "pipe"}, 1]
+            ]  # as JSON
 
 
 @ERAS

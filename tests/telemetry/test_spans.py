@@ -390,3 +390,17 @@ async def test_a_tasks_requests_link_to_the_call_that_made_it(
         polls = [s for s in spans if s["name"].startswith("tasks/") and s["kind"] == kind]
         assert polls
         assert all(poll["links"] == [made["span_id"]] for poll in polls)
+
+
+@ERAS
+async def test_a_handshake_era_session_records_its_duration(era: str) -> None:
+    sdk = Sdk()
+    server = shop(sdk)
+    [server.telemetry] = [m for m in server.middleware if isinstance(m, Telemetry)]
+    async with connected(sdk, era, server):
+        pass
+    points = sdk.points()
+    if era == "modern":  # 2026-07-28 has no session
+        assert "mcp.server.session.duration" not in points
+        return
+    assert points["mcp.server.session.duration"] == [({"mcp.protocol.version": "2025-11-25"}, 1)]

@@ -27,7 +27,7 @@ from .._extensions._registry import (
     RequestHandler,
 )
 from .._session import Middleware, open_session
-from .._telemetry._switch import TelemetryMode, telemetry_middleware
+from .._telemetry._switch import TelemetryMode, telemetry_middleware, watching
 from .._transport import EraHints, HeaderMirroringTransport, Transport
 from ..protocol import Connection, Kind, Role
 from ._client import Client
@@ -207,6 +207,7 @@ async def open_client(
         # started them, not the client.
         receiver.running() if receiver is not None else contextlib.nullcontext(),
         open_session(transport, make_protocol, client, **session_options) as session,
+        watching(observed, session),
     ):
         negotiated = await negotiate(
             session,

@@ -263,6 +263,8 @@ class Server:
         self.middleware: list[Middleware] = []
         # Telemetry is the outermost middleware: its span covers what the others do.
         observed = telemetry_middleware(telemetry, "server")
+        #: The telemetry middleware (None: off), which also times each session.
+        self.telemetry = observed
         if observed is not None:
             self.middleware.append(observed)
         # Methods outside the core set, and the extensions installed: the

@@ -264,6 +264,41 @@ class Telemetry:
         self._in_flight = meter.create_up_down_counter(
             sc.IN_FLIGHT, unit="{request}", description=sc.METRICS[sc.IN_FLIGHT][2]
         )
+        lifetime = sc.CLIENT_SESSION_DURATION if role == "client" else sc.SERVER_SESSION_DURATION
+        self._session_duration = meter.create_histogram(
+            lifetime, unit="s", description=sc.METRICS[lifetime][2]
+        )
+
+    @asynccontextmanager
+    async def watching(self, session: Any) -> AsyncIterator[None]:
+        """Around a session's life: records ``mcp.{role}.session.duration``
+        when it ends, for a handshake-era session only (2026-07-28 has no
+        session), with ``error.type`` when it ended with an exception.
+
+        Cancellation: records however the session ended; never awaits."""
+        started = time.perf_counter()
+        failure: BaseException | None = None
+        try:
+            yield
+        except BaseException as exc:
+            failure = exc
+            raise
+        finally:
+            version = session.protocol.protocol_version
+            if (
+                self._native
+                and self._recording()
+                and isinstance(version, str)
+                and version < sc.FIRST_SESSIONLESS
+            ):
+                attributes: dict[str, Any] = {sc.MCP_PROTOCOL_VERSION: version}
+                network = self._network
+                if network is None:
+                    network = transport_attributes(session.transport, self.role)
+                attributes.update(sc.metric_attributes(network, self.role))
+                if failure is not None and not isinstance(_leaf(failure), trio.Cancelled):
+                    attributes[sc.ERROR_TYPE] = type(_leaf(failure)).__name__
+                self._session_duration.record(time.perf_counter() - started, attributes)
 
     def __call__(self, call: Call) -> AbstractAsyncContextManager[None]:
         if not self._native or not self._recording():

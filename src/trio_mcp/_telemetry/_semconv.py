@@ -116,8 +116,9 @@ METRICS: dict[str, tuple[str, str, str]] = {
 TRACE_CONTEXT_KEYS = ("traceparent", "tracestate", "baggage")
 
 _PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-#: The first revision with no session: ``mcp.session.id`` is never set on it.
-_MODERN = "2026-07-28"
+#: The first revision with no session: ``mcp.session.id`` is never set on it,
+#: and its connections record no session duration.
+FIRST_SESSIONLESS = "2026-07-28"
 _URI_METHODS = frozenset(
     {
         "resources/read",
@@ -174,7 +175,7 @@ def request_attributes(
         attributes[JSONRPC_REQUEST_ID] = str(request_id)
     if protocol_version is not None:
         attributes[MCP_PROTOCOL_VERSION] = protocol_version
-        if session_id is not None and protocol_version < _MODERN:
+        if session_id is not None and protocol_version < FIRST_SESSIONLESS:
             attributes[MCP_SESSION_ID] = session_id
     target = target_of(method, params)
     if method == "tools/call":

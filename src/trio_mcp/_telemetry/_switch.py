@@ -7,11 +7,14 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
-from typing import Literal
+from contextlib import AbstractAsyncContextManager, nullcontext
+from typing import TYPE_CHECKING, Any, Literal
 
 from .._errors import MissingExtra
-from .._session._middleware import Middleware
 from ._semconv import Role
+
+if TYPE_CHECKING:
+    from ._middleware import Telemetry
 
 TelemetryMode = Literal["native", "propagation", "off"]
 #: The environment variable read when ``telemetry=`` is not given.
@@ -51,7 +54,7 @@ def resolve(mode: str | None) -> TelemetryMode:
 
 def telemetry_middleware(
     mode: str | None, role: Role, *, transport: object = None
-) -> Middleware | None:
+) -> Telemetry | None:
     """The telemetry middleware for *role* in *mode* (see :func:`resolve`),
     or None when it is off."""
     resolved = resolve(mode)
@@ -60,3 +63,9 @@ def telemetry_middleware(
     from ._middleware import Telemetry
 
     return Telemetry(role, resolved, transport=transport)
+
+
+def watching(telemetry: Telemetry | None, session: Any) -> AbstractAsyncContextManager[None]:
+    """Around a session's life: its duration recorded by *telemetry* (see
+    :meth:`Telemetry.watching`), or nothing when telemetry is off."""
+    return nullcontext() if telemetry is None else telemetry.watching(session)
