@@ -58,6 +58,8 @@ KERNEL = {
     "RequestContext",
     "SessionStatistics",
     "Transport",
+    "DEFAULT",
+    "SessionDefault",
     # who a session's requests come from (open_session(identity=...))
     "Caller",
     "Identity",

@@ -239,19 +239,33 @@ def spec_pages(root: Path) -> dict[str, str]:
     return pages
 
 
-_SPEC_ID = re.compile(r"\b[A-Z]{1,3}-\d{2}\b")
+_SPEC_ID = re.compile(r"\b[A-Z]{1,4}-\d{2}\b")
+
+
+def link_spec_ids(lines: list[str], known: Any) -> list[str]:
+    """The docstring *lines* with each id of its ``Spec: TL-06, TO-01..TO-05.``
+    paragraph (one line, or wrapped over several) that the spec map *known*
+    lists made a ``:spec:`` link to its row; ids anywhere else are left alone."""
+    out = []
+    in_spec = False
+    for line in lines:
+        if line.lstrip().startswith("Spec:"):
+            in_spec = True
+        elif not line.strip():
+            in_spec = False
+        if in_spec:
+            line = _SPEC_ID.sub(
+                lambda m: f":spec:`{m.group(0)}`" if m.group(0) in known else m.group(0), line
+            )
+        out.append(line)
+    return out
 
 
 def _link_spec_lines(
     app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]
 ) -> None:
-    """A docstring's ``Spec: TL-06, TO-01..TO-05`` line: each id a link to its row."""
-    known = app.env.trio_mcp_spec_pages  # type: ignore[attr-defined]
-    for index, line in enumerate(lines):
-        if line.lstrip().startswith("Spec:"):
-            lines[index] = _SPEC_ID.sub(
-                lambda m: f":spec:`{m.group(0)}`" if m.group(0) in known else m.group(0), line
-            )
+    """autodoc's hook: the docstring's Spec: paragraph linked, in place."""
+    lines[:] = link_spec_ids(lines, app.env.trio_mcp_spec_pages)  # type: ignore[attr-defined]
 
 
 def spec_role(

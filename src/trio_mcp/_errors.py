@@ -48,17 +48,18 @@ class RPCError(MCPError):
 class URLElicitationRequired(RPCError):
     """-32042: the request cannot proceed until the user completes URL elicitations.
 
-    2025-11-25 only (EL-10). A server handler raises it, listing the URL-mode
-    elicitations to complete (each with its ``elicitation_id``); a client that
-    gets it from a call raises it too, with :attr:`elicitations` typed, so the
-    host can ask the user's consent to open each URL (see
-    :func:`trio_mcp.url_elicitation` for the checked, displayable form) and
-    retry the call afterwards, for instance after
+    2025-11-25 only. A server handler raises it, listing the URL-mode elicitations to
+    complete (each with its ``elicitation_id``); a client that gets it from a call
+    raises it too, with :attr:`elicitations` typed, so the host can ask the user's
+    consent to open each URL (see :func:`trio_mcp.url_elicitation` for the checked,
+    displayable form) and retry the call afterwards, for instance after
     :meth:`Client.wait_elicitation_complete`.
 
     Sent to a client that did not declare ``elicitation.url`` (or speaks an
     older revision), it becomes -32603 saying so: the code exists only for
     clients that can act on it.
+
+    Spec: EL-10.
     """
 
     def __init__(
@@ -76,8 +77,10 @@ class URLElicitationRequired(RPCError):
 class InvalidPeerResult(MCPError):
     """The peer answered with a result that does not match the method's schema.
 
-    A local error (BP-27): the peer sent a success response, we could not use it.
-    ``errors`` lists what was wrong, path by path.
+    A local error: the peer sent a success response, we could not use it. ``errors``
+    lists what was wrong, path by path.
+
+    Spec: BP-27.
     """
 
     def __init__(self, message: str, errors: list[str]) -> None:
@@ -144,12 +147,14 @@ class SessionClosed(MCPError):
 
 
 class RequestTimeout(MCPError):
-    """The request's own timeout fired (TO-01, TO-02).
+    """The request's own timeout fired.
 
-    Raised instead of :class:`trio.Cancelled`, so a timeout and a cancellation by
-    the caller's own scope can be told apart. ``idle`` is True when it fired
-    because no progress arrived within ``progress_idle_timeout``; False when the
-    hard ``max_duration`` cap fired (TO-05).
+    Raised instead of :class:`trio.Cancelled`, so a timeout and a cancellation by the
+    caller's own scope can be told apart. ``idle`` is True when it fired because no
+    progress arrived within ``progress_idle_timeout``; False when the hard
+    ``max_duration`` cap fired.
+
+    Spec: TO-01, TO-02, TO-05.
     """
 
     def __init__(self, method: str, seconds: float, *, idle: bool) -> None:

@@ -167,13 +167,15 @@ class Caller:
     """Who sent a request, as the transport that carried it knows.
 
     Attributes:
-        principal: who is asking: with ``StreamableHTTPApp(auth=...)`` the
-            token's ``(issuer, subject)``, else ``principal_of``'s answer;
-            None: anonymous. A server binds the tasks a request creates
-            (TK-18) and the ``requestState`` it issues (PT-08) to it.
-        access_token: the verified access token the request presented
-            (never the raw bearer token, AU-11), which handlers read as
-            ``ctx.auth``; None without authorization.
+        principal: who is asking: with ``StreamableHTTPApp(auth=...)`` the token's
+            ``(issuer, subject)``, else ``principal_of``'s answer; None: anonymous. A
+            server binds the tasks a request creates and the ``requestState`` it issues
+            to it.
+        access_token: the verified access token the request presented (never the raw
+            bearer token), which handlers read as ``ctx.auth``; None without
+            authorization.
+
+    Spec: TK-18, PT-08, AU-11.
     """
 
     principal: Hashable | None = None

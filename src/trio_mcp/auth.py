@@ -32,7 +32,7 @@ proof with each request and meets either server's nonce demand.
 :class:`DPoPKey`, :class:`DPoP` and :class:`PrivateKeyJWT` need joserfc (the
 ``auth`` extra) and are imported on first use.
 
-Spec: AU-01..AU-15; the OAuth extensions (AUX-01..AUX-05).
+Spec: AU-01..AU-15, AUX-01..AUX-05.
 """
 
 from typing import TYPE_CHECKING, Any

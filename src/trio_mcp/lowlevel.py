@@ -18,7 +18,15 @@ Tasks (the runner, the stores, ``TaskHandle``) have their own namespace,
 
 from ._diagnostics import SlowStepReporter
 from ._records import FrameLog, SeenFrame, request_table, request_timeline
-from ._session import Dispatcher, RequestContext, Session, SessionStatistics, open_session
+from ._session import (
+    DEFAULT,
+    Dispatcher,
+    RequestContext,
+    Session,
+    SessionDefault,
+    SessionStatistics,
+    open_session,
+)
 from ._transport import (
     BoundedTransport,
     Caller,
@@ -49,6 +57,9 @@ __all__ = [
     "Dispatcher",
     "RequestContext",
     "Transport",
+    # a per-call time limit left to the session (for wrappers that forward one)
+    "DEFAULT",
+    "SessionDefault",
     # who a session's requests come from
     "Caller",
     "Identity",

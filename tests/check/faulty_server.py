@@ -16,7 +16,10 @@ library carries no fault switches:
   outlives the server;
 * ``drops-malformed``: frames that are not JSON are dropped without a reply;
 * ``exits-on-malformed``: a frame that is not JSON ends the session (the
-  process exits), which the checker's later checks must survive.
+  process exits), which the checker's later checks must survive;
+* ``holds-empty-listen``: a 2026-07-28 ``subscriptions/listen`` that asks for
+  nothing reaches the session as one asking for tool list changes, so it is
+  held open, as the other SDKs hold an empty listen.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ FAULTS = (
     "leaves-child-alive",
     "drops-malformed",
     "exits-on-malformed",
+    "holds-empty-listen",
 )
 
 
@@ -74,6 +78,13 @@ class FaultyChannel(trio.abc.Channel[bytes]):
                 raise trio.EndOfChannel
             if not isinstance(message, dict):
                 return frame
+            if self.fault == "holds-empty-listen" and message.get("method") == (
+                "subscriptions/listen"
+            ):
+                params = message.get("params") or {}
+                if params.get("notifications") == {}:
+                    params["notifications"] = {"toolsListChanged": True}
+                    return json.dumps(message).encode()
             cancel = message.get("method") == "notifications/cancelled"
             if self.fault == "answers-after-cancel" and cancel:
                 continue

@@ -410,3 +410,30 @@ async def test_an_rpc_error_from_a_middleware_is_the_answer() -> None:
 def test_add_middleware_refuses_what_is_not_callable() -> None:
     with pytest.raises(TypeError, match="callable"):
         Server("x").add_middleware(42)  # type: ignore[arg-type]
+
+
+async def test_each_message_of_a_listen_stream_passes_through() -> None:
+    # 2026-07-28: the client's subscriptions/listen stream carries the
+    # server's list_changed notices; each is an outbound notification of the
+    # server's and an inbound one of the client's.
+    log: Log = []
+    server = server_with_tools()
+    server.add_middleware(recording("server", log))
+    async with open_memory_client(
+        server, era="modern", middleware=[recording("client", log)]
+    ) as client:
+
+        @server.tool()
+        async def added() -> str:
+            return "new"
+
+        await client.wait_list_changed("tools")
+        server.remove_tool("added")
+        await client.wait_list_changed("tools")
+    changed = "notifications/tools/list_changed"
+    befores = [entry for entry in log if changed in entry and entry[1] == "before"]
+    assert befores.count(("server", "before", "outbound", "notification", changed)) == 2
+    assert befores.count(("client", "before", "inbound", "notification", changed)) == 2
+    # The stream itself is a request both chains wrapped.
+    assert ("client", "before", "outbound", "request", "subscriptions/listen") in log
+    assert ("server", "before", "inbound", "request", "subscriptions/listen") in log

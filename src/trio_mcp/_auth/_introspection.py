@@ -43,8 +43,8 @@ MAX_TOKEN_LENGTH = 16 * 1024
 
 
 class IntrospectionVerifier:
-    """A :class:`~trio_mcp._auth._token.TokenVerifier` asking an RFC 7662
-    introspection endpoint (see the module docstring).
+    """A :class:`~trio_mcp.auth.TokenVerifier` asking an RFC 7662 introspection endpoint
+    (see the module docstring).
 
     Args:
         endpoint: the AS's ``introspection_endpoint``.

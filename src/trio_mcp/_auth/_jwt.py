@@ -69,8 +69,8 @@ MAX_TOKEN_LENGTH = 16 * 1024
 
 
 class JWTVerifier:
-    """A :class:`~trio_mcp._auth._token.TokenVerifier` for JWT access tokens
-    signed by keys of a JWKS (see the module docstring for what is checked).
+    """A :class:`~trio_mcp.auth.TokenVerifier` for JWT access tokens signed by keys of a
+    JWKS (see the module docstring for what is checked).
 
     Args:
         jwks_url: where the AS publishes its keys (``jwks_uri`` of its metadata).

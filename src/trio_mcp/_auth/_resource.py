@@ -65,17 +65,19 @@ class ResourceServer:
     """This MCP server as an OAuth 2.1 protected resource.
 
     Args:
-        verifier: verifies bearer tokens (it checks signature or activity,
-            expiry, issuer and that the token was issued for *resource*, AU-10).
+        verifier: verifies bearer tokens (it checks signature or activity, expiry,
+            issuer and that the token was issued for *resource*).
         resource: this server's canonical URI (e.g. ``https://host/mcp``),
             the ``resource`` of the metadata; its path decides the
             path-specific well-known URI.
-        authorization_servers: the issuers whose tokens are accepted (AU-03).
+        authorization_servers: the issuers whose tokens are accepted.
         scopes_supported: the scopes the metadata lists.
         required_scopes: the scopes every request needs (403 otherwise).
         resource_name: a human-readable name for the metadata.
 
-    Spec: AU-01..AU-03, AU-09, AU-11, AU-12 (RFC 6750, RFC 9728).
+    Bearer tokens as RFC 6750 has them; the metadata of RFC 9728.
+
+    Spec: AU-01..AU-03, AU-09..AU-12.
     """
 
     def __init__(
@@ -141,10 +143,12 @@ class ResourceServer:
         """The verified token of the ASGI request *scope*, or how to refuse it.
 
         Only the ``Authorization`` header counts: a token in the query string
-        (``access_token=``) is never looked at (AU-09), so such a request is
-        refused as one without a token.
+        (``access_token=``) is never looked at, so such a request is refused as one
+        without a token.
 
         Cancellation: cancellable (the verifier's check is abandoned).
+
+        Spec: AU-09.
         """
         values = [v for k, v in scope.get("headers", ()) if k == b"authorization"]
         if len(values) > 1:
@@ -213,7 +217,9 @@ class ResourceServer:
         the needed ones (the spec's recommended step-up answer, so the client
         does not lose what it was granted), without repeats.
 
-        Synchronous; no checkpoint. Spec: AU-12.
+        Synchronous; no checkpoint.
+
+        Spec: AU-12.
         """
         wanted = tuple(dict.fromkeys(needed))
         missing = [scope for scope in wanted if scope not in token.scopes]

@@ -45,7 +45,9 @@ class VerifierUnavailable(MCPError):
 class AccessToken:
     """A verified access token, as handlers see it (``ctx.auth``).
 
-    Never holds the raw token (AU-11).
+    Never holds the raw token.
+
+    Spec: AU-11.
     """
 
     #: Who the token speaks for (the ``sub`` claim, or the introspection's).
@@ -89,10 +91,12 @@ class TokenVerifier(Protocol):
 
 
 class InsufficientScope(InvalidToken):
-    """The token is valid but lacks scopes the verifier requires: answered
-    403 ``insufficient_scope`` rather than 401 (RFC 6750 §3.1, AU-12).
+    """The token is valid but lacks scopes the verifier requires: answered 403
+    ``insufficient_scope`` rather than 401 (RFC 6750 §3.1).
 
     ``scopes`` are the missing ones (scope names are not secrets).
+
+    Spec: AU-12.
     """
 
     def __init__(self, scopes: frozenset[str] | set[str]) -> None:

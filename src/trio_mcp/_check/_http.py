@@ -35,6 +35,9 @@ from ._wire import Wire
 HEADERS_WAIT = 0.5
 #: Bound on the DELETE that ends a session.
 DELETE_TIMEOUT = 2.0
+#: How long :meth:`HttpWire.post_request` lets a request travel before it may
+#: close it ahead of the response head.
+IN_TRANSIT = 0.2
 #: The Accept header of every POST (HT-06, HM-04).
 ACCEPT = "application/json, text/event-stream"
 MODERN_VERSION = "2026-07-28"
@@ -48,6 +51,10 @@ class Post:
     request_id: RequestId | None
     status: int | None = None
     content_type: str = ""
+    #: The JSON-RPC messages that came back on this POST, in order.
+    messages: list[dict[str, Any]] = attrs.field(factory=list)
+    #: Whether the checker closed the response (the cancel, in 2026-07-28).
+    closed: bool = False
 
 
 def modern_headers(message: dict[str, Any] | None) -> dict[str, str]:
@@ -113,6 +120,20 @@ class HttpWire(Wire):
             with trio.move_on_after(HEADERS_WAIT):
                 await opened.wait()
 
+    async def post_request(
+        self, message: dict[str, Any], *, wait_head: bool, within: float
+    ) -> Post:
+        """POST one request and return its :class:`Post` without reading on:
+        once its response head came (*wait_head*, at most *within* seconds), or
+        once it had :data:`IN_TRANSIT` seconds to reach the server and no head
+        came yet. :meth:`cancel` then closes it at that point."""
+        frame = orjson.dumps(message)
+        opened = trio.Event()
+        self.nursery.start_soon(self._post, frame, message, opened)
+        with trio.move_on_after(within if wait_head else IN_TRANSIT):
+            await opened.wait()
+        return self.posts[-1]
+
     async def _post(self, frame: bytes, message: dict[str, Any] | None, opened: trio.Event) -> None:
         method = message.get("method") if message else None
         rid = message.get("id") if message and isinstance(method, str) else None
@@ -134,19 +155,24 @@ class HttpWire(Wire):
                     if session and method == "initialize":
                         self.session_id = session
                     opened.set()
-                    await self._read_body(response, post.content_type)
+                    await self._read_body(response, post)
             except httpx.HTTPError as exc:
                 self.note("--", f"HTTP error: {type(exc).__name__}: {exc}")
             finally:
                 opened.set()
 
-    async def _read_body(self, response: httpx.Response, content_type: str) -> None:
-        if content_type == "text/event-stream":
+    def _arrived_on(self, post: Post, data: bytes | str) -> None:
+        before = len(self.received)
+        self.arrived(data)
+        post.messages.extend(self.received[before:])
+
+    async def _read_body(self, response: httpx.Response, post: Post) -> None:
+        if post.content_type == "text/event-stream":
             parser = SSEParser()
             async for chunk in response.aiter_bytes():
                 for event in parser.feed(chunk):
                     if event.data:
-                        self.arrived(event.data)
+                        self._arrived_on(post, event.data)
             return
         body = await response.aread()
         if not body.strip():
@@ -154,10 +180,10 @@ class HttpWire(Wire):
         try:
             parsed = orjson.loads(body)
         except orjson.JSONDecodeError:
-            self.arrived(body)
+            self._arrived_on(post, body)
             return
         for item in parsed if isinstance(parsed, list) else [parsed]:
-            self.arrived(orjson.dumps(item))
+            self._arrived_on(post, orjson.dumps(item))
 
     async def cancel(self, request_id: RequestId, reason: str = "trio-mcp check") -> None:
         if self.era == MODERN:
@@ -166,6 +192,9 @@ class HttpWire(Wire):
             scope = self._streams.get(request_id)
             if scope is not None:
                 scope.cancel()
+            for post in self.posts:
+                if post.request_id == request_id:
+                    post.closed = True
             return
         await super().cancel(request_id, reason)
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -32,7 +33,8 @@ import orjson
 from .._version import __version__
 from ..protocol import LATEST_VERSION, RequestId
 from ._model import LEGACY, MODERN, CheckFailed, CheckSkipped
-from ._target import Target
+from ._stdio import open_stdio
+from ._target import StdioTarget, Target
 from ._wire import Wire, is_response_to, new_id
 
 MODERN_VERSION = "2026-07-28"
@@ -211,6 +213,17 @@ class Probe:
         """The era's shared connection (handshake done in the handshake era)."""
         assert self._shared is not None, "a fresh check opens its own wires"
         return self._shared
+
+    async def open_under(self, wrapper: Sequence[str], *, handshake: bool = True) -> Wire:
+        """A fresh stdio connection whose server *wrapper* starts (the target's
+        command is appended to it), closed after the check; its pid is the wrapper's."""
+        assert isinstance(self.target, StdioTarget), "only a stdio server has a parent to wrap"
+        command = (*wrapper, *self.target.command)
+        wire = await self._stack.enter_async_context(open_stdio(command, cwd=self.target.cwd))
+        self.wires.append(wire)
+        if handshake and self.era == LEGACY:
+            await self.handshake(wire)
+        return wire
 
     async def open(self, *, handshake: bool = True) -> Wire:
         """A fresh connection (a new process over stdio), closed after the check."""

@@ -45,7 +45,7 @@ import trio
 
 from .. import types as mcp_types
 from .._errors import InvalidPeerResult, MCPError, RPCError
-from .._session import DEFAULT, Session
+from .._session import DEFAULT, Session, SessionDefault
 from ..protocol import Progress, RequestId
 from ..protocol._headers import ToolHeaderRules
 from ._cache import ListCache
@@ -100,8 +100,8 @@ class InputRounds:
         params: dict[str, Any],
         *,
         on_progress: Callable[[Progress], None] | None = None,
-        progress_idle_timeout: float | None = DEFAULT,
-        max_duration: float | None = DEFAULT,
+        progress_idle_timeout: float | SessionDefault | None = DEFAULT,
+        max_duration: float | SessionDefault | None = DEFAULT,
     ) -> tuple[RequestId, Any]:
         """*method* with the input-required loop of 2026-07-28 (PT-12..PT-15):
         the id of the last round and its result (a handshake-era call has one).
@@ -222,8 +222,8 @@ class ToolCall:
         name: str,
         arguments: dict[str, Any] | None,
         on_progress: Callable[[Progress], None] | None,
-        progress_idle_timeout: float | None,
-        max_duration: float | None,
+        progress_idle_timeout: float | SessionDefault | None,
+        max_duration: float | SessionDefault | None,
     ) -> None:
         self._calls = calls
         self.name = name

@@ -27,7 +27,7 @@ import trio
 from .. import types as mcp_types
 from .._errors import InvalidPeerResult
 from .._extensions._registry import CustomMethods, Extension
-from .._session import DEFAULT, Middleware, RequestContext, Session
+from .._session import DEFAULT, Middleware, RequestContext, Session, SessionDefault
 from .._transport import EraHints
 from ..protocol import LocalProtocolError, NotificationReceived, Progress, Revision
 from ..protocol._headers import ToolHeaderRules
@@ -158,7 +158,10 @@ class Client:
     @property
     def server_info(self) -> mcp_types.Implementation:
         """The server's ``serverInfo`` (2026-07-28: from the discover result's
-        ``_meta``; self-reported, never a security input: ME-12)."""
+        ``_meta``; self-reported, never a security input).
+
+        Spec: ME-12.
+        """
         return self._negotiated.server_info
 
     @property
@@ -196,10 +199,13 @@ class Client:
 
     @property
     def hidden_text(self) -> dict[str, tuple[HiddenCharacter, ...]]:
-        """Characters a reader cannot see in each cached tool's definition, by
-        tool name (only tools that have any; reliability X-06). The tools in
-        :attr:`tools` are verbatim; see :mod:`trio_mcp._client._hidden_text` for what
-        is flagged."""
+        """Characters a reader cannot see in each cached tool's definition, by tool name
+        (only tools that have any). The tools in :attr:`tools` are verbatim. Flagged:
+        zero-width, bidirectional, tag and control characters (see
+        :class:`~trio_mcp.HiddenCharacter`).
+
+        Spec: X-06.
+        """
         return dict(self._cache.hidden_text)
 
     @property
@@ -231,15 +237,18 @@ class Client:
         await self._cache.refresh(kind)
 
     def is_fresh(self, kind: str) -> bool:
-        """Whether cached list *kind* is still fresh: in 2026-07-28 for the
-        ``ttlMs`` the server gave (0 or none: stale at once, CA-03), and until
-        the next ``list_changed`` in either era (CA-06)."""
+        """Whether cached list *kind* is still fresh: in 2026-07-28 for the ``ttlMs``
+        the server gave (0 or none: stale at once), and until the next ``list_changed``
+        in either era.
+
+        Spec: CA-06, CA-03.
+        """
         return self._cache.is_fresh(kind)
 
     async def ensure_fresh(self, kind: str) -> None:
-        """Refetch list *kind* if it is not fresh (see :meth:`is_fresh`); a
-        checkpoint either way. Nothing refetches on its own when a TTL runs
-        out (no polling, CA-04): call this before relying on the list.
+        """Refetch list *kind* if it is not fresh (see :meth:`is_fresh`); a checkpoint
+        either way. Nothing refetches on its own when a TTL runs out (no polling): call
+        this before relying on the list.
 
         Cancellation: as :meth:`refresh`.
 
@@ -283,11 +292,13 @@ class Client:
     # ------------------------------------------------------------ requests
 
     async def ping(self) -> None:
-        """Check that the server answers: ``ping`` in the handshake era (PI-01).
-        2026-07-28 has no ping; there it sends ``server/discover``, the one
-        request every modern server must answer (DS-01), and drops the result.
+        """Check that the server answers: ``ping`` in the handshake era. 2026-07-28 has
+        no ping; there it sends ``server/discover``, the one request every modern server
+        must answer, and drops the result.
 
         Cancellation: as :meth:`Session.request`.
+
+        Spec: PI-01, DS-01.
         """
         if not self._revision.ping:
             await self.session.request("server/discover")
@@ -301,8 +312,8 @@ class Client:
         *,
         result_type: Any = None,
         on_progress: Callable[[Progress], None] | None = None,
-        progress_idle_timeout: float | None = DEFAULT,
-        max_duration: float | None = DEFAULT,
+        progress_idle_timeout: float | SessionDefault | None = DEFAULT,
+        max_duration: float | SessionDefault | None = DEFAULT,
     ) -> Any:
         """Send a request for any *method*, a custom one (an extension's, the
         server's own) included, and return its result: a JSON object, or an
@@ -388,8 +399,8 @@ class Client:
         on_progress: Callable[[Progress], None] | None = None,
         raise_on_error: bool = False,
         validate: bool = True,
-        progress_idle_timeout: float | None = DEFAULT,
-        max_duration: float | None = DEFAULT,
+        progress_idle_timeout: float | SessionDefault | None = DEFAULT,
+        max_duration: float | SessionDefault | None = DEFAULT,
         as_task: Literal[False] = False,
         ttl: int | None = None,
     ) -> mcp_types.CallToolResult: ...
@@ -402,8 +413,8 @@ class Client:
         on_progress: Callable[[Progress], None] | None = None,
         raise_on_error: bool = False,
         validate: bool = True,
-        progress_idle_timeout: float | None = DEFAULT,
-        max_duration: float | None = DEFAULT,
+        progress_idle_timeout: float | SessionDefault | None = DEFAULT,
+        max_duration: float | SessionDefault | None = DEFAULT,
         as_task: Literal[True],
         ttl: int | None = None,
     ) -> TaskHandle: ...
@@ -415,8 +426,8 @@ class Client:
         on_progress: Callable[[Progress], None] | None = None,
         raise_on_error: bool = False,
         validate: bool = True,
-        progress_idle_timeout: float | None = DEFAULT,
-        max_duration: float | None = DEFAULT,
+        progress_idle_timeout: float | SessionDefault | None = DEFAULT,
+        max_duration: float | SessionDefault | None = DEFAULT,
         as_task: bool = False,
         ttl: int | None = None,
     ) -> mcp_types.CallToolResult | TaskHandle:
@@ -426,7 +437,29 @@ class Client:
         *raise_on_error* (then :class:`ToolCallError`). A successful result of a
         tool whose cached definition has an ``outputSchema`` must carry
         ``structuredContent`` matching it (validators are compiled once per
-        definition); *validate* = False skips this.
+        definition); ``validate=False`` skips this.
+
+        Args:
+            name: the tool's name, as :attr:`tools` lists it.
+            arguments: the tool's arguments, a JSON object (default: none).
+            on_progress: called with each :class:`~trio_mcp.lowlevel.Progress`
+                the server reports (synchronously, in the session's reader
+                task: keep it quick); giving it asks the server for progress.
+            raise_on_error: raise :class:`ToolCallError` for a tool error
+                instead of returning the result (default False).
+            validate: check ``structuredContent`` against the tool's
+                ``outputSchema`` (default True).
+            progress_idle_timeout: seconds without an answer or a progress
+                report before the call times out; each progress report restarts
+                it; None: never. Default: the session's, as given to
+                :func:`~trio_mcp.lowlevel.open_session` (60 s unless changed).
+            max_duration: hard cap in seconds on the call, whatever progress
+                says; None: no cap. Default: the session's (600 s unless
+                changed).
+            as_task: ask for the call to run as a task and return a
+                :class:`~trio_mcp.tasks.TaskHandle` (default False).
+            ttl: with *as_task*, the milliseconds the server should keep the
+                task (2025-11-25 only; default: the server's choice).
 
         Raises:
             RPCError: a protocol error (e.g. unknown tool: -32602).
@@ -435,26 +468,23 @@ class Client:
             RequestTimeout, SessionClosed: as :meth:`Session.request`.
             LocalProtocolError: *as_task* to a server that offers no tasks.
 
-        In 2026-07-28 a server may answer with an input-required result: the
-        client answers its inputs with the registered handlers (elicitation,
-        sampling, roots; all of one round before retrying, PT-12), retries with
-        a new id, the same params, ``inputResponses`` and ``requestState``
-        echoed untouched (PT-13, PT-14), and returns the final result; at most
-        ``max_input_rounds`` rounds. The timeouts apply to each round.
+        In 2026-07-28 a server may answer with an input-required result: the client
+        answers its inputs with the registered handlers (elicitation, sampling, roots;
+        all of one round before retrying), retries with a new id, the same params,
+        ``inputResponses`` and ``requestState`` echoed untouched, and returns the final
+        result; at most ``max_input_rounds`` rounds. The timeouts apply to each round.
 
-        Tasks (see :class:`~trio_mcp.tasks.TaskHandle`): with *as_task* the
-        call may run as a task and a handle on it is returned (*ttl*: the
-        milliseconds to keep it, 2025-11-25 only). 2025-11-25 augments only a
-        call to a server that declared ``tasks.requests.tools.call`` (TK-02,
-        TK-03); 2026-07-28 declares the tasks extension in this request only,
-        and the server decides (an answer at once gives a handle already
-        completed). Without *as_task*, a call that becomes a task anyway (a
-        2025-11-25 tool whose definition says ``taskSupport: "required"``, any
-        call with the client's ``tasks=True`` in 2026-07-28, or a 2026-07-28
-        tool that answers -32021 naming the tasks extension, called once more
-        declaring it) is polled to its end here, honouring its poll interval
-        (TK-14), and returns what a plain call would have. The timeouts apply
-        to each request.
+        Tasks (see :class:`~trio_mcp.tasks.TaskHandle`): with *as_task* the call may run
+        as a task and a handle on it is returned (*ttl*: the milliseconds to keep it,
+        2025-11-25 only). 2025-11-25 augments only a call to a server that declared
+        ``tasks.requests.tools.call``; 2026-07-28 declares the tasks extension in this
+        request only, and the server decides (an answer at once gives a handle already
+        completed). Without *as_task*, a call that becomes a task anyway (a 2025-11-25
+        tool whose definition says ``taskSupport: "required"``, any call with the
+        client's ``tasks=True`` in 2026-07-28, or a 2026-07-28 tool that answers -32021
+        naming the tasks extension, called once more declaring it) is polled to its end
+        here, honouring its poll interval, and returns what a plain call would have. The
+        timeouts apply to each request.
 
         Cancellation:
             As :meth:`Session.request`: the server is told with
@@ -465,8 +495,8 @@ class Client:
             (*as_task*) is the caller's: nothing cancels its task but
             :meth:`TaskHandle.cancel`.
 
-        Spec: TL-07, TL-13, TO-01..TO-05, CN-01, PG-02, PT-12..PT-15, TK-02,
-        TK-03, TK-12, TK-14, TK-19.
+        Spec: TL-07, TL-13, TO-01..TO-05, CN-01, PG-02, PT-12..PT-15, TK-02, TK-03, TK-12, TK-14,
+        TK-19.
         """
         call = ToolCall(
             self._tool_calls, name, arguments, on_progress, progress_idle_timeout, max_duration
@@ -480,7 +510,10 @@ class Client:
 
     async def read_resource(self, uri: str) -> mcp_types.ReadResourceResult:
         """``resources/read`` (with the input-required loop in 2026-07-28, as
-        :meth:`call_tool`). Cancellation: as :meth:`Session.request`. Spec: RS-02."""
+        :meth:`call_tool`). Cancellation: as :meth:`Session.request`.
+
+        Spec: RS-02.
+        """
         result: mcp_types.ReadResourceResult = await self._rounds.result(
             "resources/read", {"uri": uri}
         )
@@ -498,14 +531,16 @@ class Client:
         return result
 
     async def list_tasks(self) -> list[mcp_types.Task]:
-        """Every task the server lists for us: 2025-11-25 ``tasks/list``, every
-        page (TK-15); only where the server declared ``tasks.list``.
+        """Every task the server lists for us: 2025-11-25 ``tasks/list``, every page;
+        only where the server declared ``tasks.list``.
 
         Raises:
             LocalProtocolError: the server offers no ``tasks/list`` (2026-07-28
                 never does).
 
         Cancellation: as :meth:`Session.request`; a partial list is discarded.
+
+        Spec: TK-15.
         """
         return await self._tasks.list()
 
@@ -519,10 +554,12 @@ class Client:
     ) -> mcp_types.CompleteResult:
         """``completion/complete`` for *argument* = *value* of *ref*.
 
-        *context_arguments* (2025-06-18+) are arguments already resolved (CP-03);
-        dropped for older revisions.
+        *context_arguments* (2025-06-18+) are arguments already resolved; dropped for
+        older revisions.
 
-        Cancellation: as :meth:`Session.request`. Spec: CP-02, CP-03.
+        Cancellation: as :meth:`Session.request`.
+
+        Spec: CP-02, CP-03.
         """
         context = None
         if context_arguments is not None and self._revision.completion_context:
@@ -535,15 +572,16 @@ class Client:
     async def set_logging_level(self, level: mcp_types.LoggingLevel | str) -> None:
         """Ask for log messages at *level* and above; they go to the ``log_handler``.
 
-        Handshake era: ``logging/setLevel`` (LG-03). 2026-07-28 has no such
-        request: from now on every request carries
-        ``io.modelcontextprotocol/logLevel`` (ME-15), and the server sends
-        messages only about those requests, while they run (LG-07).
+        Handshake era: ``logging/setLevel``. 2026-07-28 has no such request: from now on
+        every request carries ``io.modelcontextprotocol/logLevel``, and the server sends
+        messages only about those requests, while they run.
 
         Cancellation:
             As :meth:`Session.request`: ``notifications/cancelled`` follows if
             the request was written, and ``Cancelled`` propagates. In
             2026-07-28 a checkpoint only.
+
+        Spec: LG-03, ME-15, LG-07.
         """
         level = mcp_types.LoggingLevel(level)
         if self._revision.request_scoped_logging:
@@ -555,20 +593,24 @@ class Client:
     # ------------------------------------------------------- subscriptions
 
     async def subscribe(self, uri: str) -> None:
-        """``resources/subscribe``; updates arrive on :meth:`resource_updates`. Spec: RS-06.
+        """``resources/subscribe``; updates arrive on :meth:`resource_updates`.
 
         Cancellation:
             As :meth:`Session.request`: ``notifications/cancelled`` follows if
             the request was written, and ``Cancelled`` propagates.
+
+        Spec: RS-06.
         """
         await self.session.request("resources/subscribe", {"uri": uri})
 
     async def unsubscribe(self, uri: str) -> None:
-        """``resources/unsubscribe``. Spec: RS-06.
+        """``resources/unsubscribe``.
 
         Cancellation:
             As :meth:`Session.request`: ``notifications/cancelled`` follows if
             the request was written, and ``Cancelled`` propagates.
+
+        Spec: RS-06.
         """
         await self.session.request("resources/unsubscribe", {"uri": uri})
 
@@ -578,20 +620,27 @@ class Client:
     ) -> AsyncIterator[trio.MemoryReceiveChannel[str]]:
         """A channel of updated resource URIs for the duration of the block.
 
-        With *uri*, subscribes first and unsubscribes on exit, and yields only
-        updates for *uri* or a sub-resource of it (RS-06). Without, yields every
-        update of every subscription. Updates beyond *buffer* unread ones are
-        dropped rather than stalling the session.
+        With *uri*, subscribes first and unsubscribes on exit, and yields only updates
+        for *uri* or a sub-resource of it. Without, yields every update of every
+        subscription. Updates beyond *buffer* unread ones are dropped rather than
+        stalling the session.
 
         In 2026-07-28 (a *uri* is required there) the block is one
-        ``subscriptions/listen`` stream: entering waits for the server's
-        acknowledgment (SB-02), the updates are those tagged with the stream's
-        id (SB-06), and leaving cancels the stream (SB-08).
+        ``subscriptions/listen`` stream: entering waits for the server's acknowledgment,
+        the updates are those tagged with the stream's id, and leaving cancels the
+        stream.
+
+        Raises:
+            LocalProtocolError: in 2026-07-28, the server does not declare
+                ``resources.subscribe``; nothing is sent.
+            ValueError: in 2026-07-28, no *uri*.
 
         Cancellation:
             Leaving the block unsubscribes (bounded by the session's
             ``cancel_notify_grace``, shielded); if the session is closed by
             then, nothing is sent.
+
+        Spec: RS-06, SB-02, SB-06, SB-08, SB-17.
         """
         async with self._subscriptions.resource_updates(uri, buffer=buffer) as updates:
             yield updates
@@ -608,18 +657,20 @@ class Client:
     # ----------------------------------------------------------- roots
 
     async def set_roots(self, roots: Sequence[mcp_types.Root]) -> None:
-        """Replace the roots and send ``notifications/roots/list_changed`` (RT-03).
+        """Replace the roots and send ``notifications/roots/list_changed``.
 
         Only when the client was opened with ``roots=`` (the capability is fixed
         at the handshake).
 
         Raises:
-            ValueError: a root is not a ``file://`` URI (RT-04).
+            ValueError: a root is not a ``file://`` URI.
             RuntimeError: the client did not declare roots.
 
         Cancellation:
             The roots are replaced before anything waits; the notification is
             then sent as by :meth:`notify_roots_changed`.
+
+        Spec: RT-03, RT-04.
         """
         if self.handlers.roots is None:
             raise RuntimeError("open the client with roots= to expose roots")
@@ -628,11 +679,13 @@ class Client:
 
     async def notify_roots_changed(self) -> None:
         """Tell the server the roots changed (when a roots *function* now returns
-        something else). Spec: RT-03.
+        something else).
 
         Cancellation:
             As :meth:`Session.notify`: a checkpoint; cancelled before the
             notification is queued, nothing is sent.
+
+        Spec: RT-03.
         """
         if self.handlers.roots is None:
             raise RuntimeError("open the client with roots= to expose roots")
@@ -646,8 +699,8 @@ class Client:
     # ------------------------------------------------------ elicitation
 
     async def wait_elicitation_complete(self, elicitation_id: str) -> None:
-        """Block until the server reports URL elicitation *elicitation_id*
-        complete (EL-08). Only ids the application accepted are tracked.
+        """Block until the server reports URL elicitation *elicitation_id* complete.
+        Only ids the application accepted are tracked.
 
         Raises:
             KeyError: the id is neither pending nor completed.
@@ -655,6 +708,8 @@ class Client:
         Cancellation:
             A checkpoint, also when the id already completed; a cancelled wait
             leaves the elicitation tracked, so it can be waited for again.
+
+        Spec: EL-08.
         """
         await self.handlers.wait_url_completed(elicitation_id)
 
@@ -684,8 +739,8 @@ class Client:
         return await self.handlers.handle_request(ctx)
 
     async def handle_notification(self, session: Session, event: NotificationReceived) -> None:
-        """React to one notification of the server, through the table of
-        ``trio_mcp._client._notifications`` (ignored until the client runs).
+        """React to one notification of the server, through the table of notification
+        handlers (ignored until the client runs).
 
         Cancellation: only an async ``log_handler`` waits.
         """

@@ -98,36 +98,54 @@ async def open_stdio_client(
 ) -> AsyncIterator[Client]:
     """Spawn a stdio MCP server, open the connection, yield the connected :class:`~trio_mcp.Client`.
 
-    With ``era="auto"`` (the default of :func:`~trio_mcp.open_client`) the
-    client probes with ``server/discover`` (bounded by *probe_timeout*, here
-    :data:`STDIO_PROBE_TIMEOUT` unless given: it includes the process start)
-    and falls back to the handshake in the same process; only when the
-    server *exits* on the probe, having read it, is a fresh process started
-    for the handshake (SI-14). A server that exits before reading anything (it
-    failed on start) is not started again: the connection fails with a
-    :class:`~trio_mcp.SessionClosed` saying how it exited and its last
-    stderr line. With *remember_era* a command found to be handshake-era is
-    remembered for this process (by command, arguments and working directory,
-    VR-12) and not probed again; if it turns out to be modern after all (it
-    refuses ``initialize`` with -32022), the client goes modern and the memory
-    is corrected.
+    With ``era="auto"`` (the default of :func:`~trio_mcp.open_client`) the client probes
+    with ``server/discover`` (bounded by *probe_timeout*, here 10 s unless given: it
+    includes the process start) and falls
+    back to the handshake in the same process; only when the server *exits* on the
+    probe, having read it, is a fresh process started for the handshake. A server that
+    exits before reading anything (it failed on start) is not started again: the
+    connection fails with a :class:`~trio_mcp.SessionClosed` saying how it exited and
+    its last stderr line. With *remember_era* a command found to be handshake-era is
+    remembered for this process (by command, arguments and working directory) and not
+    probed again; if it turns out to be modern after all (it refuses ``initialize`` with
+    -32022), the client goes modern and the memory is corrected.
 
-    Process options are those of :func:`~trio_mcp.transports.open_stdio_process`;
-    *client_options* go to :func:`~trio_mcp.open_client` (name, version,
-    protocol_version and session options such as ``observer``). The transport, with its
-    :attr:`~trio_mcp.transports.StdioProcess.exit_step` after the block, is
-    ``client.session.transport``.
+    The transport, with its :attr:`~trio_mcp.transports.StdioProcess.exit_step` after
+    the block, is ``client.session.transport``.
 
-    *before_spawn* (see :func:`~trio_mcp.transports.open_stdio_process`) sees
-    the exact argv, working directory and environment before anything is
-    started; an exception it raises vetoes the spawn and comes out of this
-    ``async with`` unchanged.
+    Args:
+        command: the server program (looked up on the child's ``PATH``); never run by
+            a shell.
+        args: its arguments, passed verbatim.
+        env: extra environment variables for the child.
+        inherit_env: start from our whole environment instead of a safe minimal one
+            (only when you trust the server with it).
+        cwd: the child's working directory.
+        stderr: where the server's stderr lines go: ``"forward"`` (our stderr, labelled
+            with the command and pid), a callable taking each line, or None (dropped).
+        max_message_size: longest line accepted from the server, in bytes (16 MiB by
+            default); a longer response fails its call with
+            :class:`~trio_mcp.ResponseTooLarge`.
+        close_grace: seconds to wait for the server to exit after its stdin is closed
+            (default 2).
+        terminate_grace: seconds to wait after SIGTERM before SIGKILL (default 2).
+        on_event: called with each :class:`~trio_mcp.transports.ProcessEvent`
+            (spawned, stdin closed, signals, exit).
+        before_spawn: sees the exact argv, working directory and environment before
+            anything is started (see :func:`~trio_mcp.transports.open_stdio_process`);
+            an exception it raises vetoes the spawn and comes out of this ``async
+            with`` unchanged.
+        remember_era: remember, for this process, a command found to be
+            handshake-era, as above (default True).
+        client_options: passed to :func:`~trio_mcp.open_client` (``name``,
+            ``version``, ``era``, ``probe_timeout``, the handlers, and session
+            options such as ``observer``).
 
     Cancellation:
         As :func:`~trio_mcp.open_client`, then the process shutdown of
         :func:`~trio_mcp.transports.open_stdio_process` (bounded, shielded).
 
-    Spec: SI-01, SI-10, LC-16, TR-02 (reliability catalogue: X-03).
+    Spec: SI-01, SI-10, SI-14, LC-16, VR-12, X-03.
     """
     key = (command, tuple(args), None if cwd is None else os.fspath(cwd))
     client_options.setdefault("probe_timeout", STDIO_PROBE_TIMEOUT)
@@ -199,35 +217,50 @@ async def open_http_client(
 ) -> AsyncIterator[Client]:
     """Connect to the MCP endpoint at *url*, choose the era, yield a :class:`~trio_mcp.Client`.
 
-    With ``era="auto"`` (the default of :func:`~trio_mcp.open_client`) the
-    first request is a 2026-07-28 one, ``server/discover``, POSTed on its own
-    (HM-32, VR-11). A discover result means 2026-07-28: every request is then
-    its own POST with its metadata headers, no session (HM-04). A -32022
-    naming a 2026-07-28 version we speak (the 400 body of a modern server) is
-    retried with that version and never falls back. Anything else (a 404
-    without a JSON-RPC body, a 400 with a handshake-era body, a 405, ...)
-    means a handshake-era server: ``initialize`` follows, and from there the
-    2024-11-05 HTTP+SSE fallback as before (SS-08). A dual-era server that
-    serves the old era without sessions (no ``Mcp-Session-Id``, 405 on GET and
-    DELETE) is fine either way. ``era="modern"`` and ``era="legacy"`` speak one
-    era only. With *remember_era* an endpoint (scheme, authority and path)
-    found to be handshake-era is remembered for this process and starts with
-    ``initialize`` next time (VR-12); should it refuse that with -32022 naming
-    a 2026-07-28 version, the client goes modern and the memory is corrected.
+    With ``era="auto"`` (the default of :func:`~trio_mcp.open_client`) the first request
+    is a 2026-07-28 one, ``server/discover``, POSTed on its own. A discover result means
+    2026-07-28: every request is then its own POST with its metadata headers, no
+    session. A -32022 naming a 2026-07-28 version we speak (the 400 body of a modern
+    server) is retried with that version and never falls back. Anything else (a 404
+    without a JSON-RPC body, a 400 with a handshake-era body, a 405, ...) means a
+    handshake-era server: ``initialize`` follows, and from there the 2024-11-05 HTTP+SSE
+    fallback as before. A dual-era server that serves the old era without sessions (no
+    ``Mcp-Session-Id``, 405 on GET and DELETE) is fine either way. ``era="modern"`` and
+    ``era="legacy"`` speak one era only. With *remember_era* an endpoint (scheme,
+    authority and path) found to be handshake-era is remembered for this process and
+    starts with ``initialize`` next time; should it refuse that with -32022 naming a
+    2026-07-28 version, the client goes modern and the memory is corrected.
 
-    With *auth* (an ``httpx.Auth``, e.g. :class:`trio_mcp.auth.OAuthProvider`)
-    every request carries its credentials (AU-09); a failed authorization
-    raises :class:`~trio_mcp.auth.AuthorizationFailed`.
+    With *auth* (an ``httpx.Auth``, e.g. :class:`trio_mcp.auth.OAuthProvider`) every
+    request carries its credentials; a failed authorization raises
+    :class:`~trio_mcp.auth.AuthorizationFailed`.
 
-    The transport options (*headers*, an own *http_client*, the legacy
-    fallback, DELETE on close, the reconnect delay, the close bound and
-    re-initialization after a 404) are those of
-    :func:`~trio_mcp.transports.open_http_transport`; *client_options* go to
-    :func:`~trio_mcp.open_client`.
+    Args:
+        url: the server's MCP endpoint, such as ``http://127.0.0.1:8000/mcp``.
+        headers: sent with every request (e.g. ``Authorization``).
+        http_client: an ``httpx.AsyncClient`` to use, not closed here (default: one
+            made for this client, allowing 100 calls in flight, and closed on exit).
+        auth: an ``httpx.Auth`` for every request, as above; with an own
+            *http_client*, give the auth to that client instead.
+        legacy_fallback: try the 2024-11-05 HTTP+SSE transport when the server refuses
+            the ``initialize`` POST with 400, 404 or 405 (default True).
+        terminate_on_close: send DELETE for the session on exit (default True).
+        reconnect_delay: seconds before reconnecting a stream when the server gave no
+            ``retry`` (default 1).
+        close_timeout: bound in seconds on the cancels and DELETE sent on exit
+            (default 2).
+        reinitialize: when the server answers 404 for the session, start a new
+            session instead of ending the client (default False: what the server
+            held for the old session is lost).
+        remember_era: remember, for this process, an endpoint found to be
+            handshake-era, as above (default True).
+        client_options: passed to :func:`~trio_mcp.open_client` (``name``,
+            ``version``, ``era``, the handlers, and session options such as
+            ``observer``).
 
     Cancellation:
         In 2026-07-28 cancelling a call closes its response stream, which is
-        the cancel (HM-13); nothing else is sent. In the handshake era, leaving
+        the cancel; nothing else is sent. In the handshake era, leaving
         the block (normally, by an error, or by an outer cancel) sends
         ``notifications/cancelled`` for unanswered requests and DELETE,
         shielded and bounded by *close_timeout*, then closes everything.

@@ -202,13 +202,17 @@ def check_form_answer(schema: Mapping[str, Any], content: Any) -> list[str]:
 class FormElicitation:
     """A form-mode ``elicitation/create``, as handed to the application.
 
-    ``schema`` passed the flat-schema check. ``defaults`` are the schema's
-    ``default`` values, for pre-filling a form (EL-05).
+    ``schema`` passed the flat-schema check. ``defaults`` are the schema's ``default``
+    values, for pre-filling a form.
+
+    Spec: EL-05.
     """
 
     message: str
     schema: mcp_types.JSONObject
-    #: Name of the server that asks (EL-11: show who is asking).
+    #: Name of the server that asks (show who is asking).
+    #:
+    #: Spec: EL-11.
     server_name: str
     params: mcp_types.ElicitRequestFormParams
 
@@ -230,11 +234,13 @@ class FormElicitation:
 class URLElicitation:
     """A URL-mode ``elicitation/create`` (2025-11-25), as handed to the application.
 
-    Nothing here opens or fetches the URL (EL-12). Show :attr:`url` in full and
-    :attr:`host` (Unicode form of the domain; :attr:`punycode` says the domain
-    is internationalized, a phishing risk worth a warning) before asking
-    consent. Accepting means consent to open it, not that the interaction is
-    complete. Open it without a shell (``webbrowser``, not ``os.system``).
+    Nothing here opens or fetches the URL. Show :attr:`url` in full and :attr:`host`
+    (Unicode form of the domain; :attr:`punycode` says the domain is internationalized,
+    a phishing risk worth a warning) before asking consent. Accepting means consent to
+    open it, not that the interaction is complete. Open it without a shell
+    (``webbrowser``, not ``os.system``).
+
+    Spec: EL-12.
     """
 
     message: str
@@ -280,18 +286,16 @@ def url_elicitation(
 ) -> URLElicitation | str:
     """The :class:`URLElicitation` for *params*, or why the URL is refused.
 
-    Only absolute ``http``/``https`` URLs with a host are accepted, and
-    ``http`` only to a loopback host (``localhost``, 127.0.0.0/8, ``::1``).
-    Refused, never shown as a link: other schemes (``javascript:``,
-    ``file:``, ``data:``, ``vbscript:``...); URLs a browser would parse to
-    another host than the one shown (a backslash, ASCII control characters or
-    any whitespace anywhere, a percent-encoded host); credentials
-    (``user:pass@``, the ``trusted@evil`` spoof); an invalid port or
-    internationalized name. The reason returned is sent to the server in the
-    -32602 error.
+    Only absolute ``http``/``https`` URLs with a host are accepted, and ``http`` only to
+    a loopback host (``localhost``, 127.0.0.0/8, ``::1``). Refused, never shown as a
+    link: other schemes (``javascript:``, ``file:``, ``data:``, ``vbscript:``...); URLs
+    a browser would parse to another host than the one shown (a backslash, ASCII control
+    characters or any whitespace anywhere, a percent-encoded host); credentials
+    (``user:pass@``, the ``trusted@evil`` spoof); an invalid port or internationalized
+    name. The reason returned is sent to the server in the -32602 error. The checks
+    follow the 2025-11-25 security best practices on server-supplied URLs.
 
-    Spec: EL-06, EL-12 (and the 2025-11-25 security best practices on
-    server-supplied URLs; reliability catalogue X-04).
+    Spec: EL-06, EL-12, X-04.
     """
     url = params.url
     unsafe = _unsafe_character(url)

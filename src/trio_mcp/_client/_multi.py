@@ -124,9 +124,9 @@ async def open_clients(
 
     Args:
         servers: server name (used in qualified tool names) -> how to reach it.
-        separator: between server and tool name; the default ``__`` keeps
-            qualified names within the tool-name alphabet of TL-11 and of
-            common model APIs. Server names must not contain it.
+        separator: between server and tool name; the default ``__`` keeps qualified
+            names within the spec's tool-name alphabet and that of common model APIs.
+            Server names must not contain it.
         client_options: passed to every :func:`open_client`.
 
     Raises:

@@ -74,50 +74,57 @@ async def open_client(
 ) -> AsyncIterator[Client]:
     """Open a session over *transport*, choose the era, discover, yield the :class:`Client`.
 
-    *era* (default ``"auto"``) chooses how the connection opens (see
-    ``trio_mcp._client._era``): ``"auto"`` probes with ``server/discover``
-    and falls back to the handshake on a handshake-era answer, or on none
-    within *probe_timeout* seconds where an unknown request may go
-    unanswered (stdio, WebSocket; over Streamable HTTP every request is
-    answered, so the answer alone decides, bounded by the request timeout);
-    ``"modern"`` speaks only 2026-07-28;
+    *era* (default ``"auto"``) chooses how the connection opens: ``"auto"`` probes with
+    ``server/discover`` and falls back to the handshake on a handshake-era answer, or on
+    none within *probe_timeout* seconds where an unknown request may go unanswered
+    (stdio, WebSocket; over Streamable HTTP every request is answered, so the answer
+    alone decides, bounded by the request timeout); ``"modern"`` speaks only 2026-07-28;
     ``"legacy"`` only the handshake (our newest handshake-era revision, or
-    *protocol_version*, offered; any supported counter-offer accepted; one we
-    cannot speak refused with
-    :class:`~trio_mcp.protocol.UnsupportedProtocolVersion`). *probe* = False
-    makes ``"auto"`` start with the handshake (a server known to be
-    handshake-era). ``client.era`` and ``client.protocol_version`` say what
-    was chosen. With *discover* the client then fetches every list the server
-    declared (tools, prompts, resources, templates), following every page, and
-    in 2026-07-28 keeps them fresh through a ``subscriptions/listen`` stream,
-    opened first: the lists are fetched once the server has acknowledged it
-    (waiting at most *probe_timeout* for that), so no change is missed (SB-02).
+    *protocol_version*, offered; any supported counter-offer accepted; one we cannot
+    speak refused with :class:`~trio_mcp.protocol.UnsupportedProtocolVersion`).
+    ``probe=False`` makes ``"auto"`` start with the handshake (a server known to be
+    handshake-era). ``client.era`` and ``client.protocol_version`` say what was chosen.
+    With *discover* the client then fetches every list the server declared (tools,
+    prompts, resources, templates), following every page, and in 2026-07-28 keeps them
+    fresh through a ``subscriptions/listen`` stream, opened first: the lists are fetched
+    once the server has acknowledged it (waiting at most *probe_timeout* for that), so
+    no change is missed.
 
     Args:
+        transport: the channel of frames to the server (see :mod:`trio_mcp.transports`).
+        name: the ``clientInfo`` name sent to the server.
+        version: the ``clientInfo`` version sent to the server.
+        protocol_version: the handshake-era revision to offer (default: our newest).
+        era: ``"auto"`` (default), ``"modern"`` or ``"legacy"``, as above.
+        probe_timeout: seconds to wait for the answer to the era probe, and for the
+            listen stream's acknowledgment (default 2).
+        probe: False starts ``"auto"`` with the handshake, as above.
         roots: roots to expose (list of :class:`~trio_mcp.types.Root`, or a
             function returning them); declares ``roots.listChanged``.
-        sampling: answers ``sampling/createMessage``; *sampling_tools* declares
-            that it handles ``tools``/``toolChoice``.
-        elicitation: answers form-mode elicitations (with a checked schema; the
-            answer is checked before it is sent; *apply_elicitation_defaults*
-            fills missing fields from the schema's defaults).
+        sampling: answers ``sampling/createMessage``.
+        sampling_tools: declare that the *sampling* handler handles
+            ``tools``/``toolChoice``.
+        elicitation: answers form-mode elicitations (with a checked schema; the answer
+            is checked before it is sent).
+        apply_elicitation_defaults: fill the fields an elicitation answer leaves out
+            from the schema's defaults.
         url_elicitation: answers URL-mode elicitations; the URL is never opened
             by the library.
         log_handler: receives ``notifications/message`` (default: the
             ``trio_mcp.server_log`` Python logger).
+        discover: fetch every list the server declared, as above (default True).
         max_pages: bound on pages of one list.
         max_input_rounds: 2026-07-28: bound on the input-required rounds of one call.
         tasks: 2026-07-28: declare the tasks extension on every tool call, so
             the server may run any of them as a task (``call_tool`` then polls
             it to the end); without it only ``as_task=True`` calls declare it.
-        accept_tasks: 2025-11-25: declare ``tasks.requests`` for the sampling
-            and elicitation handlers given, and run the server's
-            task-augmented requests of those kinds as tasks (answered at once
-            with a task id; the server polls them), for as long as the client
-            lives (see :mod:`trio_mcp._client._task_receiver`).
+        accept_tasks: 2025-11-25: declare ``tasks.requests`` for the sampling and
+            elicitation handlers given, and run the server's task-augmented requests of
+            those kinds as tasks (answered at once with a task id; the server polls
+            them), for as long as the client lives.
         middleware: the chain every request and notification of the session
             passes through, both ways, in this order (the first is the
-            outermost); see :class:`~trio_mcp.Middleware`.
+            outermost); see :class:`~trio_mcp.extensions.Middleware`.
         extensions: extensions the client installs (see
             :class:`~trio_mcp.extensions.Extension`): declared in its
             capabilities (``initialize``; every 2026-07-28 request's
@@ -142,14 +149,14 @@ async def open_client(
             connection on the probe (the stdio client then starts it again).
 
     Cancellation:
-        ``initialize`` is never cancelled by message (CN-03): if the handshake is
+        ``initialize`` is never cancelled by message: if the handshake is
         cancelled or times out, the session and transport are torn down instead.
         Leaving the body shuts the session down (see :func:`open_session`): calls
         still in flight in other tasks fail with ``SessionClosed`` and the server
         is told about each.
 
-    Spec: LC-02, LC-04, LC-05, LC-07, LC-09, CN-03, RT-01, SM-01, EL-01, PA-04,
-    VR-11, VR-12, SI-14, SI-16, DS-04, ME-06, ME-08.
+    Spec: LC-02, LC-04, LC-05, LC-07, LC-09, CN-03, RT-01, SM-01, EL-01, PA-04, VR-11, VR-12, SI-14,
+    SI-16, DS-04, ME-06, ME-08, SB-02.
     """
     receiver = ReceiverTasks() if accept_tasks else None
     observed = telemetry_middleware(telemetry, "client", transport=transport)
@@ -165,6 +172,10 @@ async def open_client(
         tasks=receiver,
     )
     custom = CustomMethods()
+    if receiver is not None:
+        # The tasks/* requests of the tasks it runs, through the same point
+        # as any extension of the application's.
+        custom.install(receiver.extension())
     for extension in extensions:
         custom.install(extension)
     for method, answer in (custom_requests or {}).items():
@@ -172,13 +183,11 @@ async def open_client(
     for method, react in (custom_notifications or {}).items():
         custom.add(Handler(method, Kind.NOTIFICATION, react))
     capabilities = handlers.capabilities()
-    if custom.extensions:
-        # One declaration for the session: a client's capabilities are the
-        # same in both eras (2026-07-28 repeats them in each request's _meta).
-        capabilities["extensions"] = {
-            **capabilities.get("extensions", {}),
-            **custom.declarations(modern=True),
-        }
+    # One declaration for the session: a client's capabilities are the same
+    # in both eras (2026-07-28 repeats them in each request's _meta).
+    declared = custom.declarations(modern=True)
+    if declared:
+        capabilities["extensions"] = {**capabilities.get("extensions", {}), **declared}
     make_protocol = partial(
         Connection,
         Role.CLIENT,

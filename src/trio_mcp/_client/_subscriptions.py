@@ -17,9 +17,11 @@ and leaves the others (a ``list_changed``) to the client's ordinary handling.
 Leaving a stream cancels its request, which the server sees as
 ``notifications/cancelled`` (SB-08). The client keeps its cached lists fresh
 through one such stream, :meth:`Subscriptions.listen_for_list_changes`
-(SB-01).
+(SB-01). No stream is opened that discovery gives no reason for: no list
+stream when nothing can change, no resource stream without
+``resources.subscribe`` (SB-17).
 
-Spec: RS-06, SB-01..SB-08.
+Spec: RS-06, SB-01..SB-08, SB-17.
 """
 
 from __future__ import annotations
@@ -36,11 +38,13 @@ from .._errors import MCPError, SessionClosed
 from .._session import Session
 from .._util import covers
 from ..protocol import Capability, NotificationReceived, Role
+from ..protocol._errors import LocalProtocolError
 
 logger = logging.getLogger("trio_mcp.client")
 
 _SUBSCRIPTION_ID_KEY = mcp_types.SUBSCRIPTION_ID_META_KEY
 _DROPPED = (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError)
+_SUBSCRIBE = Capability(Role.SERVER, ("resources", "subscribe"))
 
 
 def _declares(capabilities: dict[str, Any], feature: str) -> bool:
@@ -120,6 +124,13 @@ class Subscriptions:
         if revision is not None and revision.listen_subscriptions:
             if uri is None:
                 raise ValueError("2026-07-28 subscribes by URI: pass the uri to resource_updates")
+            if not _SUBSCRIBE.declared_in(session.protocol.peer_capabilities):
+                # Never probe: a listen the server cannot honour would only be
+                # refused or acknowledged empty (SB-17).
+                raise LocalProtocolError(
+                    "resource updates need the server capability resources.subscribe, "
+                    "which the server did not declare"
+                )
             async with self.listen(
                 mcp_types.SubscriptionFilter(resource_subscriptions=[uri]), send
             ):

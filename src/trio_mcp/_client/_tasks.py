@@ -444,7 +444,9 @@ class TaskHandle:
         self._task_id = task_id
         #: The tool whose call this task runs.
         self.tool = tool
-        #: The wire form the task speaks (TK-19).
+        #: The wire form the task speaks: 2025-11-25 tasks, or the 2026-07-28 extension.
+        #:
+        #: Spec: TK-19.
         self.form = form
         self._settled = settled
         #: Called with each :class:`~trio_mcp.lowlevel.Progress` the server
@@ -537,14 +539,13 @@ class TaskHandle:
     async def wait(self, *, on_status: StatusCallback | None = None) -> TaskRecord:
         """Poll until the task is terminal; its final record.
 
-        Between polls it pauses for the task's poll interval (TK-10; ended
-        early by a status notification, never waiting for one: TK-14).
-        While the task is ``input_required``: 2026-07-28, the inputs it waits
-        for are answered with the client's handlers and sent with
-        ``tasks/update`` (each key once); 2025-11-25, the server asks for them
+        Between polls it pauses for the task's poll interval (ended early by a status
+        notification, never waiting for one). While the task is ``input_required``:
+        2026-07-28, the inputs it waits for are answered with the client's handlers and
+        sent with ``tasks/update`` (each key once); 2025-11-25, the server asks for them
         with ordinary requests, which the handlers answer, and this calls
-        ``tasks/result`` meanwhile (TK-09; its outcome is kept for
-        :meth:`result`). *on_status* is called with every new status seen.
+        ``tasks/result`` meanwhile (its outcome is kept for :meth:`result`). *on_status*
+        is called with every new status seen.
 
         Raises:
             RPCError: as :meth:`status`.
@@ -579,10 +580,10 @@ class TaskHandle:
     async def result(self) -> mcp_types.CallToolResult:
         """What the tool call would have returned, once the task has ended.
 
-        2025-11-25: ``tasks/result``, which blocks until the task ends; a task
-        that failed with a tool error (``isError``) returns that result (TK-12).
-        2026-07-28: :meth:`wait`, then the result inline in the last
-        ``tasks/get``; a tool error is a ``completed`` task with ``isError``.
+        2025-11-25: ``tasks/result``, which blocks until the task ends; a task that
+        failed with a tool error (``isError``) returns that result. 2026-07-28:
+        :meth:`wait`, then the result inline in the last ``tasks/get``; a tool error is
+        a ``completed`` task with ``isError``.
 
         Raises:
             RPCError: the error the call would have raised, for a task that
@@ -611,11 +612,10 @@ class TaskHandle:
     async def cancel(self) -> TaskRecord:
         """Ask the server to cancel the task (``tasks/cancel``); the record after.
 
-        2025-11-25: the task is ``cancelled`` when this returns (TK-16). The
-        extension's is cooperative: the ask is acknowledged and recorded
-        (``record.cancel_requested``); the task settles later, possibly
-        ``completed`` if its work won the race (:meth:`wait` tells). A task
-        that had already ended is returned as it is.
+        2025-11-25: the task is ``cancelled`` when this returns. The extension's is
+        cooperative: the ask is acknowledged and recorded (``record.cancel_requested``);
+        the task settles later, possibly ``completed`` if its work won the race
+        (:meth:`wait` tells). A task that had already ended is returned as it is.
 
         Raises:
             RPCError: -32602 for a task the server no longer knows, and as

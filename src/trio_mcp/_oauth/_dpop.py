@@ -207,15 +207,14 @@ class DPoP:
     """Proofs for every request to the authorization and resource servers,
     with each server's nonce remembered (RFC 9449 §4, §8, §9).
 
-    :meth:`headers_for` gives the ``DPoP`` header of a request;
-    :meth:`update_nonce` reads each answer: it keeps a ``DPoP-Nonce`` the
-    server sent and says whether the answer was a ``use_dpop_nonce`` refusal
-    to retry with the new nonce. The provider retries such a request once.
-    It is the provider's :class:`~trio_mcp._oauth._types.DPoPSigner`:
-    ``OAuthProvider(url, ..., dpop=DPoP())`` asks for DPoP-bound tokens,
-    presents them with proofs and retries once with either server's nonce.
-    *key* defaults to a new EC P-256 key (:meth:`DPoPKey.generate`); *clock*
-    gives ``iat``.
+    :meth:`headers_for` gives the ``DPoP`` header of a request; :meth:`update_nonce`
+    reads each answer: it keeps a ``DPoP-Nonce`` the server sent and says whether the
+    answer was a ``use_dpop_nonce`` refusal to retry with the new nonce. The provider
+    retries such a request once. It is the provider's
+    :class:`~trio_mcp.auth.DPoPSigner`: ``OAuthProvider(url, ..., dpop=DPoP())`` asks
+    for DPoP-bound tokens, presents them with proofs and retries once with either
+    server's nonce. *key* defaults to a new EC P-256 key (:meth:`DPoPKey.generate`);
+    *clock* gives ``iat``.
 
     Cancellation: nothing here waits.
     """

@@ -63,7 +63,7 @@ def is_loopback_host(host: str) -> bool:
 
 @attrs.frozen
 class EgressPolicy:
-    """Which addresses the authorization traffic may connect to (SEC-06).
+    """Which addresses the authorization traffic may connect to.
 
     Args:
         allow_loopback: ``127.0.0.0/8`` and ``::1``.
@@ -73,6 +73,8 @@ class EgressPolicy:
             instance metadata lives; leave it off unless you mean it.
 
     :meth:`for_server` builds the default for an MCP server URL.
+
+    Spec: SEC-06.
     """
 
     allow_loopback: bool = False

@@ -87,17 +87,19 @@ class OAuthProvider(httpx.Auth):
         scope: the scope to ask for when the server's challenge names none.
         offline_access: ask for ``offline_access`` (a refresh token) when the
             authorization server lists it.
-        max_repeats: how many times the same scope may be authorized at the
-            same server (the step-up retry limit, AU-12).
+        max_repeats: how many times the same scope may be authorized at the same server
+            (the step-up retry limit).
         timeout: the bound on each authorization server request.
         dpop: a DPoP signer (the DPoP extension): DPoP-bound tokens are sent
             as ``Authorization: DPoP`` with a proof.
-        egress: which addresses the authorization traffic may reach (SEC-06);
-            default :meth:`EgressPolicy.for_server` of *server_url*: no
-            private or link-local address, loopback only for a loopback server.
+        egress: which addresses the authorization traffic may reach; default
+            :meth:`EgressPolicy.for_server` of *server_url*: no private or link-local
+            address, loopback only for a loopback server.
 
     Cancellation: a cancelled request cancels its authorization with it;
     nothing half-done is stored.
+
+    Spec: SEC-06, AU-12.
     """
 
     requires_response_body = False

@@ -32,9 +32,11 @@ if TYPE_CHECKING:
 class TokenResponse:
     """Tokens from a token endpoint (RFC 6749 §5.1), as kept in storage.
 
-    ``expires_at`` is a ``time.time()`` instant (None: the server gave no
-    lifetime); ``issuer`` is the authorization server that issued them: tokens
-    are used only with the server that issued them (AU-07, SEP-2352).
+    ``expires_at`` is a ``time.time()`` instant (None: the server gave no lifetime);
+    ``issuer`` is the authorization server that issued them: tokens are used only with
+    the server that issued them (SEP-2352).
+
+    Spec: AU-07.
     """
 
     access_token: str = attrs.field(repr=False)
@@ -85,7 +87,7 @@ class TokenResponse:
 
 @attrs.frozen
 class ClientInfo:
-    """Who the client is at one authorization server (AU-07).
+    """Who the client is at one authorization server.
 
     ``client_id`` (an HTTPS URL for a client ID metadata document),
     ``client_secret`` for a confidential client, and the token endpoint
@@ -93,6 +95,8 @@ class ClientInfo:
     ``issuer`` is the server these credentials belong to; None only for
     pre-registered credentials given without one (used with whichever
     server the resource names).
+
+    Spec: AU-07.
     """
 
     client_id: str
@@ -106,7 +110,10 @@ class ClientInfo:
 
 @attrs.frozen
 class ProtectedResourceMetadata:
-    """RFC 9728 protected resource metadata, as the client uses it (AU-03, AU-04)."""
+    """RFC 9728 protected resource metadata, as the client uses it.
+
+    Spec: AU-03, AU-04.
+    """
 
     resource: str | None
     authorization_servers: tuple[str, ...]
@@ -117,11 +124,13 @@ class ProtectedResourceMetadata:
 
 @attrs.frozen
 class AuthServerMetadata:
-    """RFC 8414 / OIDC discovery metadata of an authorization server (AU-06).
+    """RFC 8414 / OIDC discovery metadata of an authorization server.
 
-    ``issuer`` is the issuer the client recorded (checked against the URL it
-    was asked for, RFC 8414 §3.3); ``fallback`` is True for the 2025-03-26
-    default endpoints of a server without metadata (AU-02).
+    ``issuer`` is the issuer the client recorded (checked against the URL it was asked
+    for, RFC 8414 §3.3); ``fallback`` is True for the 2025-03-26 default endpoints of a
+    server without metadata.
+
+    Spec: AU-06, AU-02.
     """
 
     issuer: str
@@ -164,11 +173,12 @@ class DPoPSigner(Protocol):
 class GrantContext:
     """What a grant is handed: everything discovery and registration found.
 
-    ``http`` is the provider's own client for authorization server traffic
-    (never the MCP transport's); ``resource`` is the RFC 8707 resource
-    indicator to send (AU-08); ``scope`` the scope chosen for this attempt
-    (None: omit it); ``client`` the credentials at this server (None for a
-    grant that needs none).
+    ``http`` is the provider's own client for authorization server traffic (never the
+    MCP transport's); ``resource`` is the RFC 8707 resource indicator to send; ``scope``
+    the scope chosen for this attempt (None: omit it); ``client`` the credentials at
+    this server (None for a grant that needs none).
+
+    Spec: AU-08.
     """
 
     http: httpx.AsyncClient

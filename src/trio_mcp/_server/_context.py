@@ -71,7 +71,9 @@ class Context:
         ``notifications/cancelled``, shutdown or transport loss arrive as
         :class:`trio.Cancelled` at its next checkpoint. Every ``async`` method
         here is a checkpoint. Requests to the client made through the context
-        are cancelled with the request (the client is told, CN-01).
+        are cancelled with the request (the client is told).
+
+    Spec: CN-01.
     """
 
     __slots__ = ("_server", "ran_in_thread", "request")
@@ -92,22 +94,26 @@ class Context:
 
     @property
     def auth(self) -> AccessToken | None:
-        """The verified access token of the request, when the HTTP endpoint is
-        an OAuth protected resource (``http_app(server, auth=ResourceServer(...))``):
-        who (``subject``, ``issuer``, ``client_id``), which ``scopes``, until when.
-        Never the raw bearer token (no token passthrough, AU-11). On a session,
-        the token of the request this context serves, as it arrived (a token
-        refreshed by a later request is that request's). None without
-        authorization (stdio, WebSocket, an endpoint without ``auth``).
+        """The verified access token of the request, when the HTTP endpoint is an OAuth
+        protected resource (``http_app(server, auth=ResourceServer(...))``): who
+        (``subject``, ``issuer``, ``client_id``), which ``scopes``, until when. Never
+        the raw bearer token (no token passthrough). On a session, the token of the
+        request this context serves, as it arrived (a token refreshed by a later request
+        is that request's). None without authorization (stdio, WebSocket, an endpoint
+        without ``auth``).
+
+        Spec: AU-11.
         """
         return self.request.caller.access_token
 
     def close_sse_stream(self) -> bool:
-        """Ask the transport to end this request's response stream now, so the
-        client reconnects and polls for the rest (Streamable HTTP, 2025-11-25
-        resumable sessions: HT-11). The request keeps running and nothing it
-        sends is lost. Returns False where the transport cannot do this (stdio,
-        JSON responses, no event store): then nothing changes.
+        """Ask the transport to end this request's response stream now, so the client
+        reconnects and polls for the rest (Streamable HTTP, 2025-11-25 resumable
+        sessions). The request keeps running and nothing it sends is lost. Returns False
+        where the transport cannot do this (stdio, JSON responses, no event store): then
+        nothing changes.
+
+        Spec: HT-11.
         """
         close = getattr(self.session.transport, "close_request_stream", None)
         return bool(close(self.request_id)) if close is not None else False
@@ -139,8 +145,11 @@ class Context:
 
     @property
     def client_capabilities(self) -> JSONObject:
-        """The client capabilities declared for this request (2026-07-28: in
-        its own ``_meta``, ME-09; the handshake era: at ``initialize``)."""
+        """The client capabilities declared for this request (2026-07-28: in its own
+        ``_meta``, never an earlier request's; the handshake era: at ``initialize``).
+
+        Spec: ME-09.
+        """
         return self.request.client_capabilities
 
     def client_declares(self, extension: str) -> bool:
@@ -150,11 +159,10 @@ class Context:
 
     @property
     def saved(self) -> dict[str, Any]:
-        """The handler's own JSON state, carried from one round of a
-        2026-07-28 multi round-trip call to the next in the signed
-        ``requestState`` (see :mod:`trio_mcp._server._input`): put what must
-        not be done twice here. Signed, not encrypted: never a secret. In the
-        handshake era (one run per call) it is a plain dict for this run."""
+        """The handler's own JSON state, carried from one round of a 2026-07-28 multi
+        round-trip call to the next in the signed ``requestState``: put what must not be
+        done twice here. Signed, not encrypted: never a secret. In the handshake era
+        (one run per call) it is a plain dict for this run."""
         return self._round().saved
 
     @property
@@ -184,13 +192,14 @@ class Context:
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
-        """As :meth:`RequestContext.report_progress`: sent only when the request
-        carried a progress token (PG-07), never after the response (PG-10).
-        Inside a 2025-11-25 task the token stays valid for the task's life and
-        each notification carries the related-task ``_meta``; an extension
-        task sends none (see :class:`~trio_mcp._server._task_input.TaskInputRound`).
+        """As :meth:`RequestContext.report_progress`: sent only when the request carried
+        a progress token, never after the response. Inside a 2025-11-25 task the token
+        stays valid for the task's life and each notification carries the related-task
+        ``_meta``; an extension task sends none.
 
         Cancellation: a checkpoint.
+
+        Spec: PG-07, PG-10.
         """
         task = self._task_round()
         if task is not None:
@@ -203,15 +212,14 @@ class Context:
     ) -> None:
         """Send ``notifications/message`` to this session, if its level allows.
 
-        *level* is a :class:`~trio_mcp.types.LoggingLevel` or its name; *data*
-        any JSON value (structured data is kept as is). Nothing is sent when the
-        server does not declare ``logging`` or the message is below the level
-        the client set with ``logging/setLevel``. Never put secrets or internal
-        details in *data* (LG-10).
+        *level* is a :class:`~trio_mcp.types.LoggingLevel` or its name; *data* any JSON
+        value (structured data is kept as is). Nothing is sent when the server does not
+        declare ``logging`` or the message is below the level the client set with
+        ``logging/setLevel``. Never put secrets or internal details in *data*.
 
         Cancellation: a checkpoint; if cancelled while the queue is full, nothing is sent.
 
-        Spec: LG-01, LG-02, LG-03.
+        Spec: LG-01, LG-02, LG-03, LG-10.
         """
         task = self._task_round()
         if task is not None:
@@ -274,10 +282,12 @@ class Context:
         once and the call goes on as a plain request.
 
         Raises:
-            RPCError: -32603 when no more tasks can be started (TK-18).
+            RPCError: -32603 when no more tasks can be started.
 
         Cancellation: a checkpoint; when the task starts, the request's handler
         is unwound (``Cancelled``) and the task's run takes over.
+
+        Spec: TK-18.
         """
         await self._server.start_task(self.request)
 
@@ -306,20 +316,20 @@ class Context:
     async def request_inputs(self, inputs: Mapping[str, tuple[str, Any]]) -> dict[str, Any]:
         """Ask the client for several inputs at once; return their results by key.
 
-        *inputs* maps a key of your choosing to ``(method, params)``, method
-        one of ``elicitation/create``, ``sampling/createMessage`` and
-        ``roots/list``. In the handshake era they are sent as concurrent
-        requests; in 2026-07-28 they go out together in one input-required
-        round (PT-05) and the handler runs again with the answers (see
-        :attr:`saved` for keeping side effects safe).
+        *inputs* maps a key of your choosing to ``(method, params)``, method one of
+        ``elicitation/create``, ``sampling/createMessage`` and ``roots/list``. In the
+        handshake era they are sent as concurrent requests; in 2026-07-28 they go out
+        together in one input-required round and the handler runs again with the answers
+        (see :attr:`saved` for keeping side effects safe).
 
         Raises:
-            RPCError: -32021 for an input whose capability the client did not
-                declare for this request (PT-07); -32602 for an answer that
-                does not fit (PT-16); as :meth:`Session.request` in the
-                handshake era.
+            RPCError: -32021 for an input whose capability the client did not declare
+                for this request; -32602 for an answer that does not fit; as
+                :meth:`Session.request` in the handshake era.
 
         Cancellation: as :meth:`create_message`.
+
+        Spec: PT-05, PT-07, PT-16.
         """
         return await self._round().ask(inputs)
 
@@ -333,8 +343,8 @@ class Context:
     ) -> mcp_types.CreateMessageResult:
         """Ask the client's model (``sampling/createMessage``); returns ``CreateMessageResult``.
 
-        The handshake era sends the request; 2026-07-28 asks through an
-        input-required round (PT-03).
+        The handshake era sends the request; 2026-07-28 asks through an input-required
+        round.
 
         Raises:
             LocalProtocolError: the client did not declare ``sampling`` (handshake era).
@@ -347,10 +357,11 @@ class Context:
         unwinds the handler; it runs again on the client's retry).
 
         *as_task* (2025-11-25): send it as a task where the client declared
-        ``tasks.requests.sampling.createMessage`` (a plain request otherwise,
-        TK-02): the client answers with a task id, this polls it and returns
-        its result; cancelled meanwhile, the client's task is cancelled too
-        (:func:`~trio_mcp._server._client_tasks.ask_as_task`).
+        ``tasks.requests.sampling.createMessage`` (a plain request otherwise): the
+        client answers with a task id, this polls it and returns its result; cancelled
+        meanwhile, the client's task is cancelled too.
+
+        Spec: PT-03, TK-02.
         """
         if as_task and self._may_ask_as_task():
             task_result: mcp_types.CreateMessageResult = await ask_as_task(

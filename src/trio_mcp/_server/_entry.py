@@ -62,11 +62,11 @@ async def serve_stdio(
 ) -> None:
     """Serve *server* over this process's stdin and stdout until the client goes away.
 
-    Returns when stdin reaches end of input (the client's shutdown, SI-11), when
-    the client closes the session, or on SIGTERM or SIGINT (Ctrl+C) when
-    *handle_signals* is on (the default when called from the main thread). On a
-    signal the session is cancelled at once: handlers stop, their records end
-    ``CANCELLED``, and nothing more is written.
+    Returns when stdin reaches end of input (the client's shutdown), when the client
+    closes the session, or on SIGTERM or SIGINT (Ctrl+C) when *handle_signals* is on
+    (the default when called from the main thread). On a signal the session is cancelled
+    at once: handlers stop, their records end ``CANCELLED``, and nothing more is
+    written.
 
     Args:
         server: the :class:`~trio_mcp.Server` to run.
@@ -259,42 +259,54 @@ async def serve_http(
     """Serve *server* over Streamable HTTP (at ``/mcp``) on hypercorn's Trio worker.
 
     ``task_status.started`` receives the base URL (``http://127.0.0.1:PORT``);
-    port 0 picks a free port. *app_options* go to :func:`http_app` (or pass a
-    ready application instead of a server), e.g. ``body_timeout`` (30 s) and
-    ``max_body_size``. *header_timeout* (10 s) and *read_timeout* (off) are
-    hypercorn's: see :func:`~trio_mcp.transports.serve_http_app`. A warning is
-    logged when binding a non-loopback address without an explicit
-    ``allowed_hosts``.
+    port 0 picks a free port. A warning is logged when binding a non-loopback
+    address without an explicit ``allowed_hosts``.
 
     *server* may also be an import path ``"module:name"`` or an importable
     zero-argument factory (a module-level function) returning a server or an
     application; with one worker it is imported (or called) here.
 
-    Scale-out: with ``workers=N`` (N > 1) the server runs as N worker
-    processes, each a fresh interpreter running hypercorn's Trio worker, all
-    accepting on one socket this process binds (so port 0 works); the URL is
-    reported once every worker listens. A worker cannot be handed a live
-    object, so *server* must then be an import path or an importable factory
-    (a ``Server`` object is a TypeError), every worker builds its own, and
-    *app_options* must be picklable. ``auth=ResourceServer(...)`` is: its
-    verifiers travel as their configuration (keys, credentials, options),
-    never their caches nor their httpx client, so each worker fetches the
-    JWKS and introspects on its own (a token verified or revoked in the
-    parent is decided afresh in a worker). The 2026-07-28 era needs no state between
-    requests and spreads freely; what does need shared state (the
-    ``requestState`` key, which this sets for the workers unless
-    ``TRIO_MCP_REQUEST_STATE_KEY`` is; listen subscriptions, per worker;
-    handshake-era sessions, which need affinity or ``stateless=True``) is in
-    :mod:`trio_mcp._server._workers` and the README's "Scale-out" section.
-    The same deployment from the command line, for an importable application
-    ``app = http_app(server)``: ``hypercorn --worker-class trio --workers N
-    --bind 127.0.0.1:8000 module:app`` (give its workers a shared
-    ``TRIO_MCP_REQUEST_STATE_KEY``).
+    Scale-out: with ``workers=N`` (N > 1) the server runs as N worker processes, each a
+    fresh interpreter running hypercorn's Trio worker, all accepting on one socket this
+    process binds (so port 0 works); the URL is reported once every worker listens. A
+    worker cannot be handed a live object, so *server* must then be an import path or an
+    importable factory (a ``Server`` object is a TypeError), every worker builds its
+    own, and *app_options* must be picklable. ``auth=ResourceServer(...)`` is: its
+    verifiers travel as their configuration (keys, credentials, options), never their
+    caches nor their httpx client, so each worker fetches the JWKS and introspects on
+    its own (a token verified or revoked in the parent is decided afresh in a worker).
+    The 2026-07-28 era needs no state between requests and spreads freely; what does
+    need shared state (the ``requestState`` key, which this sets for the workers unless
+    ``TRIO_MCP_REQUEST_STATE_KEY`` is; listen subscriptions, per worker; handshake-era
+    sessions, which need affinity or ``stateless=True``) is in the how-to on deploying
+    over Streamable HTTP and the README's "Scale-out" section. The same deployment from
+    the command line, for an importable application ``app = http_app(server)``:
+    ``hypercorn --worker-class trio --workers N --bind 127.0.0.1:8000 module:app`` (give
+    its workers a shared ``TRIO_MCP_REQUEST_STATE_KEY``).
 
-    A session that fails (an unexpected exception) is logged and closed; the
-    server and the other sessions go on. A worker process that exits on its
-    own ends the server: the others are stopped and
-    :class:`~trio_mcp._server._workers.WorkerExited` is raised.
+    A session that fails (an unexpected exception) is logged and closed; the server and
+    the other sessions go on. A worker process that exits on its own ends the server:
+    the others are stopped and :class:`~trio_mcp.WorkerExited` is raised.
+
+    Args:
+        server: a :class:`~trio_mcp.Server`, a ready
+            :class:`~trio_mcp.transports.StreamableHTTPApp`, an import path
+            ``"module:name"`` or an importable factory, as above.
+        host: the address to bind (default loopback, ``127.0.0.1``).
+        port: the port to bind; 0 (default) picks a free one.
+        workers: the number of worker processes (default 1: serve in this process).
+        header_timeout: seconds a connection may take to send a request's head,
+            also between keep-alive requests (default 10; hypercorn's, see
+            :func:`~trio_mcp.transports.serve_http_app`).
+        read_timeout: seconds hypercorn waits for each read from the client
+            (default None: off); it also cuts a long SSE stream, so set it only
+            well above the longest request you expect.
+        task_status: receives the base URL once the server listens (for
+            ``nursery.start``).
+        app_options: passed to :func:`http_app` and so to
+            :class:`~trio_mcp.transports.StreamableHTTPApp`: ``path``,
+            ``stateless``, ``allowed_hosts``, ``auth``, ``body_timeout`` (30 s),
+            ``max_body_size``, ``session_options``, and the others listed there.
 
     Raises:
         OSError: the address cannot be bound (in use, not this host's, no

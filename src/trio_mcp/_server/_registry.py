@@ -143,49 +143,45 @@ class Server:
         logging: declare ``logging`` (log messages from :class:`Context`).
         features: declare these features even when nothing is registered yet
             (any of ``"tools"``, ``"resources"``, ``"prompts"``, ``"completions"``).
-        protocol_versions: the revisions served, newest first: both eras by
-            default (a dual-era server). Leave out 2026-07-28 for a
-            handshake-only server, or every handshake version for a
-            2026-07-28-only one (``initialize`` is then refused with -32022
-            naming what it speaks, VR-13).
+        protocol_versions: the revisions served, newest first: both eras by default (a
+            dual-era server). Leave out 2026-07-28 for a handshake-only server, or every
+            handshake version for a 2026-07-28-only one (``initialize`` is then refused
+            with -32022 naming what it speaks).
         cache_hints: 2026-07-28 cache hints ``(ttlMs, cacheScope)`` by method
             (``tools/list``, ``prompts/list``, ``resources/list``,
-            ``resources/templates/list``, ``resources/read``,
-            ``server/discover``) for complete results that set none; a method
-            not listed gets ``(0, "private")``: stale at once and never shared
-            across authorization contexts, the safe default (CA-01, CA-05).
-        server_info_in_results: 2026-07-28: put ``serverInfo`` in every
-            result's ``_meta`` (ME-11).
-        request_state: seals the ``requestState`` of input-required rounds
-            (PT-08..PT-10). The default signs with a random key of this process
-            and a 300 s expiry; give every worker of a scaled-out server the
-            same :class:`~trio_mcp.RequestStateSealer` key.
+            ``resources/templates/list``, ``resources/read``, ``server/discover``) for
+            complete results that set none; a method not listed gets ``(0, "private")``:
+            stale at once and never shared across authorization contexts, the safe
+            default.
+        server_info_in_results: 2026-07-28: put ``serverInfo`` in every result's
+            ``_meta``.
+        request_state: seals the ``requestState`` of input-required rounds. The default
+            signs with a random key of this process and a 300 s expiry; give every
+            worker of a scaled-out server the same :class:`~trio_mcp.RequestStateSealer`
+            key.
         tasks: runs the tools registered with ``task_support`` as tasks and
             keeps their records (:class:`~trio_mcp.lowlevel.TaskRunner`; the default
             keeps them in memory). Give every worker of a scaled-out server a
             runner on one shared store.
-        task_list: offer 2025-11-25's ``tasks/list``. Off by default: without
-            an authorization context every anonymous task would be listed to
-            every anonymous client (TK-18).
+        task_list: offer 2025-11-25's ``tasks/list``. Off by default: without an
+            authorization context every anonymous task would be listed to every
+            anonymous client.
         task_owner: the owner of the tasks a request creates and may see (its
-            authorization context, any hashable; another owner's task is
-            unknown to it, TK-18). Default: the principal the request's
-            transport names, else None (anonymous: the 128-bit task id is all
-            that guards a task).
-        filter_lists_by_scope: leave out of ``tools/list``,
-            ``resources/list``, ``resources/templates/list`` and
-            ``prompts/list`` the items whose ``scopes=`` an authenticated
-            caller's token does not grant (ST-06). Off by default: lists show
-            everything and a call without the scope is refused with a step-up
+            authorization context, any hashable; another owner's task is unknown to it).
+            Default: the principal the request's transport names, else None (anonymous:
+            the 128-bit task id is all that guards a task).
+        filter_lists_by_scope: leave out of ``tools/list``, ``resources/list``,
+            ``resources/templates/list`` and ``prompts/list`` the items whose
+            ``scopes=`` an authenticated caller's token does not grant. Off by default:
+            lists show everything and a call without the scope is refused with a step-up
             challenge (see :meth:`required_scopes`).
         request_history: finished requests each session keeps for
             ``Session.requests()`` (1000).
-        remembered_requests: finished requests each session remembers so a
-            peer reusing an id while its reply is owed is refused (BP-04, C-02;
-            4096). A remembered request costs about 0.4 KiB, so a busy session
-            holds up to ~1.6 MiB by default, and a server's memory grows with
-            its sessions' calls until each is at the bound: lower both for
-            servers with many long sessions.
+        remembered_requests: finished requests each session remembers so a peer reusing
+            an id while its reply is owed is refused (4096). A remembered request costs
+            about 0.4 KiB, so a busy session holds up to ~1.6 MiB by default, and a
+            server's memory grows with its sessions' calls until each is at the bound:
+            lower both for servers with many long sessions.
         telemetry: OpenTelemetry (see :doc:`/explanation/telemetry`):
             ``"native"`` (spans and metrics by the MCP semantic conventions,
             trace context read from and written to ``_meta``),
@@ -194,6 +190,8 @@ class Server:
             when the OpenTelemetry API is installed (the ``otel`` extra), a
             no-op until an SDK is configured. Raises :class:`MissingExtra`
             for a mode other than ``"off"`` without the API.
+
+    Spec: CA-01, CA-05, ME-11, ME-14, PT-08..PT-10, TK-18, ST-06, VR-13, BP-04, C-02.
     """
 
     def __init__(
@@ -427,6 +425,12 @@ class Server:
                 unknown option.
             ValueError: an invalid tool name.
 
+        Cancellation:
+            Registering is synchronous. A call runs in the request's own scope
+            and is cancelled with it (the client's ``notifications/cancelled``,
+            a timeout, the session's end); a plain ``def`` runs in a worker
+            thread, which is abandoned, not interrupted.
+
         Spec: TL-06, TL-07, TL-10, TL-11.
         """
         if callable(name):
@@ -474,15 +478,26 @@ class Server:
         fails this call and never a session's ``tools/list``.
 
         A parameter annotated ``Annotated[T, Header("Name")]``
-        (:class:`trio_mcp.Header`) is mirrored into the ``Mcp-Param-Name``
-        header by 2026-07-28 HTTP clients; ``input_schema=`` gives the tool
-        its own schema instead of the generated one (its ``x-mcp-header``
-        annotations are checked the same way). Do not mark secrets: headers
-        are visible to intermediaries (HM-30).
+        (:class:`trio_mcp.Header`) is mirrored into the ``Mcp-Param-Name`` header by
+        2026-07-28 HTTP clients; ``input_schema=`` gives the tool its own schema instead
+        of the generated one (its ``x-mcp-header`` annotations are checked the same
+        way). Do not mark secrets: headers are visible to intermediaries.
 
-        ``scopes=["files:write"]`` names the OAuth scopes a caller's access
-        token must grant to call it (HTTP 403 ``insufficient_scope`` with the
-        step-up challenge otherwise, AU-12; see :meth:`required_scopes`).
+        ``scopes=["files:write"]`` names the OAuth scopes a caller's access token must
+        grant to call it (HTTP 403 ``insufficient_scope`` with the step-up challenge
+        otherwise; see :meth:`required_scopes`).
+
+        Args:
+            fn: the handler, ``async def`` or plain.
+            name: the tool's name (default: the function's name).
+            title, description, annotations, icons, meta: as for :meth:`tool`.
+            structured_output, input_schema, task_support: as for :meth:`tool`.
+            defer_task, scopes: as for :meth:`tool`.
+
+        Cancellation:
+            Registering is synchronous. A call of the tool runs in the
+            request's own scope: cancelled with the request, and a plain
+            function's worker thread is abandoned, not interrupted.
 
         Raises:
             TypeError: an unsupported parameter type (the message lists what
@@ -490,10 +505,10 @@ class Server:
                 option of the wrong type or a dict not in the spec's form (the
                 message names the type expected), or a definition with no
                 JSON form.
-            ValueError: an invalid tool name (TL-11).
-            trio_mcp.protocol.InvalidHeaderAnnotation: an ``x-mcp-header``
-                that breaks HM-26 (the message names the tool, the parameter
-                and the reason); the tool is not registered.
+            ValueError: an invalid tool name.
+            trio_mcp.protocol.InvalidHeaderAnnotation: an ``x-mcp-header`` that breaks
+                the rules for header annotations (the message names the tool, the
+                parameter and the reason); the tool is not registered.
 
         Spec: TL-06, TL-07, TL-10, TL-11, HM-25, HM-26, HM-30, AU-12.
         """
@@ -506,12 +521,11 @@ class Server:
         for checking a 2026-07-28 ``tools/call``'s ``Mcp-Param-*`` headers
         against its body.
 
-        Read once when the tool was registered (already checked: HM-26), never
-        per request; empty for a tool without annotations or an unknown one
-        (a call of an unknown tool fails on its own, -32602). Synchronous and
-        without checkpoints.
+        Read once when the tool was registered (already checked), never per request;
+        empty for a tool without annotations or an unknown one (a call of an unknown
+        tool fails on its own, -32602). Synchronous and without checkpoints.
 
-        Spec: HM-25, HM-28.
+        Spec: HM-25, HM-28, HM-26.
         """
         tool = self._tools.get(name)
         return () if tool is None else tool.header_annotations
@@ -559,6 +573,11 @@ class Server:
             ValueError: the URI has no scheme.
             TypeError: the function takes parameters, or an unknown option.
 
+        Cancellation:
+            Registering is synchronous. A read runs in the request's own scope
+            and is cancelled with it; a plain ``def`` runs in a worker thread,
+            which is abandoned, not interrupted.
+
         Spec: RS-02, RS-04.
         """
 
@@ -584,6 +603,12 @@ class Server:
         the :mod:`trio_mcp.types` objects or the spec's JSON form
         (``annotations={"audience": ["user"]}``), converted once here.
 
+        Args:
+            uri: the resource's URI; it must have a scheme.
+            fn: the function that reads it.
+            name, title, description, mime_type: as for :meth:`resource`.
+            annotations, icons, size, scopes: as for :meth:`resource`.
+
         Raises:
             ValueError: the URI has no scheme. TypeError: *fn* takes
                 parameters, or an option is not of its type (the message names
@@ -606,7 +631,16 @@ class Server:
         self, uri_template: str, **options: Unpack[TemplateOptions]
     ) -> Callable[[F], F]:
         """Register a function for an RFC 6570 URI template (decorator form of
-        :meth:`add_resource_template`)."""
+        :meth:`add_resource_template`).
+
+        Args:
+            uri_template: the template, such as ``note://{name}``.
+            name, title, description, mime_type: as for :meth:`resource`.
+            annotations, icons, scopes: as for :meth:`resource`.
+
+        Returns:
+            A decorator that registers the function and returns it unchanged.
+        """
 
         def decorate(fn: F) -> F:
             self.add_resource_template(uri_template, fn, **options)
@@ -627,6 +661,13 @@ class Server:
         ``scopes=`` names the OAuth scopes a caller's token must grant to read
         a URI of the template (or complete its variables), as for tools.
 
+        Args:
+            uri_template: the template, such as ``note://{name}``.
+            fn: the function that reads a URI of it; its parameters are the template's
+                variables.
+            name, title, description, mime_type: as for :meth:`resource`.
+            annotations, icons, scopes: as for :meth:`resource`.
+
         Raises:
             ValueError: a malformed template, or variables and parameters differ.
 
@@ -644,9 +685,12 @@ class Server:
         self._changed(_RESOURCES_CHANGED)
 
     def resource_updated(self, uri: str) -> None:
-        """Queue ``notifications/resources/updated`` for every session subscribed
-        to *uri* or to a parent of it (RS-06), and for every 2026-07-28 listen
-        stream that asked for it (SB-01). Not a checkpoint; never blocks."""
+        """Queue ``notifications/resources/updated`` for every session subscribed to
+        *uri* or to a parent of it, and for every 2026-07-28 listen stream that asked
+        for it. Not a checkpoint; never blocks.
+
+        Spec: RS-06, SB-01.
+        """
         self._listeners.resource_updated(uri)
         for peer in list(self._peers.values()):
             if subscribed(peer.subscriptions, uri):
@@ -719,6 +763,11 @@ class Server:
         ``scopes=`` names the OAuth scopes a caller's token must grant to get
         (or complete) it, as for tools.
 
+        Args:
+            fn: the function that renders the prompt.
+            name: the prompt's name (default: the function's name).
+            title, description, icons, scopes: as for :meth:`prompt`.
+
         Spec: PR-01, PR-05, PR-06.
         """
         from ._prompts import RegisteredPrompt
@@ -745,9 +794,8 @@ class Server:
             def languages(value: str) -> list[str]:
                 return [x for x in LANGUAGES if x.startswith(value)]
 
-        The function takes ``value`` (the partial value) and optionally
-        ``arguments`` (resolved arguments, CP-03) and a context; it returns
-        strings or a ``Completion``.
+        The function takes ``value`` (the partial value) and optionally ``arguments``
+        (resolved arguments) and a context; it returns strings or a ``Completion``.
 
         Spec: CP-01..CP-04.
         """
@@ -799,8 +847,11 @@ class Server:
 
     def modern_capabilities(self) -> dict[str, Any]:
         """The capabilities ``server/discover`` shows (2026-07-28): those of
-        :meth:`capabilities` without the ``tasks`` slot, and the tasks
-        extension in ``extensions`` when a tool may run as a task (TK-19)."""
+        :meth:`capabilities` without the ``tasks`` slot, and the tasks extension in
+        ``extensions`` when a tool may run as a task.
+
+        Spec: TK-19.
+        """
         caps = self.capabilities()
         # The 2025-11-25 utility's slot: its extension stands for it here.
         caps.pop("tasks", None)
@@ -1001,16 +1052,15 @@ class Server:
         request: RequestContext | None = None,
         meta: dict[str, Any] | None = None,
     ) -> None:
-        """Send ``notifications/message`` to *session* if logging is declared and
-        the level set for it lets *level* through: the session's
-        (``logging/setLevel``) in the handshake era; in 2026-07-28 only for a
-        *request* that asked with ``io.modelcontextprotocol/logLevel``, at or
-        above that level, while it runs (LG-06, LG-07; never on a listen stream)
-        and until the client cancels it: after its ``notifications/cancelled``
-        nothing more is sent for that request, log messages included (CN-16,
-        SI-09).
+        """Send ``notifications/message`` to *session* if logging is declared and the
+        level set for it lets *level* through: the session's (``logging/setLevel``) in
+        the handshake era; in 2026-07-28 only for a *request* that asked with
+        ``io.modelcontextprotocol/logLevel``, at or above that level, while it runs
+        (never on a listen stream) and until the client cancels it: after its
+        ``notifications/cancelled`` nothing more is sent for that request, log messages
+        included.
 
-        *meta* is the message's ``_meta`` (a 2025-11-25 task's related-task, TK-13).
+        *meta* is the message's ``_meta`` (a 2025-11-25 task's related-task).
 
         Raises:
             NotJSON: *data* is not JSON (NaN, a lone surrogate, an object JSON
@@ -1018,7 +1068,7 @@ class Server:
 
         Cancellation: a checkpoint; if cancelled while the queue is full, nothing is sent.
 
-        Spec: LG-01, LG-02, LG-03, LG-04, LG-06, LG-07, CN-16, TK-13.
+        Spec: LG-01, LG-02, LG-03, LG-04, LG-06, LG-07, CN-16, TK-13, SI-09.
         """
         wanted = coerce_level(level)
         request_meta = request.request_meta if request is not None else None

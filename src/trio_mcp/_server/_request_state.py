@@ -104,10 +104,12 @@ _MESSAGES = {
 
 
 class RequestStateError(RPCError):
-    """A ``requestState`` was refused: -32602, ``reason`` says why (PT-08);
-    on the wire ``data.reason`` carries it too.
+    """A ``requestState`` was refused: -32602, ``reason`` says why; on the wire
+    ``data.reason`` carries it too.
 
     The message never echoes the token.
+
+    Spec: PT-08.
     """
 
     def __init__(self, reason: StateRejection) -> None:
@@ -254,7 +256,7 @@ def _well_formed(p: object) -> bool:
 
 
 class RequestStateSealer:
-    """Seals and opens ``requestState`` tokens (PT-08, PT-09, PT-10).
+    """Seals and opens ``requestState`` tokens.
 
     *key* signs every state (a ``str`` is taken as its UTF-8 bytes). None takes the
     key from the environment variable ``TRIO_MCP_REQUEST_STATE_KEY`` when it is set
@@ -266,6 +268,8 @@ class RequestStateSealer:
     once, consuming its nonce in *nonce_store* (an in-process
     :class:`MemoryNonceStore` by default). Tokens over *max_size* characters are
     neither issued nor read.
+
+    Spec: PT-08, PT-09, PT-10.
     """
 
     def __init__(

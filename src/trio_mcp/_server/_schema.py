@@ -99,8 +99,8 @@ class Header:
     is plain ``T`` (a header has no null), so the argument may be left out but
     not sent as null.
 
-    Do not mark secrets (passwords, API keys, tokens, personal data): headers
-    are visible to every intermediary and are often logged (HM-30).
+    Do not mark secrets (passwords, API keys, tokens, personal data): headers are
+    visible to every intermediary and are often logged.
 
     Spec: HM-25, HM-26, HM-30.
     """

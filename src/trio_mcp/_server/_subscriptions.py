@@ -14,6 +14,14 @@ In the modern era a connection is not a session (ST-07): a client that wants
    every registry change reaches (coalesced, as for handshake-era sessions), and
    forwards what arrives, each notice tagged with the listen request's id in
    ``_meta`` (SB-05, ME-13), nothing else (SB-01, SB-13);
+   A request that accepts nothing (every type it asked for is unhonoured, or it
+   asked for none) is acknowledged with ``notifications: {}`` and answered at
+   once with the ``complete`` result, so the stream ends instead of idling
+   until shutdown; a server with no listen selector at all (no
+   ``listChanged``, no ``resources.subscribe``, no task status) refuses the
+   request -32601 before acknowledging anything (HTTP 404). Both follow the
+   transports working group's draft on unavailable and empty listen requests
+   (SB-15, SB-16);
 3. it ends when the client cancels it (stdio: ``notifications/cancelled``; its
    scope is cancelled and nothing more is sent, CN-16), or when the session
    begins to shut down: then it answers the listen request with a ``complete``
@@ -31,7 +39,8 @@ Task status (the tasks extension): a filter's ``taskIds`` get
 ``notifications/tasks`` for the requestor's tasks among them, each change
 (from any worker sharing the task store) until the task is terminal.
 
-Spec: SB-01, SB-02, SB-03, SB-05, SB-09, SB-10, SB-13, ME-13, ST-07, CN-15, TK-19.
+Spec: SB-01, SB-02, SB-03, SB-05, SB-09, SB-10, SB-13, SB-15, SB-16, ME-13, ST-07,
+CN-15, TK-19.
 """
 
 from __future__ import annotations
@@ -43,7 +52,9 @@ import attrs
 import trio
 
 from .. import types as mcp_types
+from .._errors import RPCError
 from ..protocol import Capability, Role
+from ..protocol._errors import ErrorCode
 from ._serve import subscribed
 
 if TYPE_CHECKING:
@@ -75,6 +86,28 @@ def honoured(
     if uris is not None and not _SUBSCRIBE.declared_in(capabilities):
         uris = None
     return mcp_types.SubscriptionFilter(**lists, resource_subscriptions=uris)
+
+
+def selectors(capabilities: dict[str, Any], task_status: bool) -> bool:
+    """Whether a server declaring *capabilities* has anything a listen can select
+    (SB-16): a ``listChanged``, ``resources.subscribe``, or task status."""
+    return (
+        task_status
+        or _SUBSCRIBE.declared_in(capabilities)
+        or any(
+            Capability(Role.SERVER, path).declared_in(capabilities)
+            for _, path in _LIST_FILTERS.values()
+        )
+    )
+
+
+def accepts_nothing(accepted: mcp_types.SubscriptionFilter) -> bool:
+    """Whether an honoured filter lets no notice through (SB-15)."""
+    return not (
+        any(getattr(accepted, field) for field in _LIST_FILTERS)
+        or accepted.resource_subscriptions
+        or accepted.task_ids
+    )
 
 
 class Listener:
@@ -153,6 +186,9 @@ async def listen(
     until it is terminal; a listen request that did not declare the extension
     is refused -32021 naming it.
 
+    A server with nothing to listen to refuses the request -32601 (SB-16); a
+    request that accepts nothing is acknowledged and answered at once (SB-15).
+
     Cancellation: runs in the request's scope; returns the ``complete`` result
     when the session begins to shut down.
     """
@@ -160,13 +196,27 @@ async def listen(
     params: mcp_types.SubscriptionsListenRequestParams = request.params
     modern = session.protocol.modern_capabilities
     capabilities = session.protocol.local_capabilities if modern is None else modern
-    accepted = honoured(params.notifications, capabilities)
     offered = capabilities.get("extensions") or {}
+    task_status = tasks is not None and mcp_types.TASKS_EXTENSION in offered
+    if not selectors(capabilities, task_status):
+        raise RPCError(int(ErrorCode.METHOD_NOT_FOUND), "Method not found: subscriptions/listen")
+    accepted = honoured(params.notifications, capabilities)
     wanted = params.notifications.task_ids
-    if wanted and tasks is not None and mcp_types.TASKS_EXTENSION in offered:
+    if wanted and task_status:
+        assert tasks is not None
         accepted = attrs.evolve(accepted, task_ids=await tasks.listened(request, wanted) or None)
     # Looked up here: the subscriptions types load when a client first listens.
     tag: dict[str, Any] = {mcp_types.SUBSCRIPTION_ID_META_KEY: request.request_id}
+    if accepts_nothing(accepted):
+        # Nothing will ever reach this stream: holding it open would only tie
+        # up the connection (on serverless hosts, the whole invocation).
+        await session.notify(
+            "notifications/subscriptions/acknowledged",
+            mcp_types.SubscriptionsAcknowledgedNotificationParams(
+                notifications=mcp_types.SubscriptionFilter(), meta=tag
+            ),
+        )
+        return mcp_types.SubscriptionsListenResult(meta=tag)
     listener = Listener(accepted)
     listeners.add(listener)
     try:

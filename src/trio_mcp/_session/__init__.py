@@ -4,7 +4,7 @@ from ._context import Dispatcher, RequestContext
 from ._engine import Session
 from ._middleware import Call, Middleware
 from ._open import open_session
-from ._outbound import DEFAULT
+from ._outbound import DEFAULT, SessionDefault
 from ._statistics import SessionStatistics
 
 __all__ = [
@@ -14,6 +14,7 @@ __all__ = [
     "Dispatcher",
     "RequestContext",
     "Session",
+    "SessionDefault",
     "SessionStatistics",
     "open_session",
 ]

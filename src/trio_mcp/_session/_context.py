@@ -114,8 +114,11 @@ class RequestContext:
 
     @property
     def revision(self) -> Revision | None:
-        """The revision this request is served in: its own ``_meta`` version in
-        the modern era (ST-01), the session's negotiated one in the handshake era."""
+        """The revision this request is served in: its own ``_meta`` version in the
+        modern era, the session's negotiated one in the handshake era.
+
+        Spec: ST-01.
+        """
         request_meta = self._protocol.request_meta(self.request_id)
         if request_meta is not None:
             return REVISIONS[request_meta.protocol_version]
@@ -128,9 +131,12 @@ class RequestContext:
 
     @property
     def client_capabilities(self) -> JSONObject:
-        """The capabilities the peer declared *for this request*: its own
-        ``_meta`` in the modern era (never an earlier request's: ME-09), the
-        handshake's in the handshake era."""
+        """The capabilities the peer declared *for this request*: its own ``_meta`` in
+        the modern era (never an earlier request's), the handshake's in the handshake
+        era.
+
+        Spec: ME-09.
+        """
         request_meta = self._protocol.request_meta(self.request_id)
         if request_meta is not None:
             return request_meta.client_capabilities
@@ -189,9 +195,11 @@ class RequestContext:
 
     @property
     def may_send(self) -> bool:
-        """Whether a message about this request may still be sent: it has not
-        ended and the peer has not cancelled it, even if a deadline or shutdown
-        asked first (CN-05, CN-16)."""
+        """Whether a message about this request may still be sent: it has not ended and
+        the peer has not cancelled it, even if a deadline or shutdown asked first.
+
+        Spec: CN-05, CN-16.
+        """
         return self._protocol.may_send_for(self.request_id)
 
     @property
@@ -204,13 +212,12 @@ class RequestContext:
     ) -> None:
         """Send ``notifications/progress`` for this request.
 
-        Sends nothing when the request carried no progress token (PG-07) or has
-        already ended (PG-10), nor when the session's ``progress_interval``
-        rate limit holds it back (PG-09). ``message`` is dropped for 2024-11-05
-        peers.
+        Sends nothing when the request carried no progress token or has already ended,
+        nor when the session's ``progress_interval`` rate limit holds it back.
+        ``message`` is dropped for 2024-11-05 peers.
 
         Raises:
-            LocalProtocolError: *progress* is not greater than the last one (PG-04).
+            LocalProtocolError: *progress* is not greater than the last one.
 
         Cancellation:
             A checkpoint (so a loop that only reports progress can still be

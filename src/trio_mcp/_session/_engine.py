@@ -35,7 +35,9 @@ callable or two), never with the session:
 Shutdown (leaving ``open_session``, or :meth:`Session.aclose`) runs in a fixed
 order, each step bounded, all of it shielded (see :meth:`Session.aclose`).
 Losing the transport instead (EOF, a broken pipe, a keepalive ping that timed
-out) closes the session at once (:meth:`Session._close`).
+out) closes the session at once (:meth:`Session._close`); at EOF, open
+long-lived streams first get their final result, bounded (the peer may still
+read: :meth:`Session._end_streams_at_eof`).
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ from ._inbound import InboundRequests, NamesRequest
 from ._keepalive import Keepalive
 from ._middleware import Call, Chain, Middleware
 from ._notifier import Notifier
-from ._outbound import DEFAULT, OutboundCalls, time_limits
+from ._outbound import DEFAULT, OutboundCalls, SessionDefault, time_limits
 from ._statistics import SessionStatistics
 from ._writer import Writer
 
@@ -250,8 +252,8 @@ class Session:
         params: Any = None,
         *,
         on_progress: Callable[[Progress], None] | None = None,
-        progress_idle_timeout: float | None = DEFAULT,
-        max_duration: float | None = DEFAULT,
+        progress_idle_timeout: float | SessionDefault | None = DEFAULT,
+        max_duration: float | SessionDefault | None = DEFAULT,
         follows: RequestId | None = None,
         custom: bool = False,
     ) -> Any:
@@ -262,18 +264,18 @@ class Session:
             params: attrs params instance, JSON object, or None.
             on_progress: called (synchronously, in the reader task: keep it quick)
                 with each progress notification; asks the peer for progress.
-            progress_idle_timeout: seconds without a response or progress before
-                the request times out; each progress restarts it (TO-04). None
-                disables it. Default: the session's.
-            max_duration: hard cap in seconds, whatever progress says (TO-05).
-                None disables it. Default: the session's.
+            progress_idle_timeout: seconds without a response or progress before the
+                request times out; each progress restarts it. None disables it. Default:
+                the session's.
+            max_duration: hard cap in seconds, whatever progress says. None disables it.
+                Default: the session's.
             follows: the request this one retries (a 2026-07-28 multi
                 round-trip call); noted on the record.
             custom: *method* may be a custom method of the peer's (outside the
                 core set and this side's own): its params and result are JSON.
 
-        A long-lived request (``subscriptions/listen``) has no default
-        timeouts: it lasts until one side ends it (A-11).
+        A long-lived request (``subscriptions/listen``) has no default timeouts: it
+        lasts until one side ends it.
 
         Raises:
             RPCError: the peer answered with an error.
@@ -287,10 +289,10 @@ class Session:
             On cancellation (the caller's scope) or a timeout, the record ends
             CANCELLED with origin CALLER or DEADLINE, ``notifications/cancelled`` is
             queued (waiting at most ``cancel_notify_grace`` seconds for queue space;
-            never for ``initialize``, CN-03; nothing at all if the request was not
+            never for ``initialize``; nothing at all if the request was not
             yet written), a late response is ignored, and ``Cancelled`` propagates.
 
-        Spec: TO-01..TO-05, CN-01, CN-03, CN-07, PG-02.
+        Spec: TO-01..TO-05, CN-01, CN-03, CN-07, PG-02, A-11.
         """
         if not self._accepting or self._closed.is_set():
             raise self._closed_error()
@@ -330,8 +332,8 @@ class Session:
         message: Request,
         *,
         on_progress: Callable[[Progress], None] | None = None,
-        progress_idle_timeout: float | None = DEFAULT,
-        max_duration: float | None = DEFAULT,
+        progress_idle_timeout: float | SessionDefault | None = DEFAULT,
+        max_duration: float | SessionDefault | None = DEFAULT,
     ) -> Coroutine[Any, Any, Any]:
         """Send a request made by :meth:`prepare_request` and wait for its
         result: ``await session.call_prepared(message)``.
@@ -417,10 +419,9 @@ class Session:
         frames would race) and :class:`~trio_mcp.SessionClosed` once the
         session is closed (a frame fed then would find no session to serve it).
 
-        Cancellation: the frame is parsed and its requests started (each in
-        its task, SE-01) before the first checkpoint; cancelling the caller
-        while a refusal is being queued drops that refusal, as cancelling the
-        reader would.
+        Cancellation: the frame is parsed and its requests started (each in its task)
+        before the first checkpoint; cancelling the caller while a refusal is being
+        queued drops that refusal, as cancelling the reader would.
         """
         if not self._readerless:
             raise RuntimeError("feed() is for a session opened with reader=False")
@@ -431,13 +432,15 @@ class Session:
         await self._take_frame(data)
 
     def feed_eof(self) -> None:
-        """The peer's side ended, told by the owner of a ``reader=False``
-        session: what the reader does on end-of-channel. Pending calls fail
-        and running requests are cancelled, origin ``transport`` (HM-13,
-        CN-13); the session is closed. Idempotent; no-op once closed.
+        """The peer's side ended, told by the owner of a ``reader=False`` session: what
+        the reader does on end-of-channel. Pending calls fail and running requests are
+        cancelled, origin ``transport``; the session is closed. Idempotent; no-op once
+        closed.
 
         Cancellation: synchronous; the cancelled handlers end in their own
         tasks.
+
+        Spec: HM-13, CN-13.
         """
         if not self._readerless:
             raise RuntimeError("feed_eof() is for a session opened with reader=False")
@@ -711,9 +714,27 @@ class Session:
                 # would keep it until the next one).
                 data = None
         except trio.EndOfChannel:
+            if self._inbound.streams:
+                await self._end_streams_at_eof()
             self._transport_lost("the peer closed the connection")
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             self._transport_lost(f"transport failed while reading: {exc!r}", exc)
+
+    async def _end_streams_at_eof(self) -> None:
+        """The peer's input ended while long-lived streams are open. The peer
+        may still read ours (a stdio client ends a session by closing the
+        server's stdin first), so each stream ends as at shutdown, with its
+        final result (SB-09), written before the session closes; bounded by
+        ``cancel_notify_grace``. Ordinary requests are left to the close that
+        follows (cancelled, origin ``transport``), as at any end of input.
+
+        Cancellation: bounded and shielded, as the shutdown it stands for.
+        """
+        self._stop_accepting()
+        with trio.CancelScope(shield=True), trio.move_on_after(self.cancel_notify_grace):
+            await self._inbound.wait_streams_ended()
+            self._writer.close()
+            await self._writer.wait_done()
 
     async def _take_frame(self, data: bytes) -> None:
         """One inbound frame, read by the reader or fed by the owner: seen by

@@ -126,6 +126,7 @@ class InboundRequests(Generic[ContextT]):
         "_nursery",
         "_protocol",
         "_queue_reply",
+        "_streams_idle",
         "_warned_reuse",
         "_work_idle",
         "streams",
@@ -162,6 +163,7 @@ class InboundRequests(Generic[ContextT]):
         # all but the streams.
         self._idle: trio.Event | None = None
         self._work_idle: trio.Event | None = None
+        self._streams_idle: trio.Event | None = None
 
     def start(self, event: RequestReceived) -> Message | None:
         """Act on a request as it arrives (called by the reader, in arrival order).
@@ -282,10 +284,25 @@ class InboundRequests(Generic[ContextT]):
                 self._work_idle = trio.Event()
             await self._work_idle.wait()
 
+    async def wait_streams_ended(self) -> None:
+        """Block until no long-lived stream's task is running.
+
+        Cancellation: a plain wait; nothing changes if it is cancelled.
+        """
+        if self.streams == 0:
+            await trio.lowlevel.checkpoint()
+            return
+        if self._streams_idle is None:
+            self._streams_idle = trio.Event()
+        await self._streams_idle.wait()
+
     def _task_ended(self, long_lived: bool) -> None:
         self.tasks -= 1
         if long_lived:
             self.streams -= 1
+            if self.streams == 0 and self._streams_idle is not None:
+                self._streams_idle.set()
+                self._streams_idle = None
         if self.tasks == 0 and self._idle is not None:
             self._idle.set()
             self._idle = None

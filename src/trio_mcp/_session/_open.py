@@ -68,10 +68,9 @@ def open_session(
         dispatcher: answers the peer's requests and notifications.
         max_concurrent: inbound handlers running at once (None: no limit);
             requests beyond it wait, visibly QUEUED.
-        max_queued: requests that may wait for a slot (None: no bound); one
-            more is answered at once with -32005 "too many requests", FAILED,
-            and gets no task (reliability R-09). Without *max_concurrent*
-            nothing waits and this has no effect.
+        max_queued: requests that may wait for a slot (None: no bound); one more is
+            answered at once with -32005 "too many requests", FAILED, and gets no task.
+            Without *max_concurrent* nothing waits and this has no effect.
         outgoing_buffer: size of the bounded outgoing queue.
         progress_idle_timeout, max_duration: defaults for :meth:`Session.request`.
         shutdown_grace: how long inbound requests may settle at shutdown.
@@ -79,26 +78,25 @@ def open_session(
             shutdown paths (queueing a cancel, flushing, closing the transport).
         observer: sees every request transition and every frame (the
             connection is made with it).
-        keepalive_interval: ping the peer this many seconds after each answered
-            ping (None: no keepalive; PI-04).
+        keepalive_interval: ping the peer this many seconds after each answered ping
+            (None: no keepalive).
         keepalive_timeout: a ping unanswered for this many seconds (default:
-            ``keepalive_interval``) closes the session as a connection failure:
-            close origin TRANSPORT, reason ``"ping timeout after Ns"``, pending
-            calls fail with :class:`SessionClosed` (PI-03, PI-05, TO-07).
-        progress_interval: rate limit of the progress *we* send (PG-09): at
-            most one notification per inbound request every this many seconds;
-            reports in between are not sent (the record still shows them),
-            except one that reaches its ``total``. 0 (the default) sends every
-            report, which peers and the conformance suite expect.
-        max_message_size: the bound on one inbound frame, in bytes, for this
-            session: the connection is made with it, and it is set on the
-            transport when it offers :class:`~trio_mcp.lowlevel.BoundedTransport`
-            (stdio framing, the HTTP client). None: the transport's own bound
-            when it has one, else 16 MiB. It is also the memory one frame may
-            take while it is read. A frame over it is refused unparsed: a request answered
-            -32600 with the id read from its head or tail, a response failing
-            its call with :class:`~trio_mcp.ResponseTooLarge`; the session goes
-            on (BP-28).
+            ``keepalive_interval``) closes the session as a connection failure: close
+            origin TRANSPORT, reason ``"ping timeout after Ns"``, pending calls fail
+            with :class:`SessionClosed`.
+        progress_interval: rate limit of the progress *we* send: at most one
+            notification per inbound request every this many seconds; reports in between
+            are not sent (the record still shows them), except one that reaches its
+            ``total``. 0 (the default) sends every report, which peers and the
+            conformance suite expect.
+        max_message_size: the bound on one inbound frame, in bytes, for this session:
+            the connection is made with it, and it is set on the transport when it
+            offers :class:`~trio_mcp.lowlevel.BoundedTransport` (stdio framing, the HTTP
+            client). None: the transport's own bound when it has one, else 16 MiB. It is
+            also the memory one frame may take while it is read. A frame over it is
+            refused unparsed: a request answered -32600 with the id read from its head
+            or tail, a response failing its call with
+            :class:`~trio_mcp.ResponseTooLarge`; the session goes on.
         reader: False: no reader task. Either the owner hands every inbound
             frame to the session itself (:meth:`Session.feed`, then
             :meth:`Session.feed_eof` when the peer's side ends; the
@@ -121,6 +119,8 @@ def open_session(
         -32001 replies, no ``notifications/cancelled``); records still end and
         the transport is still closed. A handler that shields itself delays the
         exit for as long as it shields (its late reply is dropped).
+
+    Spec: R-09, PI-03, PI-05, TO-07, PG-09, BP-28, PI-04.
     """
     if isinstance(protocol, Connection):
         raise TypeError(

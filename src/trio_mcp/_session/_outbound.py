@@ -25,9 +25,10 @@ connection and the session's :class:`~trio_mcp._session._writer.Writer`.
 
 from __future__ import annotations
 
+import enum
 import math
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import trio
 from outcome import Error, Value
@@ -55,8 +56,25 @@ from ..protocol import (
 )
 from ._writer import Writer
 
-#: Used for "the session's default" in per-call arguments.
-DEFAULT: Any = object()
+
+class SessionDefault(enum.Enum):
+    """The type of :data:`DEFAULT`: a per-call argument left to the session.
+
+    A one-member enum, so a type checker narrows ``x is DEFAULT`` away, and a signature
+    shown by ``help()`` reads ``= the session's default`` rather than an object's
+    address.
+    """
+
+    DEFAULT = "the session's default"
+
+    def __repr__(self) -> str:
+        return self.value
+
+
+#: A per-call time limit left to the session (``progress_idle_timeout=``,
+#: ``max_duration=`` of :func:`open_session`), or to none at all for a
+#: long-lived request.
+DEFAULT: Final = SessionDefault.DEFAULT
 
 
 class TimeLimits(Protocol):
@@ -67,7 +85,10 @@ class TimeLimits(Protocol):
 
 
 def time_limits(
-    method: str, idle: float | None, total: float | None, defaults: TimeLimits
+    method: str,
+    idle: float | SessionDefault | None,
+    total: float | SessionDefault | None,
+    defaults: TimeLimits,
 ) -> tuple[float | None, float | None]:
     """A request's two time limits (the idle timeout and the hard cap),
     DEFAULT replaced by those of *defaults*, or by none at all for a

@@ -14,7 +14,7 @@ it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from .. import types as mcp_types
@@ -23,12 +23,20 @@ from .._session import RequestContext
 from ._methods import TaskMethods
 
 
-def tasks_extension(methods: TaskMethods, *, declared_if: Callable[[], bool]) -> Extension:
+def tasks_extension(
+    methods: TaskMethods,
+    *,
+    declared_if: Callable[[], bool],
+    only: Collection[str] | None = None,
+) -> Extension:
     """The extension whose methods *methods* answers (both wire forms),
-    declared in 2026-07-28 while *declared_if* says so."""
+    declared in 2026-07-28 while *declared_if* says so; *only*: just these
+    of its methods (a 2025-11-25 client answers ``tasks/get``,
+    ``tasks/result`` and ``tasks/cancel`` for the tasks its server made)."""
     extension = Extension(mcp_types.TASKS_EXTENSION, declared_if=declared_if, in_handshake=False)
     for method, answer in methods.handlers().items():
-        extension.add_request(method, _answering(answer))
+        if only is None or method in only:
+            extension.add_request(method, _answering(answer))
     return extension
 
 

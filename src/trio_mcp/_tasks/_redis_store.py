@@ -439,10 +439,11 @@ class RedisTaskStore:
         prefix: the start of every key and of the change channel.
         key_margin: seconds a key outlives its logical expiry in Redis (default
             an hour): the backstop that frees the keys of an abandoned store.
-
-    ``clock``, ``max_tasks``, ``max_tasks_per_owner``, ``remember_expired`` and
-    ``max_remembered`` are as for :class:`~trio_mcp.lowlevel.MemoryTaskStore`;
-    the bounds count every task under the prefix, whoever created it.
+        clock, max_tasks, max_tasks_per_owner: as for
+            :class:`~trio_mcp.tasks.MemoryTaskStore`; the bounds count every task under
+            the prefix, whoever created it.
+        remember_expired, max_remembered: as for
+            :class:`~trio_mcp.tasks.MemoryTaskStore`.
 
     The store must be entered, ``async with RedisTaskStore(...) as store:``, in
     the task that will leave it: that opens the client (for a URL), checks
@@ -645,10 +646,13 @@ class RedisTaskStore:
     # -- the TaskStore methods
 
     async def create(self, record: TaskRecord, owner: Owner) -> None:
-        """See :meth:`TaskStore.create <trio_mcp._tasks._store.TaskStore.create>`
-        (TK-07, TK-18). Atomic: the duplicate check (held or remembered as
-        expired), the bounds (after dropping expired tasks) and the write are
-        one script. Cancelled, the task was not created; returned, it was."""
+        """See :meth:`TaskStore.create <trio_mcp.tasks.TaskStore.create>`. Atomic: the
+        duplicate check (held or remembered as expired), the bounds (after dropping
+        expired tasks) and the write are one script. Cancelled, the task was not
+        created; returned, it was.
+
+        Spec: TK-07, TK-18.
+        """
         encoded_owner = _encode_owner(owner)
         now = self.clock()
         due, px = self._expiry(record, now)
@@ -672,26 +676,31 @@ class RedisTaskStore:
             )
 
     async def get(self, task_id: str, owner: Owner) -> TaskRecord | None:
-        """See :meth:`TaskStore.get <trio_mcp._tasks._store.TaskStore.get>`
-        (TK-18: another owner's task answers None). Cancellable; may drop the
-        task if it is due."""
+        """See :meth:`TaskStore.get <trio_mcp.tasks.TaskStore.get>` (another owner's
+        task answers None). Cancellable; may drop the task if it is due.
+
+        Spec: TK-18.
+        """
         await trio.lowlevel.checkpoint()
         raw = await self._call("get", self.clock(), task_id, _encode_owner(owner))
         return None if raw is None else decode_record(raw)
 
     async def expired(self, task_id: str, owner: Owner) -> bool:
-        """See :meth:`TaskStore.expired <trio_mcp._tasks._store.TaskStore.expired>`
-        (TK-17). Cancellable."""
+        """See :meth:`TaskStore.expired <trio_mcp.tasks.TaskStore.expired>`.
+        Cancellable.
+
+        Spec: TK-17.
+        """
         await trio.lowlevel.checkpoint()
         return bool(await self._call("expired", self.clock(), task_id, _encode_owner(owner)))
 
     async def update(
         self, task_id: str, expected: TaskRecord, new_record: TaskRecord
     ) -> TaskRecord:
-        """See :meth:`TaskStore.update <trio_mcp._tasks._store.TaskStore.update>`.
-        Atomic compare-and-set of the whole record (the stored bytes against
-        *expected*'s, then, if they differ, the decoded record against
-        *expected*). Cancelled, nothing was written; returned, the write is done."""
+        """See :meth:`TaskStore.update <trio_mcp.tasks.TaskStore.update>`. Atomic
+        compare-and-set of the whole record (the stored bytes against *expected*'s,
+        then, if they differ, the decoded record against *expected*). Cancelled, nothing
+        was written; returned, the write is done."""
         if new_record.task_id != task_id or expected.task_id != task_id:
             raise ValueError(f"an update of task {task_id!r} must carry its records")
         await trio.lowlevel.checkpoint_if_cancelled()
@@ -720,17 +729,20 @@ class RedisTaskStore:
             expected_raw = reply[1]
 
     async def delete(self, task_id: str) -> TaskRecord | None:
-        """See :meth:`TaskStore.delete <trio_mcp._tasks._store.TaskStore.delete>`.
-        Atomic; cancelled, nothing was removed; returned, it was."""
+        """See :meth:`TaskStore.delete <trio_mcp.tasks.TaskStore.delete>`. Atomic;
+        cancelled, nothing was removed; returned, it was."""
         raw = await self._write("delete", self.clock(), task_id)
         return None if raw is None else decode_record(raw)
 
     async def list(
         self, owner: Owner, cursor: str | None, limit: int
     ) -> tuple[Sequence[TaskRecord], str | None]:
-        """See :meth:`TaskStore.list <trio_mcp._tasks._store.TaskStore.list>`
-        (TK-15, TK-17, TK-18). One script: expired tasks are dropped, then the
-        page is read, so a page is a consistent view. Cancellable."""
+        """See :meth:`TaskStore.list <trio_mcp.tasks.TaskStore.list>`. One script:
+        expired tasks are dropped, then the page is read, so a page is a consistent
+        view. Cancellable.
+
+        Spec: TK-15, TK-17, TK-18.
+        """
         await trio.lowlevel.checkpoint()
         if limit < 1:
             raise ValueError("limit must be at least 1")
@@ -747,11 +759,13 @@ class RedisTaskStore:
         return records, next_cursor
 
     async def wait_changed(self, task_id: str, seen: TaskRecord) -> TaskRecord | None:
-        """See :meth:`TaskStore.wait_changed <trio_mcp._tasks._store.TaskStore.wait_changed>`
-        (TK-12, TK-14): woken by a change published by any process, by the
-        task's removal, and when its ttl is due by the store's clock.
-        Cancellable at any point; the store is unchanged and the waiter's
-        event unregistered."""
+        """See :meth:`TaskStore.wait_changed <trio_mcp.tasks.TaskStore.wait_changed>`:
+        woken by a change published by any process, by the task's removal, and when its
+        ttl is due by the store's clock. Cancellable at any point; the store is
+        unchanged and the waiter's event unregistered.
+
+        Spec: TK-12, TK-14.
+        """
         await trio.lowlevel.checkpoint()
         self._watchers[task_id] = self._watchers.get(task_id, 0) + 1
         try:
@@ -785,11 +799,14 @@ class RedisTaskStore:
                 self._changed.pop(task_id, None)
 
     async def expire_due(self, now: float | None = None) -> Sequence[TaskRecord]:
-        """See :meth:`TaskStore.expire_due <trio_mcp._tasks._store.TaskStore.expire_due>`
-        (TK-10, TK-18). One script drops every due task, oldest first, and
-        forgets the remembered ids past ``remember_expired``; the ``EXPIRE``
-        snapshots of the running ones are computed here from their last
-        records. Cancelled, nothing was dropped; returned, all of them were."""
+        """See :meth:`TaskStore.expire_due <trio_mcp.tasks.TaskStore.expire_due>`. One
+        script drops every due task, oldest first, and forgets the remembered ids past
+        ``remember_expired``; the ``EXPIRE`` snapshots of the running ones are computed
+        here from their last records. Cancelled, nothing was dropped; returned, all of
+        them were.
+
+        Spec: TK-10, TK-18.
+        """
         when = self.clock() if now is None else now
         raws = await self._write("expire_due", when)
         return [expire_task(decode_record(raw), when) for raw in raws]

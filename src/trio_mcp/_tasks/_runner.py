@@ -153,19 +153,21 @@ class TaskRunner:
         store: where the records live (default: a :class:`MemoryTaskStore`);
             give every worker of a scaled-out server the same shared store.
         default_ttl_ms: the ttl of a task whose request names none.
-        max_ttl_ms: the cap on any ttl (a longer one asked for is lowered;
-            the record says the ttl granted, TK-10, TK-18).
+        max_ttl_ms: the cap on any ttl (a longer one asked for is lowered; the record
+            says the ttl granted).
         poll_interval_ms: the ``pollInterval`` suggested to requestors.
-        max_running: tasks working at once in this runner; one more is
-            refused -32603 naming the bound (TK-18).
+        max_running: tasks working at once in this runner; one more is refused -32603
+            naming the bound.
         creation_rate, creation_burst: tasks created a second on average, and
             at most in a burst (a token bucket on Trio's clock); one more is
             refused -32603 naming the bound and the seconds until the next is
             allowed (``data.retryAfter``). ``creation_rate=None``: no bound.
-        list_page: tasks per ``tasks/list`` page (TK-15).
+        list_page: tasks per ``tasks/list`` page.
         clock: seconds since the epoch (the store's clock should agree).
 
     Not thread-safe; one per :class:`~trio_mcp.Server`.
+
+    Spec: TK-18, TK-15, TK-10.
     """
 
     def __init__(
@@ -253,11 +255,10 @@ class TaskRunner:
                 nursery.cancel_scope.cancel(reason="the server is shutting down")
 
     def serving(self) -> AbstractAsyncContextManager[TaskRunner]:
-        """:meth:`running`, unless it is open already (then the block just
-        uses it): what each ``serve_*`` entry point and
-        :func:`~trio_mcp._server._serve.serve_session` open, so the outermost
-        one owns the runner and everything inside shares it. Which of the two
-        is decided when this is called (enter the result at once).
+        """:meth:`running`, unless it is open already (then the block just uses it):
+        what each ``serve_*`` entry point and :func:`~trio_mcp.serve_session` open, so
+        the outermost one owns the runner and everything inside shares it. Which of the
+        two is decided when this is called (enter the result at once).
 
         The shared case is a plain ``nullcontext``: every session of an HTTP
         server enters it and holds it while it lives, and a generator-based
@@ -272,7 +273,10 @@ class TaskRunner:
     # ------------------------------------------------------------ starting
 
     def granted_ttl(self, asked_ms: int | None) -> int | None:
-        """The ttl a task gets when *asked_ms* was asked for (TK-10, TK-18)."""
+        """The ttl a task gets when *asked_ms* was asked for.
+
+        Spec: TK-10, TK-18.
+        """
         ttl = self.default_ttl_ms if asked_ms is None else asked_ms
         if ttl is None:
             return None
@@ -287,11 +291,10 @@ class TaskRunner:
         owner: Owner,
         ttl_ms: int | None = None,
     ) -> TaskRecord:
-        """Create a task continuing *request* (which is running) and start its
-        work, ``work(record)()``, in the runner's nursery. Returns the record
-        as created: the task is in the store (a ``tasks/get`` finds it) before
-        this returns, so the ``CreateTaskResult`` may be sent (SEP-2663's
-        strong consistency, TK-11).
+        """Create a task continuing *request* (which is running) and start its work,
+        ``work(record)()``, in the runner's nursery. Returns the record as created: the
+        task is in the store (a ``tasks/get`` finds it) before this returns, so the
+        ``CreateTaskResult`` may be sent (SEP-2663's strong consistency).
 
         Raises:
             RPCError: -32603 when the runner is not running, or a bound is
@@ -299,6 +302,8 @@ class TaskRunner:
 
         Cancellation: cancelled before the store write, nothing was created;
         after it, the work is started all the same (the write is shielded).
+
+        Spec: TK-11.
         """
         nursery = self._nursery
         if nursery is None:
@@ -515,10 +520,13 @@ class TaskRunner:
         return taken
 
     async def note_input(self, task_id: str, owner: Owner, *, waiting: bool) -> None:
-        """2025-11-25 form: the work sent (*waiting*) or got back its input
-        requests: ``INPUT_REQUIRED`` then ``WORKING`` (TK-09).
+        """2025-11-25 form: the work sent (*waiting*) or got back its input requests:
+        ``INPUT_REQUIRED`` then ``WORKING``.
 
-        Cancellation: cancelled before the write, nothing changed."""
+        Cancellation: cancelled before the write, nothing changed.
+
+        Spec: TK-09.
+        """
         event = TaskEvent.NEED_INPUT if waiting else TaskEvent.INPUT_RECEIVED
         cause = TaskCause.WORK if waiting else TaskCause.REQUESTOR
         await self._move(task_id, owner, lambda r: apply_task_event(r, event, self.clock(), cause))
@@ -529,10 +537,12 @@ class TaskRunner:
         """*owner*'s task *task_id* (``tasks/get``).
 
         Raises:
-            RPCError: -32602 for an unknown, expired or another owner's task
-                (the same answer: a task's existence does not leak, TK-17, TK-18).
+            RPCError: -32602 for an unknown, expired or another owner's task (the same
+                answer: a task's existence does not leak).
 
         Cancellation: a read; nothing to undo.
+
+        Spec: TK-17, TK-18.
         """
         record = await self.store.get(task_id, owner)
         if record is None:
@@ -542,12 +552,14 @@ class TaskRunner:
         return record
 
     async def wait_terminal(self, task_id: str, owner: Owner) -> TaskRecord:
-        """Block until the task is terminal; its record (``tasks/result``, TK-12).
+        """Block until the task is terminal; its record (``tasks/result``).
 
         Raises:
             RPCError: -32602 as :meth:`get`, also when the task goes while waited for.
 
         Cancellation: cancellable while waiting; nothing changes.
+
+        Spec: TK-12.
         """
         record: TaskRecord | None = await self.get(task_id, owner)
         while record is not None and not record.is_terminal:
@@ -559,15 +571,17 @@ class TaskRunner:
     async def cancel(self, task_id: str, owner: Owner, *, form: TaskForm) -> TaskRecord:
         """``tasks/cancel``: record the ask (cause ``REQUESTOR``) and stop the work.
 
-        2025-11-25: the task is ``CANCELLED`` before this returns, and a
-        terminal task is -32602 (TK-16). The extension: the ask only
-        (cooperative); a terminal task is acknowledged as it is.
+        2025-11-25: the task is ``CANCELLED`` before this returns, and a terminal task
+        is -32602. The extension: the ask only (cooperative); a terminal task is
+        acknowledged as it is.
 
         Raises:
             RPCError: -32602 as :meth:`get`; for a terminal task (2025-11-25).
 
         Cancellation: cancelled before the write, nothing was asked; once the
         ask is written it stands (the work is stopped by its watcher).
+
+        Spec: TK-16.
         """
         record = await self.get(task_id, owner)
         if record.is_terminal:
@@ -650,12 +664,14 @@ class TaskRunner:
     async def list(
         self, owner: Owner, cursor: str | None
     ) -> tuple[Sequence[TaskRecord], str | None]:
-        """One page of *owner*'s tasks (``tasks/list``, TK-15).
+        """One page of *owner*'s tasks (``tasks/list``).
 
         Raises:
             RPCError: -32602 for a cursor the store did not make.
 
         Cancellation: a read; nothing to undo.
+
+        Spec: TK-15.
         """
         try:
             return await self.store.list(owner, cursor, self.list_page)

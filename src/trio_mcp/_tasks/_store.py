@@ -139,37 +139,45 @@ _Records = list[TaskRecord]
 class TaskStore(Protocol):
     """What the server needs from a task store (see the module docstring).
 
-    Every method is a checkpoint. A store must keep owners apart (TK-18), keep
-    creation order for :meth:`list`, and never hand out a record past its ttl.
+    Every method is a checkpoint. A store must keep owners apart, keep creation order
+    for :meth:`list`, and never hand out a record past its ttl.
+
+    Spec: TK-18.
     """
 
     async def create(self, record: TaskRecord, owner: Owner) -> None:
         """Hold a new task, bound to *owner*.
 
         Raises:
-            TaskExists: its ``task_id`` is held (TK-07).
+            TaskExists: its ``task_id`` is held.
             TaskLimitExceeded: a bound is reached (expired tasks are dropped first).
 
         Cancellation:
             Cancelled, the task was not created; returned, it was.
+
+        Spec: TK-07.
         """
         ...
 
     async def get(self, task_id: str, owner: Owner) -> TaskRecord | None:
-        """The task's record; None when unknown, expired, or another owner's (TK-18).
+        """The task's record; None when unknown, expired, or another owner's.
 
         Cancellation:
             Nothing to undo: a cancelled get changes nothing but may have dropped
             expired records, as any access may.
+
+        Spec: TK-18.
         """
         ...
 
     async def expired(self, task_id: str, owner: Owner) -> bool:
-        """Whether *owner*'s task *task_id* was dropped for its ttl recently (so
-        the reply can say "expired" rather than "unknown"; both are -32602, TK-17).
+        """Whether *owner*'s task *task_id* was dropped for its ttl recently (so the
+        reply can say "expired" rather than "unknown"; both are -32602).
 
         Cancellation:
             Nothing to undo.
+
+        Spec: TK-17.
         """
         ...
 
@@ -195,20 +203,22 @@ class TaskStore(Protocol):
         ...
 
     async def delete(self, task_id: str) -> TaskRecord | None:
-        """Remove a task (a receiver may delete a cancelled task at any time,
-        TK-16); its last record, or None if unknown. Waiters wake with None.
+        """Remove a task (a receiver may delete a cancelled task at any time); its last
+        record, or None if unknown. Waiters wake with None.
 
         Cancellation:
             Cancelled, nothing was removed; returned, it was.
+
+        Spec: TK-16.
         """
         ...
 
     async def list(
         self, owner: Owner, cursor: str | None, limit: int
     ) -> tuple[Sequence[TaskRecord], str | None]:
-        """One page of *owner*'s tasks, oldest first, and the cursor of the next
-        page (None at the end, TK-15). A task created or dropped between pages
-        neither shifts nor repeats the others.
+        """One page of *owner*'s tasks, oldest first, and the cursor of the next page
+        (None at the end). A task created or dropped between pages neither shifts nor
+        repeats the others.
 
         Raises:
             InvalidCursor: *cursor* was not made by this store's :meth:`list`.
@@ -216,28 +226,34 @@ class TaskStore(Protocol):
 
         Cancellation:
             Nothing to undo.
+
+        Spec: TK-15.
         """
         ...
 
     async def wait_changed(self, task_id: str, seen: TaskRecord) -> TaskRecord | None:
-        """Block until the task's record differs from *seen*; the new record, or
-        None once the task is gone (deleted, expired, never held). Returns at
-        once if it already differs. What a waiting ``tasks/result`` or a status
-        push uses (TK-12, TK-14); the caller got *seen* with its owner.
+        """Block until the task's record differs from *seen*; the new record, or None
+        once the task is gone (deleted, expired, never held). Returns at once if it
+        already differs. What a waiting ``tasks/result`` or a status push uses; the
+        caller got *seen* with its owner.
 
         Cancellation:
             Cancellable at any point while waiting; the store is unchanged.
+
+        Spec: TK-12, TK-14.
         """
         ...
 
     async def expire_due(self, now: float | None = None) -> Sequence[TaskRecord]:
-        """Drop every task whose ttl has elapsed at *now* (default: the store's
-        clock), oldest first (TK-10, TK-18: expired tasks are cleaned up). One
-        still running is moved ``EXPIRE`` (to ``FAILED``) first; the returned
-        records are the last snapshots, for the layer above to stop their work.
+        """Drop every task whose ttl has elapsed at *now* (default: the store's clock),
+        oldest first (expired tasks are cleaned up). One still running is moved
+        ``EXPIRE`` (to ``FAILED``) first; the returned records are the last snapshots,
+        for the layer above to stop their work.
 
         Cancellation:
             Cancelled, nothing was dropped; returned, all of them were.
+
+        Spec: TK-10, TK-18.
         """
         ...
 
@@ -285,13 +301,15 @@ class MemoryTaskStore:
         max_remembered: expired ids remembered at most, oldest forgotten first
             (default 10 000).
 
-    Terminal tasks count against the bounds until their ttl drops them (or they
-    are deleted): the server caps the ttl (TK-18). Memory: a record is a few
-    hundred bytes plus its moves; with the defaults, 10 000 of them.
+    Terminal tasks count against the bounds until their ttl drops them (or they are
+    deleted): the server caps the ttl. Memory: a record is a few hundred bytes plus its
+    moves; with the defaults, 10 000 of them.
 
     Waiting (:meth:`wait_changed`) uses Trio: a waiter parks on an event that
     every write to its task sets, and, for a task with a ttl, also sleeps on
     Trio's clock until its expiry is due by the store's clock.
+
+    Spec: TK-18.
     """
 
     def __init__(

@@ -42,16 +42,28 @@ _SHORT_HISTORY = 32
 class ProtocolStatistics:
     """Counters kept by :class:`Connection` (the session adds its own on top)."""
 
+    #: Requests from the peer not yet finished (queued or running).
     in_flight_inbound: int
+    #: Our requests not yet finished (not yet written, or awaiting the answer).
     in_flight_outbound: int
+    #: The most requests from the peer (inbound only) in flight at once so far.
     peak_in_flight_inbound: int
+    #: Requests finished COMPLETED so far, both directions.
     completed: int
+    #: Requests finished FAILED so far, both directions.
     failed: int
+    #: Requests finished CANCELLED so far, both directions, whoever asked.
     cancelled: int
+    #: Messages from the peer ignored without an answer (a late response, a
+    #: cancel or progress for an unknown or finished request).
     ignored_events: int
+    #: Messages from the peer refused as invalid (not JSON, not JSON-RPC, or
+    #: not allowed now).
     invalid_messages: int
-    #: Requests accepted although the peer had used their id before (after the
-    #: first use was answered): a peer bug (BP-04) tolerated for compatibility.
+    #: Requests accepted although the peer had used their id before (after the first use
+    #: was answered): a peer bug tolerated for compatibility.
+    #:
+    #: Spec: BP-04.
     reused_ids: int = 0
 
 

@@ -48,10 +48,11 @@ class FrameError:
 
     ``reply`` is the error response owed to the peer (None when nothing may be sent
     back, e.g. for a malformed response). ``response_id`` is the readable id of a
-    malformed *response* (its caller can be failed at once, J-07/J-08);
-    ``too_large`` marks a frame over the size bound (never parsed): its id, when a
-    bounded scan of its head and tail reads one (:func:`~trio_mcp.protocol._head.scan_frame`),
-    is the reply's id for a request and ``response_id`` for a response.
+    malformed *response* (its caller can be failed at once); ``too_large`` marks a frame
+    over the size bound (never parsed): its id, when a bounded scan of its head and tail
+    reads one, is the reply's id for a request and ``response_id`` for a response.
+
+    Spec: J-07, J-08.
     """
 
     reply: ErrorResponse | None

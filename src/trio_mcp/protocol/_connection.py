@@ -165,20 +165,20 @@ class Connection:
             kept as given.
         instructions: server only, sent in the initialize and discover results.
         supported_versions: revisions we speak, newest first (each one of
-            :data:`~trio_mcp.protocol.REVISIONS`): the handshake-era ones are
-            negotiated by ``initialize``, the modern ones named per request.
-            Both eras by default (a dual-era server, VR-08); without a modern
-            version a server treats every request as the handshake era's;
-            without a handshake version it answers ``initialize`` with -32022
-            naming what it speaks (VR-13).
-        modern_capabilities, cache_hints, result_server_info: a server's
-            2026-07-28 results: see :class:`~trio_mcp.protocol._modern.ModernEra`.
+            :data:`~trio_mcp.protocol.REVISIONS`): the handshake-era ones are negotiated
+            by ``initialize``, the modern ones named per request. Both eras by default
+            (a dual-era server); without a modern version a server treats every request
+            as the handshake era's; without a handshake version it answers
+            ``initialize`` with -32022 naming what it speaks.
+        modern_capabilities, cache_hints, result_server_info: a server's 2026-07-28
+            results: the capabilities a ``server/discover`` answer declares, the cache
+            hints (ttl and scope) each list result carries, and whether results carry
+            ``serverInfo`` in their ``_meta``.
         clock: where timestamps come from (a session passes Trio's clock).
         observer: sees every request transition (None: nobody, and snapshots
             are then not built at all).
-        progress_interval: seconds between two progress notifications of one
-            inbound request (0: every report is sent); see
-            :meth:`progress_notification` (PG-09).
+        progress_interval: seconds between two progress notifications of one inbound
+            request (0: every report is sent); see :meth:`progress_notification`.
         max_message_size: bound on one inbound frame, in bytes (16 MiB by
             default). A frame over it is refused unparsed, with the id a bounded
             scan of its head reads (see :func:`~trio_mcp.protocol.decode`).
@@ -191,6 +191,8 @@ class Connection:
     Raises:
         ValueError: a version in *supported_versions* is not a known revision,
             or *progress_interval* is negative.
+
+    Spec: VR-13, PG-09, VR-08.
     """
 
     # Slots: one Connection per session, and its attributes would otherwise
@@ -339,7 +341,10 @@ class Connection:
 
     @property
     def progress_interval(self) -> float:
-        """Seconds between two progress notifications of one inbound request (PG-09)."""
+        """Seconds between two progress notifications of one inbound request.
+
+        Spec: PG-09.
+        """
         return self._progress.interval
 
     @property
@@ -398,23 +403,23 @@ class Connection:
     ) -> Request:
         """Make an outbound request and its QUEUED record.
 
-        ``params`` is an attrs instance of the method's params type, a JSON
-        object, or None. With *want_progress* the request carries
-        ``_meta.progressToken`` (equal to its id, so unique among active requests,
-        PG-02). A client in the modern era adds the protocol version, its
-        capabilities and its ``clientInfo`` to every request's ``_meta``
-        (ME-06, ME-08); keys the caller put in ``_meta`` are kept. *follows*
-        names the round this request retries (a multi round-trip call, PT-14):
-        it goes on the record only. With *custom*, a method outside the core
-        set that this side does not define is the peer's custom method: its
-        params and result are JSON objects.
+        ``params`` is an attrs instance of the method's params type, a JSON object, or
+        None. With *want_progress* the request carries ``_meta.progressToken`` (equal to
+        its id, so unique among active requests). A client in the modern era adds the
+        protocol version, its capabilities and its ``clientInfo`` to every request's
+        ``_meta``; keys the caller put in ``_meta`` are kept. *follows* names the round
+        this request retries (a multi round-trip call): it goes on the record only.
+        With *custom*, a method outside the core set that this side does not
+        define is the peer's custom method: its params and result are JSON objects.
 
         Raises:
-            LocalProtocolError: the method is unknown, goes the wrong way, does
-                not exist in the negotiated revision, is not allowed in the current
-                lifecycle state (LC-05, LC-06), or needs a capability the peer did
-                not declare (LC-11); or *params* is not JSON (NaN, Infinity, a
-                lone surrogate, an object JSON has no form for).
+            LocalProtocolError: the method is unknown, goes the wrong way, does not
+                exist in the negotiated revision, is not allowed in the current
+                lifecycle state, or needs a capability the peer did not declare; or
+                *params* is not JSON (NaN, Infinity, a lone surrogate, an object JSON
+                has no form for).
+
+        Spec: ME-06, ME-08, LC-05, LC-06, LC-11, PG-02, PT-14.
         """
         spec = self._check_outbound(method, Kind.REQUEST, custom)
         lifecycle = self._lifecycle
@@ -470,9 +475,11 @@ class Connection:
         Raises:
             LocalProtocolError: for ``notifications/cancelled`` and
                 ``notifications/progress``, which only :meth:`cancel_outbound` and
-                :meth:`progress_notification` make (they enforce CN-02, CN-03,
-                PG-04, PG-07 and PG-10), and as :meth:`send_request` otherwise
-                (including params that are not JSON).
+                :meth:`progress_notification` make (they enforce the rules on cancels
+                and progress), and as :meth:`send_request` otherwise (including params
+                that are not JSON).
+
+        Spec: CN-02, CN-03, PG-04, PG-07, PG-10.
         """
         if method in ("notifications/cancelled", "notifications/progress"):
             raise LocalProtocolError(
@@ -526,10 +533,12 @@ class Connection:
         """Bytes to write for *message*, or None when it must not be sent.
 
         Called by the single writer just before writing. Marks an outbound request
-        RUNNING (written). Returns None for a request cancelled while queued, for
-        a response the peer cancelled (CN-05), and for progress about a finished
-        request (PG-10). Writing the server's answer to ``initialize`` moves the
-        lifecycle on (to INITIALIZED, or back to NEW after an error).
+        RUNNING (written). Returns None for a request cancelled while queued, for a
+        response the peer cancelled, and for progress about a finished request. Writing
+        the server's answer to ``initialize`` moves the lifecycle on (to INITIALIZED, or
+        back to NEW after an error).
+
+        Spec: CN-05, PG-10.
         """
         book = self._book
         if isinstance(message, Request):
@@ -667,9 +676,11 @@ class Connection:
     def respond(self, request_id: RequestId, result: Any) -> Response | ErrorResponse | None:
         """The handler returned: serialize the result, record COMPLETED, build the response.
 
-        A result that is not valid JSON (NaN, a 65-bit integer, an unknown type)
-        fails the request instead, with -32603 and no internals. Returns None when
-        no response may be sent (the peer cancelled, CN-05).
+        A result that is not valid JSON (NaN, a 65-bit integer, an unknown type) fails
+        the request instead, with -32603 and no internals. Returns None when no response
+        may be sent (the peer cancelled).
+
+        Spec: CN-05.
         """
         entry = self._book.inbound_entry(request_id)
         if entry is None:
@@ -700,10 +711,11 @@ class Connection:
     def respond_error(self, request_id: RequestId, error: ErrorObject) -> ErrorResponse | None:
         """The handler failed: record FAILED; None if the peer cancelled.
 
-        -32042 (URL elicitation required) exists only in revisions with URL
-        elicitation and only for a client that declared ``elicitation.url``
-        (EL-10): to any other peer it becomes -32603 saying so, and that is what
-        the record keeps.
+        -32042 (URL elicitation required) exists only in revisions with URL elicitation
+        and only for a client that declared ``elicitation.url``: to any other peer it
+        becomes -32603 saying so, and that is what the record keeps.
+
+        Spec: EL-10.
         """
         entry = self._book.inbound_entry(request_id)
         if entry is None:
@@ -733,11 +745,13 @@ class Connection:
     def cancel_inbound(
         self, request_id: RequestId, origin: CancelOrigin, reason: str | None
     ) -> ErrorResponse | Notification | None:
-        """The handler's scope was cancelled: record CANCELLED, and return what
-        to write (see ``_cancel.py``): nothing after a peer cancel (CN-05) or
-        with the transport gone; -32001 for a local cancel, so the peer is
-        never left hanging; ``notifications/cancelled`` ending a 2026-07-28
-        ``subscriptions/listen`` (SB-10, CN-15, A-12)."""
+        """The handler's scope was cancelled: record CANCELLED, and return what to
+        write: nothing after a peer cancel or with the transport gone; -32001 for a
+        local cancel, so the peer is never left hanging; ``notifications/cancelled``
+        ending a 2026-07-28 ``subscriptions/listen``.
+
+        Spec: CN-05, SB-10, CN-15, A-12.
+        """
         return self._cancellation.inbound(request_id, origin, reason)
 
     def progress_notification(
@@ -747,17 +761,18 @@ class Connection:
         total: float | None = None,
         message: str | None = None,
     ) -> Notification | None:
-        """Progress for an inbound request we are handling (PG-03).
+        """Progress for an inbound request we are handling.
 
-        Returns None when no progress may be sent: the request carried no token
-        (PG-07), or it has ended (PG-10); or when it is rate-limited (PG-09):
-        with :attr:`progress_interval` > 0, a report less than that many seconds
-        after the last one *sent* for the request is not sent, unless it reaches
-        *total*. Every report, sent or not, must increase and becomes the
-        record's progress.
+        Returns None when no progress may be sent: the request carried no token, or it
+        has ended; or when it is rate-limited: with :attr:`progress_interval` > 0, a
+        report less than that many seconds after the last one *sent* for the request is
+        not sent, unless it reaches *total*. Every report, sent or not, must increase
+        and becomes the record's progress.
 
         Raises:
-            LocalProtocolError: *progress* does not increase (PG-04).
+            LocalProtocolError: *progress* does not increase.
+
+        Spec: PG-03, PG-07, PG-10, PG-09, PG-04.
         """
         return self._progress.notification(request_id, progress, total, message, self.revision)
 
@@ -770,14 +785,16 @@ class Connection:
         *,
         meta: JSONObject | None = None,
     ) -> Notification:
-        """Progress for a 2025-11-25 task whose request carried *token*: that
-        token stays valid for the task's whole life, past the request's end
-        (``basic/utilities/tasks``, "Task Progress Notifications"), so PG-10
-        does not apply; the task's work keeps PG-04's increase. *meta* is the
-        related-task ``_meta`` (TK-13).
+        """Progress for a 2025-11-25 task whose request carried *token*: that token
+        stays valid for the task's whole life, past the request's end
+        (``basic/utilities/tasks``, "Task Progress Notifications"), so the rule "no
+        progress after the response" does not apply; the values must still increase.
+        *meta* is the related-task ``_meta``.
 
         Raises:
             LocalProtocolError: this revision has no tasks.
+
+        Spec: TK-13, PG-04, PG-10.
         """
         note = self._handshake.task_progress(self.revision, token, progress, total, message, meta)
         encode(note)
@@ -789,8 +806,11 @@ class Connection:
         self, request_id: RequestId, origin: CancelOrigin, reason: str | None = None
     ) -> Notification | None:
         """Our caller gave up on a request: record CANCELLED. Returns the
-        ``notifications/cancelled`` to send, or None when none may or need be
-        sent (never written, ended, not cancellable (CN-03), or closed)."""
+        ``notifications/cancelled`` to send, or None when none may or need be sent
+        (never written, ended, not cancellable, or closed).
+
+        Spec: CN-03.
+        """
         closed = self._lifecycle.state is SessionState.CLOSED
         return self._cancellation.outbound(request_id, origin, reason, closed=closed)
 
@@ -804,11 +824,12 @@ class Connection:
     # what they decide: the version, and the peer as it declared itself.
 
     def initialize_request(self, version: str | None = None) -> Request:
-        """Client: the ``initialize`` request (LC-02, LC-07: our newest
-        handshake-era version).
+        """Client: the ``initialize`` request (our newest handshake-era version).
 
         Raises:
             LocalProtocolError: we speak no handshake-era version.
+
+        Spec: LC-02, LC-07.
         """
         return self.send_request("initialize", self._handshake.initialize_params(version))
 
@@ -816,9 +837,11 @@ class Connection:
         """Client: accept the initialize result and return ``notifications/initialized``.
 
         Raises:
-            UnsupportedProtocolVersion: the server chose a version we do not speak
-                (LC-09); the protocol is then closed.
+            UnsupportedProtocolVersion: the server chose a version we do not speak; the protocol is
+            then closed.
             LocalProtocolError: no ``initialize`` of ours awaits its result.
+
+        Spec: LC-09.
         """
         try:
             peer = self._handshake.complete(result)
@@ -829,7 +852,10 @@ class Connection:
         return Notification("notifications/initialized", None)
 
     def accept_initialize(self, params: mcp_types.InitializeRequestParams) -> JSONObject:
-        """Server: negotiate (LC-08) and build the initialize result (LC-03)."""
+        """Server: negotiate and build the initialize result.
+
+        Spec: LC-08, LC-03.
+        """
         version, peer, result = self._handshake.accept_initialize(params)
         self._decided(version, peer, self._handshake)
         return result
@@ -837,13 +863,15 @@ class Connection:
     def start_stateless(self, version: str) -> None:
         """Server: serve one stateless exchange of revision *version* with no handshake.
 
-        A handshake-era *version*: NEW straight to OPERATING (HT-36). A modern
-        one (a 2026-07-28 POST) decides the era while the connection stays NEW:
-        its first request is read as a modern one even without ``_meta`` (and
-        refused as such), and moves it to MODERN (VR-09).
+        A handshake-era *version*: NEW straight to OPERATING. A modern one (a 2026-07-28
+        POST) decides the era while the connection stays NEW: its first request is read
+        as a modern one even without ``_meta`` (and refused as such), and moves it to
+        MODERN.
 
         Raises:
             LocalProtocolError: not a server, not NEW, or *version* not supported.
+
+        Spec: HT-36, VR-09.
         """
         if not self._lifecycle.accepts(LifecycleEvent.START_STATELESS):
             raise LocalProtocolError("start_stateless needs a new server connection")
@@ -860,39 +888,47 @@ class Connection:
     # they decide, as for the handshake.
 
     def discover_request(self, version: str | None = None) -> Request:
-        """Client: a ``server/discover`` naming *version* (default: our newest
-        modern one) — the era probe of a dual-era client (SI-14, DS-05). It
-        may be sent before the era is chosen and does not choose it.
+        """Client: a ``server/discover`` naming *version* (default: our newest modern
+        one) — the era probe of a dual-era client. It may be sent before the era is
+        chosen and does not choose it.
 
         Raises:
             LocalProtocolError: we speak no modern version, or it may not be sent now.
+
+        Spec: SI-14, DS-05.
         """
         return self.send_request("server/discover", self._modern.discover_params(version))
 
     def start_modern(self, version: str, result: mcp_types.DiscoverResult) -> None:
-        """Client: the era is the modern one, at *version*: every later request
-        carries the version, our capabilities and our ``clientInfo`` (ME-06).
-        The server's capabilities, instructions and ``serverInfo`` are those of
-        *result* (DS-02).
+        """Client: the era is the modern one, at *version*: every later request carries
+        the version, our capabilities and our ``clientInfo``. The server's capabilities,
+        instructions and ``serverInfo`` are those of *result*.
 
         Raises:
             LocalProtocolError: not a new client connection, or *version* is not
                 one of our modern versions.
+
+        Spec: ME-06, DS-02.
         """
         self._decided(version, self._modern.start(version, result), self._modern)
 
     def set_request_meta(self, key: str, value: Any) -> None:
-        """Client, modern era: put *key* in the ``_meta`` of every later request
-        (the log level asked for: ME-15).
+        """Client, modern era: put *key* in the ``_meta`` of every later request (the
+        log level asked for).
 
         Raises:
             LocalProtocolError: not a client in the modern era.
+
+        Spec: ME-15.
         """
         self._modern.add_request_meta(key, value)
 
     def discover_result(self) -> JSONObject:
-        """Server: the ``server/discover`` result (DS-01..DS-03); :meth:`respond`
-        adds ``resultType``, ``serverInfo`` and the cache hints."""
+        """Server: the ``server/discover`` result; :meth:`respond` adds ``resultType``,
+        ``serverInfo`` and the cache hints.
+
+        Spec: DS-01..DS-03.
+        """
         return self._modern.discover_result()
 
     def request_meta(self, request_id: RequestId) -> RequestMeta | None:
@@ -960,10 +996,12 @@ class Connection:
         return entry is None or entry.cancel_origin is not None
 
     def may_send_for(self, request_id: RequestId) -> bool:
-        """Whether a message about an inbound request may still be sent: it is
-        in flight and the peer has not cancelled it (whoever asked to cancel
-        first). After its response or the peer's cancel, nothing more is sent
-        for it (CN-05, CN-16, LG-07, PG-10)."""
+        """Whether a message about an inbound request may still be sent: it is in flight
+        and the peer has not cancelled it (whoever asked to cancel first). After its
+        response or the peer's cancel, nothing more is sent for it.
+
+        Spec: CN-05, CN-16, LG-07, PG-10.
+        """
         return self._book.may_send_for(request_id)
 
     def progress_token(self, request_id: RequestId) -> str | int | None:

@@ -99,7 +99,10 @@ class MessageTooLarge(RemoteProtocolError):
 
 
 class UnsupportedProtocolVersion(RemoteProtocolError):
-    """The server answered ``initialize`` with a version this client cannot speak (LC-09)."""
+    """The server answered ``initialize`` with a version this client cannot speak.
+
+    Spec: LC-09.
+    """
 
     def __init__(self, offered: str, supported: tuple[str, ...]) -> None:
         super().__init__(

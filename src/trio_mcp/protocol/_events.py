@@ -25,8 +25,10 @@ class RequestReceived:
     spec: MethodSpec
     #: ``params`` structured into ``spec.params_type`` (None when it has none).
     params: Any
-    #: The peer used this id before (that request was answered): tolerated,
-    #: counted in ``statistics().reused_ids`` (BP-04 is the peer's rule).
+    #: The peer used this id before (that request was answered): against the spec's
+    #: rule, but tolerated and counted in ``statistics().reused_ids``.
+    #:
+    #: Spec: BP-04.
     reused_id: bool = False
 
 
@@ -52,9 +54,11 @@ class ResponseReceived:
 class ErrorReceived:
     """One of our requests failed.
 
-    ``remote`` is True for an error response the peer sent; False for a local
-    error about the peer's answer (e.g. a result that does not match the schema),
-    which must never be mistaken for the peer's own error (BP-27).
+    ``remote`` is True for an error response the peer sent; False for a local error
+    about the peer's answer (e.g. a result that does not match the schema), which must
+    never be mistaken for the peer's own error.
+
+    Spec: BP-27.
     """
 
     request_id: RequestId
@@ -66,7 +70,10 @@ class ErrorReceived:
 
 @attrs.frozen(slots=True)
 class CancelReceived:
-    """The peer cancelled one of its in-flight requests (CN-01, CN-05)."""
+    """The peer cancelled one of its in-flight requests.
+
+    Spec: CN-01, CN-05.
+    """
 
     request_id: RequestId
     reason: str | None
@@ -74,7 +81,10 @@ class CancelReceived:
 
 @attrs.frozen(slots=True)
 class ProgressReceived:
-    """Progress for one of our in-flight requests (PG-03); already checked to increase."""
+    """Progress for one of our in-flight requests; already checked to increase.
+
+    Spec: PG-03.
+    """
 
     request_id: RequestId
     progress: Progress
@@ -84,11 +94,13 @@ class ProgressReceived:
 class InvalidMessage:
     """A frame we refuse; ``reply`` (if not None) is the error response owed.
 
-    ``fatal``: the session cannot go on. A client got a frame over the size
-    bound whose head names no id: it was never parsed, so the call it may have
-    answered cannot be told, and would otherwise wait for its timeout (R-03,
-    X-08). When the head names the id, that call fails instead
-    (:class:`ErrorReceived` with ``too_large``) and the session goes on.
+    ``fatal``: the session cannot go on. A client got a frame over the size bound whose
+    head names no id: it was never parsed, so the call it may have answered cannot be
+    told, and would otherwise wait for its timeout. When the head names the id, that
+    call fails instead (:class:`ErrorReceived` with ``too_large``) and the session goes
+    on.
+
+    Spec: R-03, X-08.
     """
 
     reply: ErrorResponse | None
@@ -101,13 +113,19 @@ class IgnoredReason(enum.StrEnum):
 
     #: A response, cancellation or progress for an id we do not know.
     UNKNOWN_ID = "unknown-id"
-    #: It names a request that already ended (CN-06, A-09).
+    #: It names a request that already ended.
+    #:
+    #: Spec: CN-06, A-09.
     LATE = "late"
-    #: A cancellation of ``initialize`` (CN-03).
+    #: A cancellation of ``initialize``.
+    #:
+    #: Spec: CN-03.
     NOT_CANCELLABLE = "not-cancellable"
     #: Its params do not have the method's shape.
     MALFORMED = "malformed"
-    #: Progress that did not increase (PG-04, A-10).
+    #: Progress that did not increase.
+    #:
+    #: Spec: PG-04, A-10.
     NON_MONOTONIC = "non-monotonic"
     #: A notification method that is unknown, absent from the revision or sent
     #: the wrong way.
@@ -118,7 +136,10 @@ class IgnoredReason(enum.StrEnum):
 
 @attrs.frozen(slots=True)
 class Ignored:
-    """A message that needs no action and got none (CN-06, CN-10, A-09, A-10)."""
+    """A message that needs no action and got none.
+
+    Spec: CN-06, CN-10, A-09, A-10.
+    """
 
     reason: IgnoredReason
     detail: str

@@ -75,12 +75,14 @@ class HeaderValueError(ValueError):
 
 
 class InvalidHeaderAnnotation(MCPError, ValueError):
-    """A tool's ``x-mcp-header`` annotations break the rules of HM-26: the tool
-    cannot be called over Streamable HTTP (a client drops it: HM-27).
+    """A tool's ``x-mcp-header`` annotations break the spec's rules: the tool cannot be
+    called over Streamable HTTP (a client drops it).
 
     :attr:`path` is the chain of keys from the schema root to the offending
     annotation (``properties`` keys, other keywords in angle brackets), so a
     caller can name the parameter; the message says why.
+
+    Spec: HM-27.
     """
 
     def __init__(self, message: str, path: tuple[str, ...] = ()) -> None:

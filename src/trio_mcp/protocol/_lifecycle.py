@@ -58,7 +58,9 @@ class SessionState(_FastEnum):
     INITIALIZING = "initializing"
     #: Server only: result sent, waiting for ``notifications/initialized``.
     INITIALIZED = "initialized"
-    #: Normal operation (LC-11).
+    #: Normal operation.
+    #:
+    #: Spec: LC-11.
     OPERATING = "operating"
     #: The modern era (2026-07-28): no session, every request self-contained.
     MODERN = "modern"
@@ -94,11 +96,15 @@ class LifecycleEvent(_FastEnum):
     RECV_INIT_ERROR = "receive initialize error"
     #: Server: ``notifications/initialized`` arrived.
     RECV_INITIALIZED = "receive initialized"
-    #: Server: one stateless exchange starts without a handshake (HT-36).
+    #: Server: one stateless exchange starts without a handshake.
+    #:
+    #: Spec: HT-36.
     START_STATELESS = "start stateless"
     #: Client: the era probe found a modern server; requests carry ``_meta``.
     START_MODERN = "start modern"
-    #: Server: a request that names a modern version in ``_meta`` arrived (VR-09).
+    #: Server: a request that names a modern version in ``_meta`` arrived.
+    #:
+    #: Spec: VR-09.
     RECV_MODERN = "receive modern request"
     #: Either side: the session ends.
     CLOSE = "close"
@@ -163,9 +169,11 @@ _EARLY_NOTIFICATIONS = frozenset(
 
 @attrs.frozen
 class Permissions:
-    """What one side may exchange in one lifecycle state (LC-05, LC-06, A-04).
+    """What one side may exchange in one lifecycle state.
 
     ``initialize`` is not listed: :data:`LIFECYCLE` decides it.
+
+    Spec: LC-05, LC-06, A-04.
     """
 
     send_requests: Container[str]
@@ -241,8 +249,10 @@ class Lifecycle:
         return new
 
     def request_refusal(self, method: str, *, batched: bool) -> str | None:
-        """Why an inbound request for *method* is refused in this state, or None
-        (LC-05, LC-06, LC-12, A-04)."""
+        """Why an inbound request for *method* is refused in this state, or None.
+
+        Spec: LC-05, LC-06, LC-12, A-04.
+        """
         if self.state is SessionState.CLOSED:
             return "The session is closed"
         if method == "initialize":
@@ -256,11 +266,13 @@ class Lifecycle:
         return f"Received {method!r} before initialization completed"
 
     def check_send_request(self, method: str) -> None:
-        """Refuse an outbound request for *method* that this state forbids
-        (LC-05, LC-06); ``initialize`` is checked by its transition.
+        """Refuse an outbound request for *method* that this state forbids;
+        ``initialize`` is checked by its transition.
 
         Raises:
             LocalProtocolError: it may not be sent now.
+
+        Spec: LC-05, LC-06.
         """
         if method not in self.permissions.send_requests:
             raise LocalProtocolError(
@@ -268,10 +280,12 @@ class Lifecycle:
             )
 
     def check_send_notification(self, method: str) -> None:
-        """Refuse an outbound notification that this state forbids (LC-05, LC-06).
+        """Refuse an outbound notification that this state forbids.
 
         Raises:
             LocalProtocolError: it may not be sent now.
+
+        Spec: LC-05, LC-06.
         """
         if method not in self.permissions.send_notifications:
             raise LocalProtocolError(f"cannot send {method!r} in state {self.state.value}")

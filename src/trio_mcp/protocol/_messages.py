@@ -31,7 +31,10 @@ def is_valid_request_id(value: object) -> bool:
 
 @attrs.frozen(slots=True)
 class ErrorObject:
-    """The ``error`` member of an error response (BP-07)."""
+    """The ``error`` member of an error response.
+
+    Spec: BP-07.
+    """
 
     code: int
     message: str
@@ -63,7 +66,10 @@ class Request:
 
 @attrs.frozen(slots=True)
 class Notification:
-    """A notification: no id, never answered (BP-10, BP-11)."""
+    """A notification: no id, never answered.
+
+    Spec: BP-10, BP-11.
+    """
 
     method: str
     params: JSONObject | None = None
@@ -71,7 +77,10 @@ class Notification:
 
 @attrs.frozen(slots=True)
 class Response:
-    """A success response (BP-06)."""
+    """A success response.
+
+    Spec: BP-06.
+    """
 
     id: RequestId
     result: JSONObject

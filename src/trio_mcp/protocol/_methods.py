@@ -112,14 +112,20 @@ class MethodSpec:
     #: attrs class for the result (requests only); a string as above.
     _result_type: Any = attrs.field(alias="result_type")
     capability: Capability | None = None
-    #: Whether ``notifications/cancelled`` may name it (CN-03: never initialize).
+    #: Whether ``notifications/cancelled`` may name it (never initialize).
+    #:
+    #: Spec: CN-03.
     cancellable: bool = True
     revisions: frozenset[str] = _ALL
     #: Whether ``params`` must be present.
     params_required: bool = False
-    #: 2026-07-28: may answer with an ``InputRequiredResult`` (PT-04).
+    #: 2026-07-28: may answer with an ``InputRequiredResult``.
+    #:
+    #: Spec: PT-04.
     input_required: bool = False
-    #: 2026-07-28: a complete result carries ``ttlMs`` and ``cacheScope`` (CA-01).
+    #: 2026-07-28: a complete result carries ``ttlMs`` and ``cacheScope``.
+    #:
+    #: Spec: CA-01.
     cacheable: bool = False
     #: 2026-07-28: the extension the method belongs to (``tasks/get`` and the
     #: others of ``io.modelcontextprotocol/tasks``): a server that does not
@@ -130,14 +136,18 @@ class MethodSpec:
     #: 2026-07-28: the result type there, where it differs from the handshake
     #: era's (the extension's ``tasks/get`` and ``tasks/cancel``); None: the same.
     _modern_result_type: Any = attrs.field(default=None, alias="modern_result_type")
-    #: May be answered with a task when the request asked for one (TK-11):
-    #: 2025-11-25, ``params.task`` (a ``CreateTaskResult``); 2026-07-28, the
-    #: tasks extension declared in that request's ``clientCapabilities``
-    #: (``resultType: "task"``, a :class:`~trio_mcp.types.DetailedTask`).
+    #: May be answered with a task when the request asked for one: 2025-11-25,
+    #: ``params.task`` (a ``CreateTaskResult``); 2026-07-28, the tasks extension
+    #: declared in that request's ``clientCapabilities`` (``resultType: "task"``, a
+    #: :class:`~trio_mcp.types.DetailedTask`).
+    #:
+    #: Spec: TK-11.
     task_augmentable: bool = False
-    #: A stream that lasts until one side ends it (``subscriptions/listen``): no
-    #: request timeout applies (A-11), and a server that abandons it says so
-    #: with ``notifications/cancelled`` instead of an error (SB-10).
+    #: A stream that lasts until one side ends it (``subscriptions/listen``): no request
+    #: timeout applies, and a server that abandons it says so with
+    #: ``notifications/cancelled`` instead of an error.
+    #:
+    #: Spec: A-11, SB-10.
     long_lived: bool = False
 
     @property

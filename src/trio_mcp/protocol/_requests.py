@@ -48,7 +48,9 @@ class RequestState(_FastEnum):
     COMPLETED = "completed"
     #: Ended with an error (an error response, a handler failure, a lost transport).
     FAILED = "failed"
-    #: Ended because it was cancelled; ``cancel_origin`` says by whom (CN-05).
+    #: Ended because it was cancelled; ``cancel_origin`` says by whom.
+    #:
+    #: Spec: CN-05.
     CANCELLED = "cancelled"
 
     @property
@@ -113,10 +115,16 @@ class CancelOrigin(_FastEnum):
 
 @attrs.frozen(slots=True)
 class Progress:
-    """The last progress notification seen or sent for a request (PG-03..PG-05)."""
+    """The last progress notification seen or sent for a request.
 
+    Spec: PG-03..PG-05.
+    """
+
+    #: The progress value so far; it increases with each notification.
     progress: float
+    #: The total the progress counts towards, when the sender knows it.
     total: float | None = None
+    #: A human-readable status (not sent to a 2024-11-05 peer).
     message: str | None = None
 
 
@@ -129,18 +137,35 @@ class RequestRecord:
     after the record was terminal and was ignored.
     """
 
+    #: The JSON-RPC id: ours for an outbound request, the peer's for an inbound one.
     id: RequestId
+    #: The MCP method, such as ``tools/call``.
     method: str
+    #: INBOUND (the peer sent it, we answer) or OUTBOUND (we sent it).
     direction: Direction
+    #: Where it is in the request state machine at the time of the snapshot.
     state: RequestState
+    #: When it was received (inbound) or made (outbound).
     queued_at: float
+    #: When it became RUNNING: its handler started (inbound) or it was written
+    #: (outbound); None if it never did.
     started_at: float | None = None
+    #: When it reached a terminal state; None while in flight.
     finished_at: float | None = None
+    #: The ``_meta.progressToken`` it carries, or None when no progress was asked for.
     progress_token: str | int | None = None
+    #: The last progress notification seen (outbound) or sent (inbound) for it.
     progress: Progress | None = None
+    #: Who asked first for it to be cancelled (set even when it then finished
+    #: anyway); None if nobody asked.
     cancel_origin: CancelOrigin | None = None
+    #: The reason given with that cancel, if any.
     cancel_reason: str | None = None
+    #: The error it ended with (an error response, sent or received, or a
+    #: handler failure); None otherwise.
     error: ErrorObject | None = None
+    #: What arrived after it was terminal and was ignored, one short line each
+    #: (a late response, a cancel that crossed the answer, ...).
     late_events: tuple[str, ...] = ()
     #: The handler ran (or runs) a plain function in a worker thread; on
     #: cancellation that thread was abandoned, not interrupted.
@@ -306,18 +331,24 @@ class RequestEntry:
 
 @attrs.frozen(slots=True)
 class RequestMeta:
-    """What a 2026-07-28 request declared about itself in its ``_meta`` (ME-06..ME-15).
+    """What a 2026-07-28 request declared about itself in its ``_meta``.
 
-    Read from *this* request only, never inferred from an earlier one (ST-01,
-    ME-09): a server handler reads the client's capabilities here.
+    Read from *this* request only, never inferred from an earlier one: a server handler
+    reads the client's capabilities here.
+
+    Spec: ME-06..ME-15, ST-01.
     """
 
     #: ``io.modelcontextprotocol/protocolVersion``.
     protocol_version: str
     #: ``io.modelcontextprotocol/clientCapabilities`` (``{}``: none).
     client_capabilities: dict[str, Any]
-    #: ``io.modelcontextprotocol/clientInfo``, if sent (self-reported: ME-12).
+    #: ``io.modelcontextprotocol/clientInfo``, if sent (self-reported).
+    #:
+    #: Spec: ME-12.
     client_info: dict[str, Any] | None = None
     #: ``io.modelcontextprotocol/logLevel``, if sent: the least severe level of
-    #: ``notifications/message`` wanted for this request (ME-15, LG-06).
+    #: ``notifications/message`` wanted for this request.
+    #:
+    #: Spec: ME-15, LG-06.
     log_level: str | None = None

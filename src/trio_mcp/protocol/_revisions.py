@@ -46,47 +46,74 @@ class Revision:
     #: The version string the handshake and ``MCP-Protocol-Version`` carry.
     version: str
     era: Era
-    #: Receivers must accept JSON-RPC batches (BP-18).
+    #: Receivers must accept JSON-RPC batches.
+    #:
+    #: Spec: BP-18.
     batches: bool
-    #: Tools declare ``outputSchema`` and results carry ``structuredContent``
-    #: (TL-07, TL-08).
+    #: Tools declare ``outputSchema`` and results carry ``structuredContent``.
+    #:
+    #: Spec: TL-07, TL-08.
     structured_output: bool
     #: Tool and prompt definitions carry ``title`` and ``icons``.
     display_metadata: bool
-    #: ``notifications/progress`` carries a ``message`` (PG-06).
+    #: ``notifications/progress`` carries a ``message``.
+    #:
+    #: Spec: PG-06.
     progress_message: bool
-    #: URL-mode elicitation and its error -32042 exist (EL-10).
+    #: URL-mode elicitation and its error -32042 exist.
+    #:
+    #: Spec: EL-10.
     url_elicitation: bool
-    #: ``completion/complete`` carries ``context.arguments`` (CP-03).
+    #: ``completion/complete`` carries ``context.arguments``.
+    #:
+    #: Spec: CP-03.
     completion_context: bool
-    #: A resumable Streamable HTTP server opens each SSE stream with a priming
-    #: event (HT-10).
+    #: A resumable Streamable HTTP server opens each SSE stream with a priming event.
+    #:
+    #: Spec: HT-10.
     sse_priming: bool
-    #: The server may send JSON-RPC requests (sampling, roots, elicitation);
-    #: without, it asks through input-required results (PT-01, PT-03).
+    #: The server may send JSON-RPC requests (sampling, roots, elicitation); without, it
+    #: asks through input-required results.
+    #:
+    #: Spec: PT-01, PT-03.
     server_requests: bool = True
-    #: ``ping`` exists, and so does the keepalive built on it (PI-01).
+    #: ``ping`` exists, and so does the keepalive built on it.
+    #:
+    #: Spec: PI-01.
     ping: bool = True
-    #: Every result carries ``resultType`` and the server's ``serverInfo`` in
-    #: ``_meta`` (ME-11, A-21).
+    #: Every result carries ``resultType`` and the server's ``serverInfo`` in ``_meta``.
+    #:
+    #: Spec: ME-11, A-21.
     result_type: bool = False
     #: ``tools/call``, ``resources/read`` and ``prompts/get`` may answer with an
-    #: ``InputRequiredResult`` (PT-03, PT-04).
+    #: ``InputRequiredResult``.
+    #:
+    #: Spec: PT-03, PT-04.
     input_required: bool = False
-    #: Cacheable results carry ``ttlMs`` and ``cacheScope`` (CA-01).
+    #: Cacheable results carry ``ttlMs`` and ``cacheScope``.
+    #:
+    #: Spec: CA-01.
     cache_hints: bool = False
     #: Log messages are sent only for a request that asked with
-    #: ``io.modelcontextprotocol/logLevel`` (LG-06), not by ``logging/setLevel``.
+    #: ``io.modelcontextprotocol/logLevel``, not by ``logging/setLevel``.
+    #:
+    #: Spec: LG-06.
     request_scoped_logging: bool = False
     #: Change notifications travel on ``subscriptions/listen`` streams, not
-    #: ``resources/subscribe`` and the session (SB-01).
+    #: ``resources/subscribe`` and the session.
+    #:
+    #: Spec: SB-01.
     listen_subscriptions: bool = False
-    #: Requests may be task-augmented with ``params.task`` and ``tasks/*``
-    #: exist (the ``basic/utilities/tasks`` utility, TK-01..TK-18); 2026-07-28
-    #: moved tasks to an extension negotiated per request (TK-19).
+    #: Requests may be task-augmented with ``params.task`` and ``tasks/*`` exist (the
+    #: ``basic/utilities/tasks`` utility); 2026-07-28 moved tasks to an extension
+    #: negotiated per request.
+    #:
+    #: Spec: TK-01..TK-19.
     tasks_utility: bool = False
-    #: The error code of ``resources/read`` for an unknown resource (-32002 in
-    #: the handshake era, -32602 in 2026-07-28: A-22).
+    #: The error code of ``resources/read`` for an unknown resource (-32002 in the
+    #: handshake era, -32602 in 2026-07-28).
+    #:
+    #: Spec: A-22.
     resource_not_found_code: int = -32002
 
 
@@ -183,12 +210,13 @@ DEFAULT_HTTP_VERSION: Final[str] = V2025_03_26.version
 
 
 def negotiate_version(requested: str, supported: tuple[str, ...] = SUPPORTED_VERSIONS) -> str:
-    """The server's answer to ``initialize`` (LC-08): echo the requested version
-    or offer our newest handshake-era one (a modern version is never the answer
-    to ``initialize``: A-05).
+    """The server's answer to ``initialize``: echo the requested version or offer our
+    newest handshake-era one (a modern version is never the answer to ``initialize``).
 
     Raises:
         ValueError: *supported* holds no handshake-era version.
+
+    Spec: LC-08.
     """
     handshake = handshake_versions(supported)
     if not handshake:

@@ -68,15 +68,19 @@ from ._requests import Direction, RequestRecord, RequestState
 
 
 class TaskState(_FastEnum):
-    """Where a task is in its life (TK-08).
+    """Where a task is in its life.
 
     The values are the wire ``status`` strings, the same in both forms
     (2025-11-25's ``TaskStatus`` and the extension's ``Task.status``).
+
+    Spec: TK-08.
     """
 
     #: The request is being processed. Every task starts here.
     WORKING = "working"
-    #: The receiver waits for input from the requestor (TK-09).
+    #: The receiver waits for input from the requestor.
+    #:
+    #: Spec: TK-09.
     INPUT_REQUIRED = "input_required"
     #: Ended with a result.
     COMPLETED = "completed"
@@ -97,10 +101,14 @@ _TERMINAL = frozenset({TaskState.COMPLETED, TaskState.FAILED, TaskState.CANCELLE
 class TaskEvent(_FastEnum):
     """What can happen to a task."""
 
-    #: The work needs the requestor's input (an elicitation or a sampling
-    #: request related to the task, TK-09).
+    #: The work needs the requestor's input (an elicitation or a sampling request
+    #: related to the task).
+    #:
+    #: Spec: TK-09.
     NEED_INPUT = "need_input"
-    #: The input it waited for has arrived; the work goes on (TK-09).
+    #: The input it waited for has arrived; the work goes on.
+    #:
+    #: Spec: TK-09.
     INPUT_RECEIVED = "input_received"
     #: The work returned its result.
     COMPLETE = "complete"
@@ -108,8 +116,10 @@ class TaskEvent(_FastEnum):
     FAIL = "fail"
     #: The task was cancelled (``tasks/cancel``, the receiver's shutdown).
     CANCEL = "cancel"
-    #: Its ttl elapsed while it was not finished (the extension lets the
-    #: server mark it failed then; TK-10 lets either form delete it).
+    #: Its ttl elapsed while it was not finished (the extension lets the server mark it
+    #: failed then; either form may delete it).
+    #:
+    #: Spec: TK-10.
     EXPIRE = "expire"
 
 
@@ -163,7 +173,10 @@ class TaskCause(_FastEnum):
 
 
 class TaskForm(_FastEnum):
-    """Which of the two wire forms a task speaks (TK-19)."""
+    """Which of the two wire forms a task speaks.
+
+    Spec: TK-19.
+    """
 
     #: The 2025-11-25 utility (``basic/utilities/tasks``, handshake era).
     V2025_11_25 = "2025-11-25"
@@ -183,14 +196,19 @@ class TaskForm(_FastEnum):
     @property
     def cancel_is_immediate(self) -> bool:
         """Whether ``tasks/cancel`` must leave the task ``CANCELLED`` before it is
-        answered: yes in 2025-11-25 (TK-16); the extension's is cooperative."""
+        answered: yes in 2025-11-25; the extension's is cooperative.
+
+        Spec: TK-16.
+        """
         return self is TaskForm.V2025_11_25
 
     def tool_result_event(self, *, is_error: bool) -> TaskEvent:
         """The event a ``tools/call`` result ends its task with.
 
-        A result with ``isError: true`` fails the task in 2025-11-25 (TK-17)
-        but completes it, result inline, in the extension (TK-19).
+        A result with ``isError: true`` fails the task in 2025-11-25 but completes it,
+        result inline, in the extension.
+
+        Spec: TK-17, TK-19.
         """
         if is_error and self is TaskForm.V2025_11_25:
             return TaskEvent.FAIL
@@ -201,11 +219,15 @@ class TaskForm(_FastEnum):
 class TaskMove:
     """One move of a task through :data:`TASK_TRANSITIONS`."""
 
+    #: What happened (the row of :data:`TASK_TRANSITIONS` that was taken).
     event: TaskEvent
+    #: The state before the move.
     old: TaskState
+    #: The state after it.
     new: TaskState
     #: When, in seconds since the epoch.
     at: float
+    #: Who or what made the move.
     cause: TaskCause
     #: Why, in words (for logs; not sent).
     note: str | None = None
@@ -221,33 +243,50 @@ class TaskRecord:
     the task; ``OUTBOUND``, we are the requestor and mirror the peer's.
     """
 
+    #: The task's id, as on the wire.
     task_id: str
+    #: The id of the request the task continues.
     request_id: RequestId
+    #: That request's method, such as ``tools/call``.
     method: str
+    #: That request's direction: INBOUND, we run the task; OUTBOUND, we mirror
+    #: the peer's.
     direction: Direction
+    #: Which wire form it speaks (2025-11-25 tasks, or the extension's).
     form: TaskForm
+    #: Where it is in the task state machine at the time of the snapshot.
     state: TaskState
-    #: Seconds since the epoch.
+    #: When it was created, in seconds since the epoch.
     created_at: float
     #: When the status last changed (the creation, then each move).
     last_updated_at: float
-    #: Milliseconds from creation it is kept; None: unlimited (TK-10).
+    #: Milliseconds from creation it is kept; None: unlimited.
+    #:
+    #: Spec: TK-10.
     ttl_ms: int | None
-    #: Suggested milliseconds between polls, if any (TK-10).
+    #: Suggested milliseconds between polls, if any.
+    #:
+    #: Spec: TK-10.
     poll_interval_ms: int | None = None
     #: The wire ``statusMessage`` of the current state, if any.
     status_message: str | None = None
+    #: Every move so far, oldest first.
     moves: tuple[TaskMove, ...] = ()
     #: Who asked for cancellation first, set even if the work then ended otherwise.
     cancel_cause: TaskCause | None = None
+    #: The reason given with that ask, if any.
     cancel_reason: str | None = None
+    #: When cancellation was first asked for, in seconds since the epoch.
     cancel_requested_at: float | None = None
     #: Events that arrived when no move was allowed, ignored (never errors).
     late_events: tuple[str, ...] = ()
-    #: Once terminal, what the request would have returned (TK-12): its JSON
-    #: ``result`` (a tool result with ``isError`` too), or ``error``, a JSON-RPC
-    #: error object (``code``, ``message``, ``data``). At most one is set.
+    #: Once terminal, what the request would have returned: its JSON ``result`` (a tool
+    #: result with ``isError`` too), or ``error``, a JSON-RPC error object (``code``,
+    #: ``message``, ``data``). At most one is set.
+    #:
+    #: Spec: TK-12.
     result: JSONObject | None = None
+    #: See ``result``: the JSON-RPC error object, once it failed.
     error: JSONObject | None = None
     #: While ``INPUT_REQUIRED``: the inputs the work waits for, by key
     #: (``{"method": ..., "params": ...}``, as an ``InputRequiredResult`` has them).
@@ -283,13 +322,15 @@ class TaskRecord:
         return expires_at is not None and now >= expires_at
 
     def wire_fields(self) -> JSONObject:
-        """The wire ``Task`` fields of its form (TK-10): ``taskId``, ``status``,
-        ``statusMessage`` if any, ``createdAt``, ``lastUpdatedAt`` (ISO 8601),
-        the ttl (``null``: unlimited) and the poll interval if any.
+        """The wire ``Task`` fields of its form: ``taskId``, ``status``,
+        ``statusMessage`` if any, ``createdAt``, ``lastUpdatedAt`` (ISO 8601), the ttl
+        (``null``: unlimited) and the poll interval if any.
 
         The fields each message adds (2025-11-25's ``CreateTaskResult.task``
         wrapper, the extension's ``resultType`` and inline ``result``/``error``)
         are the caller's.
+
+        Spec: TK-10.
         """
         fields: JSONObject = {"taskId": self.task_id, "status": self.state.value}
         if self.status_message is not None:
@@ -312,12 +353,14 @@ def start_task(
     poll_interval_ms: int | None = None,
     status_message: str | None = None,
 ) -> TaskRecord:
-    """A new task's record, ``WORKING`` (TK-08), continuing *request*; pure.
+    """A new task's record, ``WORKING``, continuing *request*; pure.
 
     An inbound *request* (we are the receiver) must be ``RUNNING``: the task
     exists before its ``CreateTaskResult`` is sent, then the request completes
     with it. An outbound one (we are the requestor) must have ``COMPLETED``:
     its result was the ``CreateTaskResult``. Anything else is a ValueError.
+
+    Spec: TK-08.
     """
     inbound = request.direction is Direction.INBOUND
     wanted = RequestState.RUNNING if inbound else RequestState.COMPLETED
@@ -342,8 +385,11 @@ def start_task(
 
 
 def iso8601(seconds: float) -> str:
-    """*seconds* since the epoch as an RFC 3339 UTC timestamp (TK-10):
-    ``2025-11-25T10:30:00Z``, with milliseconds when it has a fraction."""
+    """*seconds* since the epoch as an RFC 3339 UTC timestamp: ``2025-11-25T10:30:00Z``,
+    with milliseconds when it has a fraction.
+
+    Spec: TK-10.
+    """
     moment = datetime.datetime.fromtimestamp(seconds, datetime.UTC)
     spec = "milliseconds" if moment.microsecond else "seconds"
     return moment.isoformat(timespec=spec).replace("+00:00", "Z")
@@ -376,21 +422,34 @@ class TaskReport:
     inline (the extension's ``DetailedTask``), JSON as on the wire.
     """
 
+    #: The task's id.
     task_id: str
+    #: The status the receiver reported.
     state: TaskState
+    #: Milliseconds from creation the receiver keeps it; None: unlimited.
     ttl_ms: int | None
+    #: When the receiver created it.
     created_at: float | None = None
+    #: When its status last changed, as the receiver says.
     last_updated_at: float | None = None
+    #: The receiver's suggested milliseconds between polls, if given.
     poll_interval_ms: int | None = None
+    #: The receiver's ``statusMessage``, if given.
     status_message: str | None = None
+    #: The task's JSON result, when the report carried it inline.
     result: JSONObject | None = None
+    #: The JSON-RPC error object it failed with, when carried inline.
     error: JSONObject | None = None
+    #: The inputs the task waits for, by key, when carried inline.
     input_requests: JSONObject | None = None
 
 
 def new_task_id() -> str:
-    """A fresh task id: 128 random bits as 32 hex digits, unguessable (TK-07,
-    TK-18: without an authorization context the id is all that guards a task)."""
+    """A fresh task id: 128 random bits as 32 hex digits, unguessable (without an
+    authorization context the id is all that guards a task).
+
+    Spec: TK-07, TK-18.
+    """
     return secrets.token_hex(16)
 
 
@@ -448,8 +507,10 @@ class TaskBook:
         clock: seconds since the epoch (wall time; see the module docstring).
 
     No method blocks, so none is a cancellation point. Unknown task ids raise
-    :class:`KeyError`: the layer above looks a task up first and answers an
-    unknown one with -32602 (TK-17).
+    :class:`KeyError`: the layer above looks a task up first and answers an unknown one
+    with -32602.
+
+    Spec: TK-17.
     """
 
     __slots__ = ("_tasks", "clock")
@@ -470,14 +531,16 @@ class TaskBook:
         status_message: str | None = None,
         created_at: float | None = None,
     ) -> TaskRecord:
-        """Start a task, ``WORKING`` (TK-08), continuing *request*.
+        """Start a task, ``WORKING``, continuing *request*.
 
-        An inbound *request* (we are the receiver) must be ``RUNNING``: the
-        task exists before its ``CreateTaskResult`` is sent, then the request
-        completes with it. An outbound one (we are the requestor) must have
-        ``COMPLETED``: its result was the ``CreateTaskResult``. Anything else,
-        or a *task_id* already in the book (TK-07), is a ValueError.
-        *created_at* (default: now) is the receiver's, for a requestor's mirror.
+        An inbound *request* (we are the receiver) must be ``RUNNING``: the task exists
+        before its ``CreateTaskResult`` is sent, then the request completes with it. An
+        outbound one (we are the requestor) must have ``COMPLETED``: its result was the
+        ``CreateTaskResult``. Anything else, or a *task_id* already in the book, is a
+        ValueError. *created_at* (default: now) is the receiver's, for a requestor's
+        mirror.
+
+        Spec: TK-08, TK-07.
         """
         if task_id in self._tasks:
             raise ValueError(f"task id {task_id!r} is already in use")
@@ -528,9 +591,11 @@ class TaskBook:
         """Note who asked to cancel; the first asker wins. No move.
 
         A terminal task keeps its state and records the ask as a late event:
-        ``tasks/cancel`` on it is answered -32602 (TK-16), and the returned
-        record's ``is_terminal`` says so. A 2025-11-25 ``tasks/cancel`` then
-        applies ``CANCEL`` before it replies (:attr:`TaskForm.cancel_is_immediate`).
+        ``tasks/cancel`` on it is answered -32602, and the returned record's
+        ``is_terminal`` says so. A 2025-11-25 ``tasks/cancel`` then applies ``CANCEL``
+        before it replies (:attr:`TaskForm.cancel_is_immediate`).
+
+        Spec: TK-16.
         """
         record = self._tasks[task_id]
         if record.state.is_terminal:
@@ -561,12 +626,14 @@ class TaskBook:
         )
 
     def adopt(self, request: RequestRecord, report: TaskReport, *, form: TaskForm) -> TaskRecord:
-        """Requestor side: *request* (``COMPLETED``) was answered with a task
-        (TK-11); start its mirror from the receiver's *report* (its id, creation
-        time, ttl and poll interval), then :meth:`receive` the report's status.
+        """Requestor side: *request* (``COMPLETED``) was answered with a task; start its
+        mirror from the receiver's *report* (its id, creation time, ttl and poll
+        interval), then :meth:`receive` the report's status.
 
         Raises:
             ValueError: as :meth:`create`.
+
+        Spec: TK-11.
         """
         self.create(
             request,
@@ -580,15 +647,17 @@ class TaskBook:
         return self.receive(report)
 
     def receive(self, report: TaskReport) -> TaskRecord:
-        """Requestor side: mirror a receiver's *report* on a task of the book:
-        its status as :meth:`observe` does (a terminal task reported
-        otherwise is a late event and changes nothing else; reported the same,
-        nothing at all), then what the report carries: the ttl and poll
-        interval it now gives (both MAY change, TK-10), its ``lastUpdatedAt``,
-        and ``result``, ``error`` and ``input_requests`` as reported.
+        """Requestor side: mirror a receiver's *report* on a task of the book: its
+        status as :meth:`observe` does (a terminal task reported otherwise is a late
+        event and changes nothing else; reported the same, nothing at all), then what
+        the report carries: the ttl and poll interval it now gives (both MAY change),
+        its ``lastUpdatedAt``, and ``result``, ``error`` and ``input_requests`` as
+        reported.
 
         Raises:
             KeyError: the task is not in the book.
+
+        Spec: TK-10.
         """
         before = self._tasks[report.task_id]
         if before.state.is_terminal:
@@ -613,11 +682,13 @@ class TaskBook:
         return record
 
     def expire_due(self) -> list[TaskRecord]:
-        """Take out every task whose ttl has elapsed (TK-10), oldest first.
+        """Take out every task whose ttl has elapsed, oldest first.
 
         One still running is moved ``EXPIRE`` (cause ``TTL``) first, to
         ``FAILED``; the layer above stops its work. The returned records are
         their last snapshots; the book forgets them.
+
+        Spec: TK-10.
         """
         now = self.clock()
         due = [record for record in self._tasks.values() if record.expired(now)]
@@ -628,6 +699,9 @@ class TaskBook:
         return out
 
     def forget(self, task_id: str) -> TaskRecord | None:
-        """Drop a task (a receiver may delete a cancelled task at any time,
-        TK-16); its last record, or None if it was unknown."""
+        """Drop a task (a receiver may delete a cancelled task at any time); its last
+        record, or None if it was unknown.
+
+        Spec: TK-16.
+        """
         return self._tasks.pop(task_id, None)

@@ -4,17 +4,18 @@ Nothing here knows a ``Server`` or a ``Client``: the entry points that run one
 over these (``trio_mcp.serve_stdio``, ``trio_mcp.open_http_client``, ...) live
 with them, in the top-level namespace.
 
-stdio (SI-01..SI-12): :func:`open_stdio_process` spawns a server and talks over
-its pipes; :func:`open_stdio_server_transport` is this process's stdin and
-stdout. :class:`LineChannel` is the newline framing, usable over any pair of
-byte streams (TR-04). Streamable HTTP: :class:`StreamableHTTPApp` (an ASGI
-application that hands each session's :class:`HttpServerTransport`, with the
-identity of its caller, to a handler; :func:`serve_http_app` runs it on hypercorn) and
-:class:`HttpClientTransport` (:func:`open_http_transport`). WebSocket:
-:class:`WebSocketTransport` (:func:`open_websocket_transport`,
-:func:`serve_websocket_transports`).
+stdio: :func:`open_stdio_process` spawns a server and talks over its pipes;
+:func:`open_stdio_server_transport` is this process's stdin and stdout.
+:class:`LineChannel` is the newline framing, usable over any pair of byte streams.
+Streamable HTTP: :class:`StreamableHTTPApp` (an ASGI application that hands each
+session's :class:`HttpServerTransport`, with the identity of its caller, to a handler;
+:func:`serve_http_app` runs it on hypercorn) and :class:`HttpClientTransport`
+(:func:`open_http_transport`). WebSocket: :class:`WebSocketTransport`
+(:func:`open_websocket_transport`, :func:`serve_websocket_transports`).
 
 Names are imported lazily so that importing this package stays cheap.
+
+Spec: SI-01..SI-12.
 """
 
 from __future__ import annotations

@@ -55,9 +55,13 @@ _FdStream: type | None = getattr(trio.lowlevel, "FdStream", None)
 class LineStatistics:
     """A frozen snapshot of a :class:`LineChannel`'s counters."""
 
+    #: Lines read and handed on as frames.
     frames_in: int
+    #: Frames written, one line each.
     frames_out: int
+    #: Bytes read from the stream, everything included (newlines, skipped lines).
     bytes_in: int
+    #: Bytes written, each frame's newline included.
     bytes_out: int
     #: Lines longer than the limit (each was dropped but for its head).
     oversize_lines: int

@@ -167,10 +167,15 @@ class ProcessEvent:
     ``exited`` (then ``returncode`` and ``step`` are set).
     """
 
+    #: ``spawned``, ``stdin_closed``, ``sigterm``, ``sigkill`` or ``exited``.
     kind: str
+    #: The server process's id.
     pid: int
+    #: When, on Trio's clock (``trio.current_time()``).
     at: float
+    #: ``exited`` only: the exit status (negative: the signal that ended it).
     returncode: int | None = None
+    #: ``exited`` only: what ended the process.
     step: ExitStep | None = None
 
 
@@ -494,15 +499,15 @@ async def open_stdio_process(
         inherit_env: start from our whole environment instead of
             :func:`safe_environment` (only when you trust the server with it).
         cwd: the child's working directory.
-        stderr: where the server's stderr lines go: ``"forward"`` (our stderr,
-            labelled with the command and pid), a callable taking each line, or
-            None (dropped). The last *stderr_tail* lines are kept either way.
-        max_message_size: longest line accepted from the server, in bytes (16 MiB
-            by default; a line is buffered up to this size, so it is the memory
-            one frame may take). A longer response fails the call whose id its
-            first 4 KiB show with :class:`~trio_mcp.ResponseTooLarge`, and the
-            session goes on (the framing resumes at the next line); with no
-            readable id the session ends (R-03).
+        stderr: where the server's stderr lines go: ``"forward"`` (our stderr, labelled
+            with the command and pid), a callable taking each line, or None (dropped).
+        stderr_tail: how many of the last stderr lines are kept either way (default 20),
+            for the error that reports an early exit.
+        max_message_size: longest line accepted from the server, in bytes (16 MiB by
+            default; a line is buffered up to this size, so it is the memory one frame
+            may take). A longer response fails the call whose id its first 4 KiB show
+            with :class:`~trio_mcp.ResponseTooLarge`, and the session goes on (the
+            framing resumes at the next line); with no readable id the session ends.
         close_grace: seconds to wait for an exit after closing stdin.
         terminate_grace: seconds to wait after SIGTERM before SIGKILL.
         exit_wait: seconds ``receive`` waits, after stdout ends, for the exit status.
@@ -524,7 +529,7 @@ async def open_stdio_process(
         plus the reap) shielded, then re-raises. No zombie, descriptor or
         process-group member is left.
 
-    Spec: SI-01, SI-04, SI-10, LC-16 (reliability catalogue: X-01, X-03, P-09, P-14).
+    Spec: SI-01, SI-04, SI-10, LC-16, R-03, X-01, X-03, P-09, P-14.
     """
     if isinstance(stderr, str) and stderr != "forward":
         raise ValueError(f"stderr must be 'forward', a callable or None, not {stderr!r}")

@@ -286,12 +286,11 @@ class _ClientConnection(_OversizeConnection):
     """trio-websocket's client connection, failing the call an oversize response
     answers at once and going on, as the stdio and HTTP clients do.
 
-    trio-websocket's client closes with 1009 at its ``max_message_size``; here
-    that size is the session's bound, over which a message is kept only by its
-    ends (:class:`_OversizeConnection`, ``_early``). A message still going past
-    :data:`~trio_mcp.transports._bounds.WEBSOCKET_DRAIN_FACTOR` times the bound
-    (1 MiB at least) is not drained further: 1009 closes the connection, and the
-    session's calls fail with that reason.
+    trio-websocket's client closes with 1009 at its ``max_message_size``; here that size
+    is the session's bound, over which a message is kept only by its ends
+    (:class:`_OversizeConnection`, ``_early``). A message still going past four times
+    the bound (1 MiB at least) is not drained further: 1009 closes the connection, and
+    the session's calls fail with that reason.
     """
 
     _early = True
@@ -405,15 +404,13 @@ async def serve_websocket_transports(
     non-loopback address without an explicit ``allowed_hosts``. Whatever a
     handler raises ends its own connection only (logged).
 
-    *max_message_size* (characters, as trio-websocket counts) is the memory
-    one connection's incoming message may take: a message up to it is
-    buffered whole (16 MiB + 1 KiB by default). A message over it is kept by
-    its first and last 4 KiB only and refused with the id they name (-32600),
-    the connection going on; one still going past
-    :data:`~trio_mcp.transports._bounds.WEBSOCKET_DRAIN_FACTOR` times the
-    bound (1 MiB at least; 64 MiB + 4 KiB by default) is read no further: the
-    connection is closed with 1009 and its session ends as on any disconnect
-    (its running requests are cancelled). The other connections go on.
+    *max_message_size* (characters, as trio-websocket counts) is the memory one
+    connection's incoming message may take: a message up to it is buffered whole
+    (16 MiB + 1 KiB by default). A message over it is kept by its first and last 4 KiB only and
+    refused with the id they name (-32600), the connection going on; one still going
+    past four times the bound (1 MiB at least; 64 MiB + 4 KiB by default) is read no
+    further: the connection is closed with 1009 and its session ends as on any
+    disconnect (its running requests are cancelled). The other connections go on.
 
     Cancellation: runs until cancelled; the handlers are then cancelled.
     """
@@ -445,11 +442,10 @@ async def open_websocket_transport(
 ) -> AsyncIterator[WebSocketTransport]:
     """Open a WebSocket to *url* with the ``mcp`` subprotocol; yield the transport.
 
-    A message from the server over *max_message_size* is refused by the session
-    with the id its ends name (the call it answers fails at once with
-    :class:`~trio_mcp.ResponseTooLarge`) and the connection goes on; one going
-    past :data:`~trio_mcp.transports._bounds.WEBSOCKET_DRAIN_FACTOR` times that
-    (1 MiB at least) closes it with 1009 (:class:`_ClientConnection`).
+    A message from the server over *max_message_size* is refused by the session with the
+    id its ends name (the call it answers fails at once with
+    :class:`~trio_mcp.ResponseTooLarge`) and the connection goes on; one going past four
+    times that (1 MiB at least) closes it with 1009 (:class:`_ClientConnection`).
 
     Cancellation:
         Cancelled while connecting, nothing is left open. Leaving the block,

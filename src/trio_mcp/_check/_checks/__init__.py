@@ -13,6 +13,7 @@ from . import (
     http,
     jsonrpc,
     limits,
+    listen,
     modern,
     progress,
     shutdown,
@@ -24,6 +25,7 @@ from . import (
 ALL_CHECKS: tuple[Check, ...] = (
     *handshake.CHECKS,
     *modern.CHECKS,
+    *listen.CHECKS,
     *jsonrpc.CHECKS,
     *progress.CHECKS,
     *cancellation.CHECKS,

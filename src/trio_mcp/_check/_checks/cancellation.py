@@ -1,5 +1,8 @@
 """Cancellation: no answer and no more progress after a cancel, stray cancels ignored,
-a duplicate in-flight id refused and never answered twice.
+a duplicate in-flight id refused and never answered twice (over Streamable HTTP
+too: in a handshake-era session as on stdio; in 2026-07-28, where every POST is
+a request of its own, each answered on its own stream and never cross-wired),
+and a 2026-07-28 HTTP request closed before its first response event.
 
 Spec: CN-05, CN-06, CN-08, CN-10, CN-16, SI-09, BP-04, BP-05, HM-13.
 """
@@ -11,7 +14,8 @@ import contextlib
 import trio
 
 from .._definition import Check
-from .._model import HTTP, MODERN, STDIO, CheckFailed, CheckSkipped
+from .._http import HttpWire
+from .._model import HTTP, MODERN, CheckFailed, CheckSkipped
 from .._probe import Probe
 from .._wire import is_progress_for, is_response, is_response_to, new_id
 from ._common import IN_FLIGHT_GRACE, dump, error_of, expect
@@ -98,6 +102,8 @@ async def stray_cancels(probe: Probe) -> str:
 
 
 async def duplicate_id(probe: Probe) -> str:
+    if isinstance(probe.wire, HttpWire) and probe.era == MODERN:
+        return await _duplicate_id_on_posts(probe, probe.wire)
     wire = probe.wire
     tool = await probe.slow_tool()
     rid = new_id()
@@ -128,6 +134,72 @@ async def duplicate_id(probe: Probe) -> str:
     return "the duplicate id was ignored (never answered twice)"
 
 
+async def _duplicate_id_on_posts(probe: Probe, wire: HttpWire) -> str:
+    """2026-07-28 HTTP: a POST is a request of its own, so an id in flight on
+    one may be used on another; each must be answered on its own stream."""
+    tool = await probe.slow_tool()
+    rid = new_id()
+    slow = await wire.post_request(
+        _call(probe, rid, tool.name, tool.arguments), wait_head=False, within=probe.options.timeout
+    )
+    await wire.quiet(SETTLE)
+    expect(not slow.messages, f"{tool.described()} answered at once{tool.advice()}")
+    await probe.start(probe.liveness_method, request_id=rid)
+    other = wire.posts[-1]
+    await wire.quiet(DUPLICATE_WATCH)
+    wrong = [m for m in slow.messages if is_response_to(rid)(m)]
+    await wire.cancel(rid)
+    await wire.quiet(0.3)
+    expect(
+        not wrong,
+        f"the response to a {probe.liveness_method} sharing id {rid} came on the stream of "
+        f"the call still in flight: {dump(wrong)}",
+    )
+    answers = [m for m in other.messages if is_response_to(rid)(m)]
+    expect(
+        len(answers) == 1 and "result" in answers[0],
+        f"a {probe.liveness_method} with id {rid}, used by a call in flight on another POST, "
+        f"got {dump(answers) if answers else 'no answer'} on its own stream",
+    )
+    await probe.still_answers()
+    return f"each POST answered on its own stream ({probe.liveness_method} id {rid} beside a call)"
+
+
+def _call(probe: Probe, rid: object, name: str, arguments: dict[str, object]) -> dict[str, object]:
+    params = probe.params({"name": name, "arguments": arguments})
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
+
+
+async def before_first_event(probe: Probe) -> str:
+    wire = probe.wire
+    assert isinstance(wire, HttpWire)
+    tool = await probe.slow_tool()
+    points: list[str] = []
+    for wait_head in (False, True):
+        rid = new_id()
+        post = await wire.post_request(
+            _call(probe, rid, tool.name, tool.arguments),
+            wait_head=wait_head,
+            within=probe.options.timeout,
+        )
+        if post.messages:
+            raise CheckSkipped(
+                f"{tool.described()} sent {dump(post.messages[:1])} at once; nothing to close "
+                f"before the first event{tool.advice()}"
+            )
+        point = "before the response head" if post.status is None else "after the head"
+        if wait_head and post.status is None:
+            point = f"with no head within {probe.options.timeout:g}s"
+        await wire.cancel(rid)
+        await wire.quiet(0.2)
+        await probe.still_answers()
+        points.append(point)
+    return (
+        f"{tool.name} closed {' and '.join(points)} (before its first event); "
+        "the server answered after each"
+    )
+
+
 CHECKS = (
     Check(
         "cancel.cancelled-call",
@@ -146,6 +218,13 @@ CHECKS = (
         "a duplicate in-flight id is refused, never answered twice",
         ("BP-04", "BP-05"),
         duplicate_id,
-        transports=frozenset({STDIO}),
+    ),
+    Check(
+        "cancel.before-first-event",
+        "closing a 2026-07-28 POST before its first event cancels it and the server goes on",
+        ("HM-13", "CN-16"),
+        before_first_event,
+        eras=frozenset({MODERN}),
+        transports=frozenset({HTTP}),
     ),
 )

@@ -1,6 +1,6 @@
-"""Shutdown over stdio: exit on end of input (idle, and with a call in flight) and on
-SIGTERM within the bound, no process of the server's group or session left, and
-nothing but JSON-RPC on stdout.
+"""Shutdown over stdio: exit on end of input (idle, and with a call in flight), on
+SIGTERM and when the parent is SIGKILLed, within the bound; no process of the
+server's group or session left, and nothing but JSON-RPC on stdout.
 
 Spec: SI-05, SI-10, SI-11, LC-15, LC-16, LC-17.
 """
@@ -8,6 +8,7 @@ Spec: SI-05, SI-10, SI-11, LC-15, LC-16, LC-17.
 from __future__ import annotations
 
 import signal
+import sys
 
 import trio
 
@@ -77,6 +78,72 @@ async def sigterm(probe: Probe) -> str:
     elapsed = trio.current_time() - started
     await _settled_leftovers(probe, wire, "SIGTERM")
     return f"exited {elapsed:.2f}s after SIGTERM (status {status})"
+
+
+#: The parent ``shutdown.parent-death`` kills: it starts the server with a pipe
+#: of its own as the server's stdin (as a host does) and relays its input to it;
+#: the server's stdout is the checker's.
+RELAY = """
+import subprocess, sys
+child = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE)
+for line in iter(sys.stdin.buffer.readline, b""):
+    child.stdin.write(line)
+    child.stdin.flush()
+child.stdin.close()
+child.wait()
+"""
+
+
+def _children(parent: int) -> list[int]:
+    """The processes whose parent is *parent* (Linux ``/proc``; elsewhere none)."""
+    found = []
+    for pid in leftovers(parent):
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == parent:
+            found.append(pid)
+    return found
+
+
+async def parent_death(probe: Probe) -> str:
+    wire = await probe.open_under((sys.executable, "-c", RELAY))
+    assert isinstance(wire, StdioWire)
+    if probe.era == "modern":
+        await probe.still_answers(wire)
+    # The server is the relay's child; what it leaves behind is
+    # shutdown.no-leftovers' concern, not this check's.
+    server = _children(wire.pid)
+    if not server:
+        raise CheckSkipped("the server's process could not be told apart from its parent's")
+    # A call in flight is what keeps a server that never reads its end of
+    # input alive (an idle one may exit for want of anything to do).
+    busy = ""
+    try:
+        tool = await probe.slow_tool()
+    except CheckSkipped:
+        busy = " (idle: no slow tool to keep in flight)"
+    else:
+        await probe.start("tools/call", {"name": tool.name, "arguments": tool.arguments}, wire=wire)
+        await wire.quiet(0.2)
+        busy = f" with {tool.name} in flight"
+    started = trio.current_time()
+    wire.signal(signal.SIGKILL)
+    alive = server
+    with trio.move_on_after(probe.options.exit_timeout):
+        while alive:
+            await trio.sleep(0.05)
+            alive = [pid for pid in server if pid in leftovers(wire.pid)]
+    if alive:
+        raise CheckFailed(
+            f"still running {probe.options.exit_timeout:g}s after its parent was SIGKILLed"
+            f"{busy}: {_describe(alive)}"
+        )
+    elapsed = trio.current_time() - started
+    wire.note("--", f"the server ({', '.join(map(str, server))}) exited after its parent died")
+    return f"exited {elapsed:.2f}s after its parent was SIGKILLed{busy} (its stdin ended)"
 
 
 def _describe(pids: list[int]) -> str:
@@ -149,6 +216,14 @@ CHECKS = (
         "exit on SIGTERM",
         ("LC-16", "SI-10"),
         sigterm,
+        transports=ONLY_STDIO,
+        fresh=True,
+    ),
+    Check(
+        "shutdown.parent-death",
+        "exit when the parent is SIGKILLed",
+        ("SI-10", "SI-11"),
+        parent_death,
         transports=ONLY_STDIO,
         fresh=True,
     ),

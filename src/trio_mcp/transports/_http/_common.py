@@ -363,15 +363,14 @@ class OriginPolicy:
     different name and is refused. ``Origin: null`` and repeated Origin headers
     are refused. A missing Origin (a non-browser client) is accepted.
 
-    Unknown bound address: when the listener's address is not known (an ASGI
-    scope without ``server``, as some hosts send, or ``(path, None)`` for a
-    Unix socket), the automatic mode cannot tell a loopback bind from a public
-    one, so it refuses every request (421) rather than accept any Host, which
-    would let a DNS-rebinding page through (its Origin equals its Host). Such
-    deployments name their hosts with *allowed_hosts* (e.g.
-    ``{"localhost:8000"}`` or ``{"localhost:*"}``). Reliability O-10.
+    Unknown bound address: when the listener's address is not known (an ASGI scope
+    without ``server``, as some hosts send, or ``(path, None)`` for a Unix socket), the
+    automatic mode cannot tell a loopback bind from a public one, so it refuses every
+    request (421) rather than accept any Host, which would let a DNS-rebinding page
+    through (its Origin equals its Host). Such deployments name their hosts with
+    *allowed_hosts* (e.g. ``{"localhost:8000"}`` or ``{"localhost:*"}``).
 
-    Spec: HT-02, SS-01, SEC-01.
+    Spec: HT-02, SS-01, SEC-01, O-10.
     """
 
     def __init__(

@@ -188,9 +188,11 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
     @property
     def tool_headers(self) -> ToolHeaderRules:
         """The ``x-mcp-header`` annotations of the tools, by name, for the
-        ``Mcp-Param-*`` headers of a 2026-07-28 ``tools/call`` (HM-25): the
-        rules given at construction, which the client fills from the tools it
-        lists (see ``trio_mcp._transport``)."""
+        ``Mcp-Param-*`` headers of a 2026-07-28 ``tools/call``: the rules given at
+        construction, which the client fills from the tools it lists.
+
+        Spec: HM-25.
+        """
         return self._tool_headers
 
     def __repr__(self) -> str:
@@ -216,7 +218,10 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
 
     @property
     def legacy_endpoint(self) -> str | None:
-        """The HTTP+SSE endpoint messages go to after a fallback (SS-08), else None."""
+        """The HTTP+SSE endpoint messages go to after a fallback, else None.
+
+        Spec: SS-08.
+        """
         return self._keeper.legacy_endpoint
 
     @property
@@ -226,12 +231,18 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
 
     @property
     def reinitializations(self) -> int:
-        """How many new sessions were started after a 404 (HT-33)."""
+        """How many new sessions were started after a 404.
+
+        Spec: HT-33.
+        """
         return self._keeper.reinitializations
 
     @property
     def reinitialize(self) -> bool:
-        """Start a new session after a 404 instead of ending (HT-33)."""
+        """Start a new session after a 404 instead of ending.
+
+        Spec: HT-33.
+        """
         return self._keeper.reinitialize
 
     @property
@@ -246,7 +257,10 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
 
     @property
     def open_get_stream(self) -> bool:
-        """Open the standalone GET stream after the handshake (HT-18)."""
+        """Open the standalone GET stream after the handshake.
+
+        Spec: HT-18.
+        """
         return self._keeper.open_get_stream
 
     # ------------------------------------------------------------ Channel API
@@ -394,22 +408,22 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
             raise trio.ClosedResourceError("transport closed") from None
 
     async def aclose(self) -> None:
-        """Tell the server: cancels for unanswered requests, then DELETE (HT-34).
+        """Tell the server: cancels for unanswered requests, then DELETE.
 
-        Shielded and bounded by ``close_timeout`` together. When the bound runs
-        out before the DELETE is answered (the server or the network is slow,
-        or this process too busy to write it), a WARNING on the
-        ``trio_mcp.http.client`` logger says so, naming the bound and the
-        session by :func:`session_fingerprint` (the id itself is a credential
-        and is never logged, HT-29): the server keeps that session until its
-        own idle timeout, unless the DELETE, already written, still reaches it
-        (closing the connection does not withdraw it). A DELETE that fails
-        (connection refused, an error status) is only logged at DEBUG. The
-        DELETE goes on the last call's connection when it can (see
-        ``_delete_client``).
+        Shielded and bounded by ``close_timeout`` together. When the bound runs out
+        before the DELETE is answered (the server or the network is slow, or this
+        process too busy to write it), a WARNING on the ``trio_mcp.http.client`` logger
+        says so, naming the bound and the session by :func:`session_fingerprint` (the id
+        itself is a credential and is never logged): the server keeps that session until
+        its own idle timeout, unless the DELETE, already written, still reaches it
+        (closing the connection does not withdraw it). A DELETE that fails (connection
+        refused, an error status) is only logged at DEBUG. The DELETE goes on the last
+        call's connection when it can (see ``_delete_client``).
 
         Cancellation: an outer cancel does not cut the cancels and the DELETE
         short (shielded); they end at ``close_timeout`` at the latest.
+
+        Spec: HT-34, HT-29.
         """
         if self._closed:
             await trio.lowlevel.checkpoint()
@@ -559,6 +573,7 @@ async def open_http_transport(
     reads the answers (JSON or SSE), opens the GET stream and keeps the session.
 
     Args:
+        url: the server's MCP endpoint, such as ``http://127.0.0.1:8000/mcp``.
         headers: sent with every request (e.g. ``Authorization``).
         http_client: an ``httpx.AsyncClient`` to use (not closed here); by
             default one is made (no redirects followed except same-origin 307/308,
@@ -571,21 +586,20 @@ async def open_http_transport(
             an own *http_client*, give the auth to that client instead. An
             authorization that fails raises :class:`~trio_mcp.auth.AuthorizationFailed`
             out of the transport.
-        legacy_fallback: try the 2024-11-05 HTTP+SSE transport when the server
-            refuses the initialize POST with 400, 404 or 405 (SS-08).
-        terminate_on_close: send DELETE on exit (HT-34).
+        legacy_fallback: try the 2024-11-05 HTTP+SSE transport when the server refuses
+            the initialize POST with 400, 404 or 405.
+        terminate_on_close: send DELETE on exit.
         reconnect_delay: seconds before reconnecting a stream when the server
             gave no ``retry``.
         close_timeout: bound on the cancels and DELETE sent on exit; a DELETE
             not answered within it is logged as a WARNING (see
             :meth:`HttpClientTransport.aclose`).
-        reinitialize: when the server answers 404 for the session (it ended or
-            expired), start a new session instead of ending the client (HT-33):
-            calls in flight on the old session fail with "Session expired (HTTP
-            404)", later calls go to the new one. Off by default because what the
-            server held for the old session (subscriptions, logging level) is
-            lost; an application that relies on it re-establishes it. See
-            :class:`HttpClientTransport`.
+        reinitialize: when the server answers 404 for the session (it ended or expired),
+            start a new session instead of ending the client: calls in flight on the old
+            session fail with "Session expired (HTTP 404)", later calls go to the new
+            one. Off by default because what the server held for the old session
+            (subscriptions, logging level) is lost; an application that relies on it
+            re-establishes it. See :class:`HttpClientTransport`.
         max_message_size: the bound on one inbound frame (16 MiB by default):
             a JSON body or SSE event over it is read only for its first and
             last 4 KiB, and the call it answers fails at once with

@@ -133,8 +133,8 @@ class StreamableHTTPApp:
             ``max_events_per_stream`` (1024), ``max_streams_per_session`` (256),
             ``max_bytes_per_session`` (8 MiB) and ``max_age`` (off); a resume
             from a dropped event gets 400. None: not resumable.
-        retry_interval: milliseconds sent as the SSE ``retry`` field with
-            priming events (HT-12).
+        retry_interval: milliseconds sent as the SSE ``retry`` field with priming
+            events.
         allowed_hosts, allowed_origins: see :class:`OriginPolicy` (the default
             protects loopback binds).
         principal_of: identifies the authenticated principal of a request; a
@@ -148,11 +148,10 @@ class StreamableHTTPApp:
             ``(issuer, subject)``, which sessions and tasks are bound to, and
             handlers see the verified token as ``ctx.auth``. Not with
             *principal_of*.
-        scopes_for: the OAuth scopes a request needs, from its method and
-            params (``http_app`` gives ``Server.required_scopes``): with
-            *auth*, a POST whose token lacks one is answered 403
-            ``insufficient_scope`` with the scopes to ask for, before the body
-            reaches a session (AU-12).
+        scopes_for: the OAuth scopes a request needs, from its method and params
+            (``http_app`` gives ``Server.required_scopes``): with *auth*, a POST whose
+            token lacks one is answered 403 ``insufficient_scope`` with the scopes to
+            ask for, before the body reaches a session.
         max_sessions: live sessions at most; more ``initialize`` get 503.
         session_idle_timeout: seconds without any request or open stream after
             which a session ends (None: never).
@@ -160,26 +159,27 @@ class StreamableHTTPApp:
             JSON-RPC error naming the request's id when the body's first 4 KiB
             show it). A body is buffered whole before it is dispatched, so each
             POST in flight may hold this much memory.
-        body_timeout: seconds to receive a whole POST body, counted from when
-            its head was read; a slower body is answered 408 and its connection
-            closed (reliability D-02: a trickling or stalled body would hold a
-            connection and a task forever). None: no deadline. The default, 30 s,
-            asks at least 140 KB/s of a client sending the largest body.
+        body_timeout: seconds to receive a whole POST body, counted from when its head
+            was read; a slower body is answered 408 and its connection closed (a
+            trickling or stalled body would otherwise hold a connection and a task
+            forever). None: no deadline. The default, 30 s, asks at least 140 KB/s of a
+            client sending the largest body.
         allow_delete: let clients end sessions with DELETE (405 otherwise).
         enable_get: offer the standalone GET stream (405 otherwise).
-        legacy_sse: also serve the 2024-11-05 HTTP+SSE endpoints at
-            ``sse_path`` and ``messages_path`` (SS-07).
+        legacy_sse: also serve the 2024-11-05 HTTP+SSE endpoints at *sse_path* and
+            *messages_path*.
+        sse_path: the legacy SSE endpoint's path (default ``/sse``).
+        messages_path: the legacy endpoint POSTs go to (default ``/messages/``).
         keepalive: seconds between SSE comment lines on an idle stream (None: off).
-        versions: the protocol revisions served (None: every one). With a
-            2026-07-28-era revision, a POST naming that era (its
-            ``MCP-Protocol-Version`` header or its ``_meta``) is served
-            statelessly, in a one-request session of its own (see
-            ``_http_modern``); without a handshake-era one the endpoint is
-            modern-only: GET and DELETE get 405, ``Mcp-Session-Id`` and
-            ``Last-Event-ID`` are ignored, no legacy HTTP+SSE endpoints (HM-31).
-        tool_headers: the ``x-mcp-header`` annotations of a tool by name, for
-            the ``Mcp-Param-*`` checks of a 2026-07-28 ``tools/call`` (HM-28);
-            None: no parameter is mirrored.
+        versions: the protocol revisions served (None: every one). With a 2026-07-28-era
+            revision, a POST naming that era (its ``MCP-Protocol-Version`` header or its
+            ``_meta``) is served statelessly, in a one-request session of its own (see
+            ``_http_modern``); without a handshake-era one the endpoint is modern-only:
+            GET and DELETE get 405, ``Mcp-Session-Id`` and ``Last-Event-ID`` are
+            ignored, no legacy HTTP+SSE endpoints.
+        tool_headers: the ``x-mcp-header`` annotations of a tool by name, for the
+            ``Mcp-Param-*`` checks of a 2026-07-28 ``tools/call``; None: no parameter is
+            mirrored.
         modern_head_deferral: seconds a 2026-07-28 response head waits for the
             request's first message: a request answered by then gets one JSON
             body with the status its error calls for (400, 404: §27), a slower
@@ -194,6 +194,8 @@ class StreamableHTTPApp:
     Cancellation:
         Sessions live in the nursery of :meth:`run` (or of the ASGI lifespan);
         leaving it shuts them down (each bounded, as any session).
+
+    Spec: HT-12, AU-12, SS-07, HM-31, HM-28.
     """
 
     def __init__(
@@ -473,7 +475,10 @@ class StreamableHTTPApp:
         return self.auth.step_up(token, needed) if needed else None
 
     def end_session(self, transport: HttpServerTransport) -> None:
-        """Forget the session and end it (its client left or asked, HT-34)."""
+        """Forget the session and end it (its client left or asked).
+
+        Spec: HT-34.
+        """
         if transport.session_id is not None:
             self._sessions.pop(transport.session_id, None)
         transport.peer_closed()

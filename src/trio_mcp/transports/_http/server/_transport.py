@@ -501,7 +501,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         return stream
 
     def close_request_stream(self, request_id: Any) -> bool:
-        """End the SSE response that carries *request_id*'s answer now (HT-11).
+        """End the SSE response that carries *request_id*'s answer now.
 
         The request keeps running; what it sends from now on is stored in the
         event store, and the client, which saw the stream end without an answer,
@@ -509,6 +509,8 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         (polling). Only resumable sessions can do this (an event store, and a
         revision with priming events); returns False otherwise, or when there is
         no such request or its answer goes out as JSON.
+
+        Spec: HT-11.
         """
         stream = self._by_request.get(id_key(request_id))
         if stream is None or stream.json or not self.primes:
@@ -610,10 +612,12 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         return self.event_store is not None and self.protocol_version in PRIMING_VERSIONS
 
     async def prime(self, stream: Stream) -> str | None:
-        """Store a priming event for *stream* (HT-10); returns its id.
+        """Store a priming event for *stream*; returns its id.
 
         Cancellation: as :meth:`EventStore.store_event`; with nothing to store,
         a plain checkpoint.
+
+        Spec: HT-10.
         """
         if self.event_store is None or self.session_id is None:
             await trio.lowlevel.checkpoint()
