@@ -189,6 +189,35 @@ async def test_http_deploy_serves_with_workers_and_needs_the_token() -> None:
             assert await proc.wait() == 0
 
 
+def test_the_timeline_sample_prints_the_table_and_writes_the_page(tmp_path: Path) -> None:
+    page = tmp_path / "timeline.html"
+    lines = [line for line in run_sample("timeline.py", str(page)).stdout.splitlines() if line]
+    assert [line.split()[1:4] for line in lines[1:]] == [
+        ["initialize", "outbound", "completed"],
+        ["tools/list", "outbound", "completed"],
+        ["tools/call", "outbound", "completed"],
+        ["tools/call", "outbound", "cancelled"],
+        ["tools/call", "outbound", "completed"],
+        ["tools/call", "outbound", "completed"],
+        *[["tasks/get", "outbound", "completed"]] * (len(lines) - 7),
+    ]
+    assert lines[4].endswith("deadline: caller deadline")
+    text = page.read_text()
+    assert text.count('class="lane task"') == 1
+    assert text.count('class="progress"') == 6
+
+
+def test_the_telemetry_sample_shows_one_trace_with_no_change_to_the_code() -> None:
+    lines = run_sample("telemetry.py").stdout.splitlines()
+    assert lines[:3] == [
+        "spans: CLIENT tools/call echo / SERVER tools/call echo",
+        "one trace: True",
+        "the server span's parent is the client span: True",
+    ]
+    assert "'gen_ai.tool.name': 'echo'" in lines[3]
+    assert "mcp.server.operation.duration" in lines[4]
+
+
 def test_every_sample_is_run_and_included() -> None:
     this = Path(__file__).read_text()
     pages = "\n".join(

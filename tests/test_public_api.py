@@ -79,6 +79,11 @@ KERNEL = {
     "Direction",
     "Progress",
     "SessionState",
+    # the records shown to people, and the frames shown beside them
+    "request_table",
+    "request_timeline",
+    "FrameLog",
+    "SeenFrame",
 }
 
 #: Tasks, for both roles: in trio_mcp.tasks (as trio has trio.to_thread).

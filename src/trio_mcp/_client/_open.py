@@ -27,6 +27,7 @@ from .._extensions._registry import (
     RequestHandler,
 )
 from .._session import Middleware, open_session
+from .._telemetry._switch import TelemetryMode, telemetry_middleware, watching
 from .._transport import EraHints, HeaderMirroringTransport, Transport
 from ..protocol import Connection, Kind, Role
 from ._client import Client
@@ -68,6 +69,7 @@ async def open_client(
     extensions: Sequence[Extension] = (),
     custom_requests: Mapping[str, RequestHandler] | None = None,
     custom_notifications: Mapping[str, NotificationHandler] | None = None,
+    telemetry: TelemetryMode | None = None,
     **session_options: Any,
 ) -> AsyncIterator[Client]:
     """Open a session over *transport*, choose the era, discover, yield the :class:`Client`.
@@ -132,6 +134,10 @@ async def open_client(
             the core set the server may send, by name: ``fn(params, ctx)``
             for a request (handshake era only: 2026-07-28 has no server
             requests), ``fn(params, session)`` for a notification.
+        telemetry: OpenTelemetry, as ``Server(telemetry=...)``: ``"native"``,
+            ``"propagation"`` or ``"off"``; default ``TRIO_MCP_TELEMETRY``,
+            else ``"native"`` when the OpenTelemetry API is installed. Its
+            middleware is the outermost.
         session_options: passed to :func:`open_session`.
 
     Raises:
@@ -153,6 +159,9 @@ async def open_client(
     SI-16, DS-04, ME-06, ME-08, SB-02.
     """
     receiver = ReceiverTasks() if accept_tasks else None
+    observed = telemetry_middleware(telemetry, "client", transport=transport)
+    if observed is not None:
+        middleware = (observed, *middleware)
     handlers = ClientHandlers(
         roots=roots,
         sampling=sampling,
@@ -207,6 +216,7 @@ async def open_client(
         # started them, not the client.
         receiver.running() if receiver is not None else contextlib.nullcontext(),
         open_session(transport, make_protocol, client, **session_options) as session,
+        watching(observed, session),
     ):
         negotiated = await negotiate(
             session,

@@ -54,6 +54,7 @@ from .._tasks._extension import tasks_extension
 from .._tasks._methods import OwnerOf, TaskMethods
 from .._tasks._methods import task_owner as default_task_owner
 from .._tasks._runner import TaskRunner
+from .._telemetry._switch import TelemetryMode, telemetry_middleware
 from .._util import Shared
 from ..protocol import (
     ALL_VERSIONS,
@@ -195,8 +196,16 @@ class Server:
         bus: a :class:`~trio_mcp.bus.Bus` shared by every instance: list
             changes and resource updates made on any instance reach the listen
             streams and subscriptions of all (see :mod:`trio_mcp.bus`).
+        telemetry: OpenTelemetry (see :doc:`/explanation/telemetry`):
+            ``"native"`` (spans and metrics by the MCP semantic conventions,
+            trace context read from and written to ``_meta``),
+            ``"propagation"`` (trace context only) or ``"off"``. Default: the
+            ``TRIO_MCP_TELEMETRY`` environment variable, else ``"native"``
+            when the OpenTelemetry API is installed (the ``otel`` extra), a
+            no-op until an SDK is configured. Raises :class:`MissingExtra`
+            for a mode other than ``"off"`` without the API.
 
-    Spec: CA-01, CA-05, ME-11, PT-08..PT-10, TK-18, ST-06, VR-13, BP-04, C-02.
+    Spec: CA-01, CA-05, ME-11, ME-14, PT-08..PT-10, TK-18, ST-06, VR-13, BP-04, C-02.
     """
 
     def __init__(
@@ -224,6 +233,7 @@ class Server:
         lifespan: Lifespan | None = None,
         session_lifespan: Lifespan | None = None,
         bus: Bus | None = None,
+        telemetry: TelemetryMode | None = None,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -270,6 +280,12 @@ class Server:
         self._peers: weakref.WeakKeyDictionary[Session, Peer] = weakref.WeakKeyDictionary()
         #: The middleware chain, in registration order (see :meth:`add_middleware`).
         self.middleware: list[Middleware] = []
+        # Telemetry is the outermost middleware: its span covers what the others do.
+        observed = telemetry_middleware(telemetry, "server")
+        #: The telemetry middleware (None: off), which also times each session.
+        self.telemetry = observed
+        if observed is not None:
+            self.middleware.append(observed)
         # Methods outside the core set, and the extensions installed: the
         # tasks extension first, through the same point as any other.
         self._custom = CustomMethods()

@@ -25,6 +25,7 @@ import trio
 from .. import types as mcp_types
 from .._errors import SessionClosed
 from .._session import Dispatcher, Session, open_session
+from .._telemetry._switch import watching
 from .._transport import Identity, Transport
 from .._util import covers
 from ..protocol import (
@@ -220,6 +221,7 @@ async def serve_session(
             identity=identity,
             **session_options,
         ) as session,
+        watching(getattr(server, "telemetry", None), session),
     ):
         peer = server.peer_of(session)
         # The session lifespan (handshake era: a session is a client's).

@@ -452,7 +452,17 @@ class InboundRequest(Generic[ContextT]):
                 if isinstance(meta, dict):
                     ctx.meta = meta
             result = await requests._handle(ctx)
-            call.result = requests._protocol.to_json(result) or {}
+            try:
+                call.result = requests._protocol.to_json(result) or {}
+            except Exception:
+                # As without middleware: one bad value fails its request
+                # (-32603, logged as such), and the chain sees that failure.
+                logger.exception(
+                    "the result of %s (id %r) cannot be serialised; answered -32603",
+                    ctx.method,
+                    ctx.request_id,
+                )
+                raise RPCError(_INTERNAL.code, _INTERNAL.message) from None
         if call.result is None:
             # The chain swallowed the handler's error and gave no result.
             raise suppressed(call)

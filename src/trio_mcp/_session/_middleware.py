@@ -171,6 +171,13 @@ class Call:
         return self._protocol.record(self.direction, self.request_id)
 
     @property
+    def protocol_version(self) -> str | None:
+        """The protocol version the session negotiated (None before the
+        handshake, and in 2026-07-28, where each request names its own in
+        ``_meta``)."""
+        return self._protocol.protocol_version
+
+    @property
     def state(self) -> dict[str, Any]:
         state = self._state
         if state is None:
