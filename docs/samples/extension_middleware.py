@@ -50,6 +50,11 @@ async def stamp(call: Call) -> AsyncIterator[None]:
         call.result.setdefault("_meta", {})["com.example/seen-by"] = "stamp"
 
 
+def hear(heard: list[str]) -> Any:
+    """A handler of ``com.example/shouted`` that keeps each text in *heard*."""
+    return lambda params, session: heard.append(params["text"])
+
+
 async def main() -> None:
     log: list[str] = []
     server.add_middleware(timing(log))  # outermost
@@ -59,7 +64,7 @@ async def main() -> None:
         async with open_memory_client(
             server,
             era=era,
-            custom_notifications={"com.example/shouted": lambda p, s: heard.append(p["text"])},
+            custom_notifications={"com.example/shouted": hear(heard)},
         ) as client:
             log.clear()
             print(era, client.server_extensions)
