@@ -98,6 +98,65 @@ async def test_a_call_is_a_client_span_and_its_child_server_span(era: str) -> No
 
 
 @ERAS
+async def test_the_sessions_own_requests_have_their_pair_of_spans(era: str) -> None:
+    # Answered by the session before any handler runs, and still observed.
+    sdk = Sdk()
+    async with connected(sdk, era) as client:
+        await client.ping()
+    spans = sdk.spans()
+    # 2026-07-28 has no ping: the client's ping asks server/discover again.
+    opening = "initialize" if era == "legacy" else "server/discover"
+    for method in (opening, "ping" if era == "legacy" else opening):
+        sent_spans = named(spans, method, "CLIENT")
+        assert len(sent_spans) == (2 if era == "modern" else 1)
+        for sent in sent_spans:
+            [served] = [s for s in spans if s["parent_id"] == sent["span_id"]]
+            assert served["name"] == method
+            assert served["kind"] == "SERVER"
+            assert served["trace_id"] == sent["trace_id"]
+            assert served["attributes"]["mcp.method.name"] == method
+            request_id = sent["attributes"]["jsonrpc.request.id"]
+            assert served["attributes"]["jsonrpc.request.id"] == request_id
+            assert served["status"] == "UNSET"
+    if era == "legacy":
+        # The handshake's closing notification: a span on each side, one trace.
+        [told] = named(spans, "notifications/initialized", "CLIENT")
+        [heard] = named(spans, "notifications/initialized", "SERVER")
+        assert heard["parent_id"] == told["span_id"]
+    points = sdk.points()["mcp.server.operation.duration"]
+    assert {attributes["mcp.method.name"] for attributes, _ in points} >= {opening}
+
+
+async def test_the_peers_progress_and_cancel_have_server_spans(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    sdk = Sdk()
+    server = shop(sdk)
+
+    @server.tool()
+    async def steps(ctx: Context) -> str:
+        await ctx.report_progress(1, 2)
+        return "done"
+
+    async with connected(sdk, "legacy", server) as client:
+        await client.call_tool("steps", {}, on_progress=lambda _: None)
+        with trio.move_on_after(1):
+            await client.call_tool("slow", {"seconds": 10})
+        await client.ping()  # the cancel has been read by now
+    spans = sdk.spans()
+    [progress] = named(spans, "notifications/progress", "SERVER")
+    [cancel] = named(spans, "notifications/cancelled", "SERVER")
+    # Each has its CLIENT span on the sending side, and is its child.
+    [told] = named(spans, "notifications/progress", "CLIENT")
+    assert progress["parent_id"] == told["span_id"]
+    [told] = named(spans, "notifications/cancelled", "CLIENT")
+    assert cancel["parent_id"] == told["span_id"]
+    assert progress["attributes"]["mcp.method.name"] == "notifications/progress"
+    assert cancel["attributes"]["mcp.method.name"] == "notifications/cancelled"
+    assert "jsonrpc.request.id" not in cancel["attributes"]
+
+
+@ERAS
 async def test_errors_set_error_type_and_the_status(era: str) -> None:
     sdk = Sdk()
     async with connected(sdk, era) as client:

@@ -48,7 +48,7 @@ from typing import Any, Protocol, TypeVar, cast, final
 
 import trio
 
-from .._errors import MiddlewareError, SessionClosed
+from .._errors import MiddlewareError, RPCError, SessionClosed
 from .._transport import ANONYMOUS, Caller, Identity, Transport, offers_nowait_receive
 from .._util import Flag
 from ..protocol import (
@@ -77,7 +77,7 @@ from ..protocol import (
     ResponseReceived,
     SessionState,
 )
-from ._inbound import InboundRequests, NamesRequest
+from ._inbound import SESSION_ANSWERED, InboundRequests, NamesRequest
 from ._keepalive import Keepalive
 from ._middleware import Call, Chain, Middleware
 from ._notifier import Notifier
@@ -204,6 +204,8 @@ class Session:
         )
         self._outbound = OutboundCalls(protocol, self._writer, cancel_notify_grace)
         self._middleware = middleware = middleware_of(dispatcher)
+        if middleware:
+            self._outbound.through = self._through
         self._inbound = InboundRequests(
             protocol,
             nursery,
@@ -373,6 +375,9 @@ class Session:
 
         Cancellation: as :meth:`notify`.
         """
+        if self._middleware:
+            await self._through(message, self._send_notification)
+            return
         await self._send_notification(message)
 
     async def notify_task_progress(
@@ -392,6 +397,9 @@ class Session:
         """
         self._check_open()
         note = self.protocol.task_progress_notification(token, progress, total, message, meta=meta)
+        if self._middleware:
+            await self._through(note, self._send_notification)
+            return
         await self._send_notification(note)
 
     def requests(self) -> list[RequestRecord]:
@@ -614,8 +622,9 @@ class Session:
     def _make_context(
         self, request_id: RequestId, method: str, params: Any, meta: JSONObject | None
     ) -> NamesRequest:
+        queue = self._queue_through if self._middleware else self._writer.queue
         return self._context_factory(
-            self, self.protocol, self._writer.queue, request_id, method, params, meta, self.caller
+            self, self.protocol, queue, request_id, method, params, meta, self.caller
         )
 
     def _handle_notification(self, event: NotificationReceived) -> Awaitable[None]:
@@ -646,6 +655,7 @@ class Session:
             message.id,
             # A copy: the caller's own dict is never written to.
             None if params is None else {**params},
+            session=self,
         )
         if params is not None and isinstance(params.get("_meta"), dict):
             call.params["_meta"] = {**params["_meta"]}  # type: ignore[index]
@@ -681,6 +691,7 @@ class Session:
             method,
             None,
             None if raw is None else {**raw},
+            session=self,
         )
         async with Chain(self._middleware, call):
             await self._send_notification(
@@ -690,10 +701,115 @@ class Session:
     async def _notification_through(self, event: NotificationReceived) -> None:
         """An inbound notification's handler inside the chain."""
         call = Call(
-            self.protocol, Direction.INBOUND, "notification", event.method, None, event.raw_params
+            self.protocol,
+            Direction.INBOUND,
+            "notification",
+            event.method,
+            None,
+            event.raw_params,
+            session=self,
         )
         async with Chain(self._middleware, call):
             await self.dispatcher.handle_notification(self, event)
+
+    async def _through(
+        self, message: Notification, send: Callable[[Message], Awaitable[None]]
+    ) -> None:
+        """An outbound notification the session or the protocol layer made
+        (``notifications/initialized``, a handler's progress, a cancel) inside
+        the chain: sent with *send*, with the params the middleware left."""
+        params = message.params
+        call = Call(
+            self.protocol,
+            Direction.OUTBOUND,
+            "notification",
+            message.method,
+            None,
+            None if params is None else {**params},
+            session=self,
+        )
+        async with Chain(self._middleware, call):
+            if call.params != params:
+                message = Notification(message.method, call.params)
+            await send(message)
+
+    async def _queue_through(self, message: Message) -> None:
+        """A handler's context's queue with middleware: its notifications
+        (progress) pass through the chain."""
+        if type(message) is Notification:
+            await self._through(message, self._writer.queue)
+        else:
+            await self._writer.queue(message)
+
+    async def _answer_through(self, event: RequestReceived) -> None:
+        """A request the reader answers itself (``ping``, ``initialize``,
+        ``server/discover``) inside the chain, in the reader's task, so it is
+        still answered before the next frame is read. A middleware's error
+        answers it as it answers any request."""
+        request = event.request
+        protocol = self.protocol
+        call = Call(
+            protocol,
+            Direction.INBOUND,
+            "request",
+            request.method,
+            request.id,
+            request.params,
+            session=self,
+        )
+        protocol.start_inbound(request.id)
+        reply: Message | None
+        try:
+            async with Chain(self._middleware, call):
+                call.result = self._inbound.answer_itself(event)
+        except RPCError as exc:
+            reply = protocol.respond_error(request.id, exc.to_error())
+        else:
+            reply = protocol.respond(request.id, call.result)
+        if reply is not None:
+            await self._writer.queue_reply(reply)
+
+    async def _cancel_through(self, event: CancelReceived) -> None:
+        """The peer's ``notifications/cancelled`` inside the chain, acted on
+        inside it."""
+        call = Call(
+            self.protocol,
+            Direction.INBOUND,
+            "notification",
+            "notifications/cancelled",
+            None,
+            event.raw_params,
+            session=self,
+        )
+        async with Chain(self._middleware, call):
+            self._inbound.on_cancel(event)
+
+    async def _progress_through(self, event: ProgressReceived) -> None:
+        """The peer's ``notifications/progress`` for one of our requests inside
+        the chain, acted on inside it."""
+        call = Call(
+            self.protocol,
+            Direction.INBOUND,
+            "notification",
+            "notifications/progress",
+            None,
+            event.raw_params,
+            session=self,
+        )
+        async with Chain(self._middleware, call):
+            self._outbound.on_progress(event)
+
+    def _on_cancel(self, event: CancelReceived) -> Awaitable[None] | None:
+        if self._middleware:
+            return self._cancel_through(event)
+        self._inbound.on_cancel(event)
+        return None
+
+    def _on_progress(self, event: ProgressReceived) -> Awaitable[None] | None:
+        if self._middleware:
+            return self._progress_through(event)
+        self._outbound.on_progress(event)
+        return None
 
     async def _reader(self) -> None:
         data: bytes | None
@@ -750,6 +866,8 @@ class Session:
                 await wait_for
 
     def _on_request(self, event: RequestReceived) -> Awaitable[None] | None:
+        if self._middleware and event.request.method in SESSION_ANSWERED:
+            return self._answer_through(event)
         reply = self._inbound.start(event)
         return None if reply is None else self._writer.queue_reply(reply)
 
@@ -797,8 +915,8 @@ _HANDLERS: dict[type[object], _EventHandler] = dict(
         _on(ResponseReceived, lambda session, event: session._outbound.on_response(event)),
         _on(RequestReceived, Session._on_request),
         _on(ErrorReceived, lambda session, event: session._outbound.on_error(event)),
-        _on(CancelReceived, lambda session, event: session._inbound.on_cancel(event)),
-        _on(ProgressReceived, lambda session, event: session._outbound.on_progress(event)),
+        _on(CancelReceived, Session._on_cancel),
+        _on(ProgressReceived, Session._on_progress),
         _on(NotificationReceived, lambda session, event: session._notifier.queue(event)),
         _on(InvalidMessage, Session._on_invalid_message),
         _on(Ignored, lambda _, event: logger.debug("ignored (%s): %s", event.reason, event.detail)),

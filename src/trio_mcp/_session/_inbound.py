@@ -67,6 +67,10 @@ from ._middleware import Call, Chain, Middleware, replaced_params, suppressed
 
 logger = logging.getLogger("trio_mcp.session")
 
+#: The requests the reader answers itself, before any handler (promptly
+#: however busy the handlers are).
+SESSION_ANSWERED = frozenset({"ping", "initialize", "server/discover"})
+
 _INTERNAL = ErrorObject(int(ErrorCode.INTERNAL_ERROR), "Internal error")
 _CLOSING = ErrorObject(int(ErrorCode.SESSION_CLOSED), "The session is closing")
 _TOO_MANY_REQUESTS = ErrorObject(
@@ -192,11 +196,7 @@ class InboundRequests(Generic[ContextT]):
             )
         if method == "ping" or method == "initialize" or method == "server/discover":
             protocol.start_inbound(request.id)
-            if method == "ping":
-                return protocol.respond(request.id, {})
-            if method == "server/discover":
-                return protocol.respond(request.id, protocol.discover_result())
-            return protocol.respond(request.id, protocol.accept_initialize(event.params))
+            return protocol.respond(request.id, self.answer_itself(event))
         if not self._accepting:
             return protocol.respond_error(request.id, _CLOSING)
         # A long-lived request (a 2026-07-28 subscriptions/listen stream) waits
@@ -230,6 +230,17 @@ class InboundRequests(Generic[ContextT]):
             )
         self._nursery.start_soon(runner.run, name=_TASK_NAME)
         return None
+
+    def answer_itself(self, event: RequestReceived) -> JSONObject:
+        """The result of a request the reader answers itself (one of
+        :data:`SESSION_ANSWERED`, already started): ``ping``'s empty one, the
+        ``server/discover`` result, or the negotiated ``initialize`` one."""
+        method = event.request.method
+        if method == "ping":
+            return {}
+        if method == "server/discover":
+            return self._protocol.discover_result()
+        return self._protocol.accept_initialize(event.params)
 
     def on_cancel(self, event: CancelReceived) -> None:
         """The peer cancelled one of its requests: cancel its scope (the

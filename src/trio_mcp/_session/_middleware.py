@@ -19,6 +19,14 @@ enters the chain around each request and notification, in both directions:
   result the caller will get is in :attr:`Call.result` after;
 * an **outbound notification**, in the sender's task, before it is made.
 
+The session's own messages pass through it too: inbound ``ping``,
+``initialize`` and ``server/discover`` (in the reader's task, around the
+answer the session makes), the peer's progress and cancel notifications (in
+the reader's task, around what the session does with them), and the
+notifications the session sends itself (``notifications/initialized``, a
+handler's progress, and a cancel, whose chain runs shielded and bounded by
+``cancel_notify_grace``).
+
 The order is the registration order: the first middleware registered is the
 outermost, so its "before" runs first and its "after" runs last.
 
@@ -79,9 +87,12 @@ class Call:
         kind: ``"request"`` or ``"notification"``.
         method: the method name.
         request_id: the request's id (None for a notification).
-        context: for an inbound request, the handler's
+        context: for an inbound request a handler answers, the handler's
             :class:`~trio_mcp.lowlevel.RequestContext` (its session, caller,
-            revision, capabilities); None otherwise.
+            revision, capabilities); None otherwise (and for the requests the
+            session answers itself: ``ping``, ``initialize``, ``server/discover``).
+        session: the :class:`~trio_mcp.lowlevel.Session` the message passes
+            through (its ``transport``, its ``protocol``).
         result: after the inner part ran: an inbound request's result as the
             JSON object to be sent (edits are sent); an outbound request's
             result as the caller gets it (typed for core methods, a JSON
@@ -103,6 +114,7 @@ class Call:
         "method",
         "request_id",
         "result",
+        "session",
     )
 
     def __init__(
@@ -115,6 +127,7 @@ class Call:
         params: JSONObject | None,
         context: Any = None,
         spec: MethodSpec | None = None,
+        session: Any = None,
     ) -> None:
         self._protocol = protocol
         # An inbound request's method, to read replaced params into its type.
@@ -126,6 +139,7 @@ class Call:
         self._params = params
         self._params_replaced = False
         self.context = context
+        self.session: Any = session if session is not None or context is None else context.session
         self.result: Any = None
         self._state: dict[str, Any] | None = None
 

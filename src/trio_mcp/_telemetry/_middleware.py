@@ -347,9 +347,8 @@ class Telemetry:
         params = call.params
         network = self._network
         session_id = None
-        context = call.context
-        if context is not None:
-            session = context.session
+        session = call.session
+        if session is not None and self._network is None:
             known = self._by_session.get(session)
             if known is None:
                 transport = session.transport
@@ -448,12 +447,10 @@ class Telemetry:
         """Links *span* to the round of the same call it follows (2026-07-28
         input-required rounds) and, for a request about a task, to the
         request that made the task; remembers it for the ones to come."""
-        context = call.context
         calls = self._own_calls
-        if context is not None:
-            calls = self._calls.get(context.session) or self._calls.setdefault(
-                context.session, _Recent()
-            )
+        if call.context is not None:
+            session = call.session
+            calls = self._calls.get(session) or self._calls.setdefault(session, _Recent())
         record = call.record
         if record is not None and record.follows is not None:
             previous = calls.get(record.follows)
