@@ -49,7 +49,14 @@ from typing import Any, Protocol, TypeVar, cast, final
 import trio
 
 from .._errors import MiddlewareError, RPCError, SessionClosed
-from .._transport import ANONYMOUS, Caller, Identity, Transport, offers_nowait_receive
+from .._transport import (
+    ANONYMOUS,
+    Caller,
+    Identity,
+    Transport,
+    offers_nowait_receive,
+    offers_origin,
+)
 from .._util import Flag
 from ..protocol import (
     CancelOrigin,
@@ -215,6 +222,7 @@ class Session:
             max_concurrent=max_concurrent,
             max_queued=max_queued,
             middleware=middleware,
+            origins=transport if middleware and offers_origin(transport) else None,
         )
         self._notifier = Notifier(nursery, self._handle_notification, outgoing_buffer)
         self._accepting = True
@@ -756,6 +764,7 @@ class Session:
             request.id,
             request.params,
             session=self,
+            origin=self._inbound.origin(),
         )
         protocol.start_inbound(request.id)
         reply: Message | None
@@ -780,6 +789,7 @@ class Session:
             None,
             event.raw_params,
             session=self,
+            origin=self._inbound.origin(),
         )
         async with Chain(self._middleware, call):
             self._inbound.on_cancel(event)
@@ -795,6 +805,7 @@ class Session:
             None,
             event.raw_params,
             session=self,
+            origin=self._inbound.origin(),
         )
         async with Chain(self._middleware, call):
             self._outbound.on_progress(event)

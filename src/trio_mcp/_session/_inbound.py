@@ -49,6 +49,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import trio
 
 from .._errors import MiddlewareError, RPCError
+from .._transport import FrameOrigin, OriginTransport
 from ..protocol import (
     CancelOrigin,
     CancelReceived,
@@ -118,6 +119,8 @@ class InboundRequests(Generic[ContextT]):
         max_concurrent, max_queued: the admission limits (see ``open_session``).
         middleware: the chain each request's handler runs in (registration
             order, outermost first; empty: none).
+        origins: the transport, when it says where each frame came from and
+            there is middleware to tell (each :class:`Call`'s ``origin``).
     """
 
     __slots__ = (
@@ -128,6 +131,7 @@ class InboundRequests(Generic[ContextT]):
         "_make_context",
         "_middleware",
         "_nursery",
+        "_origins",
         "_protocol",
         "_queue_reply",
         "_streams_idle",
@@ -148,9 +152,11 @@ class InboundRequests(Generic[ContextT]):
         max_concurrent: int | None,
         max_queued: int | None,
         middleware: tuple[Middleware, ...] = (),
+        origins: OriginTransport | None = None,
     ) -> None:
         self._protocol = protocol
         self._middleware = middleware
+        self._origins = origins
         self._nursery = nursery
         self._queue_reply = queue_reply
         self._make_context = make_context
@@ -227,9 +233,16 @@ class InboundRequests(Generic[ContextT]):
                 params,
                 context=ctx,
                 spec=event.spec,
+                origin=self.origin(),
             )
         self._nursery.start_soon(runner.run, name=_TASK_NAME)
         return None
+
+    def origin(self) -> FrameOrigin | None:
+        """Where the frame being taken came from, if the transport says
+        (read while the reader takes it: the transport's frame received last)."""
+        origins = self._origins
+        return None if origins is None else origins.frame_origin
 
     def answer_itself(self, event: RequestReceived) -> JSONObject:
         """The result of a request the reader answers itself (one of

@@ -48,6 +48,7 @@ from types import TracebackType
 from typing import Any, Literal, Protocol, final
 
 from .._errors import MiddlewareError, RPCError
+from .._transport import FrameOrigin
 from ..protocol import (
     Connection,
     Direction,
@@ -93,6 +94,10 @@ class Call:
             session answers itself: ``ping``, ``initialize``, ``server/discover``).
         session: the :class:`~trio_mcp.lowlevel.Session` the message passes
             through (its ``transport``, its ``protocol``).
+        origin: inbound, where the frame that carried it came from, when the
+            transport says (Streamable HTTP: the POST's client address and W3C
+            trace headers); None otherwise, and for the notifications that
+            reach a handler (read later than their frame).
         result: after the inner part ran: an inbound request's result as the
             JSON object to be sent (edits are sent); an outbound request's
             result as the caller gets it (typed for core methods, a JSON
@@ -112,6 +117,7 @@ class Call:
         "direction",
         "kind",
         "method",
+        "origin",
         "request_id",
         "result",
         "session",
@@ -128,6 +134,7 @@ class Call:
         context: Any = None,
         spec: MethodSpec | None = None,
         session: Any = None,
+        origin: FrameOrigin | None = None,
     ) -> None:
         self._protocol = protocol
         # An inbound request's method, to read replaced params into its type.
@@ -140,6 +147,7 @@ class Call:
         self._params_replaced = False
         self.context = context
         self.session: Any = session if session is not None or context is None else context.session
+        self.origin = origin
         self.result: Any = None
         self._state: dict[str, Any] | None = None
 

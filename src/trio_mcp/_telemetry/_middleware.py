@@ -62,6 +62,12 @@ def transport_attributes(transport: object, role: sc.Role) -> dict[str, Any]:
     return {}
 
 
+def _trace_headers(call: Call) -> Mapping[str, str] | None:
+    """The W3C trace headers of the HTTP request that carried *call*, if any."""
+    origin = call.origin
+    return None if origin is None else origin.trace_context
+
+
 def _carries_context(meta: object) -> bool:
     return isinstance(meta, dict) and any(key in meta for key in sc.TRACE_CONTEXT_KEYS)
 
@@ -309,7 +315,10 @@ class Telemetry:
                 return _NOTHING
             params = call.params
             meta = params.get("_meta") if params is not None else None
-            return _Adopted(meta) if _carries_context(meta) else _NOTHING
+            if _carries_context(meta):
+                return _Adopted(meta)
+            headers = _trace_headers(call)
+            return _NOTHING if headers is None else _Adopted(headers)
         if call.direction is Direction.OUTBOUND:
             return self._send(call)
         return self._receive(call)
@@ -358,7 +367,7 @@ class Telemetry:
                 }
                 self._by_session[session] = known
             network, session_id = known["network"], known["session_id"]
-        return sc.request_attributes(
+        attributes = sc.request_attributes(
             call.method,
             params,
             request_id=call.request_id,
@@ -366,6 +375,10 @@ class Telemetry:
             session_id=session_id if isinstance(session_id, str) else None,
             network=network,
         )
+        origin = call.origin
+        if origin is not None and origin.peer is not None and self.role == "server":
+            attributes[sc.CLIENT_ADDRESS], attributes[sc.CLIENT_PORT] = origin.peer
+        return attributes
 
     @asynccontextmanager
     async def _send(self, call: Call) -> AsyncIterator[None]:
@@ -384,11 +397,19 @@ class Telemetry:
         meta = params.get("_meta") if params is not None else None
         parent: otel_context.Context | None = None
         links: list[Link] = []
+        # The context current as it arrived (an instrumented HTTP request's),
+        # or else the one its HTTP request's trace headers carry.
+        ambient = trace.get_current_span().get_span_context()
+        headers = _trace_headers(call)
+        if not ambient.is_valid and headers is not None:
+            ambient = trace.get_current_span(propagate.extract(headers)).get_span_context()
+            if not _carries_context(meta) and ambient.is_valid:
+                # Nothing in _meta: the HTTP request's context is the parent.
+                parent = propagate.extract(headers)
         if _carries_context(meta):
             parent = propagate.extract(meta)
-            # The context current as it arrived (an instrumented HTTP
-            # request's) is another trace's: linked, not the parent.
-            ambient = trace.get_current_span().get_span_context()
+            # The ambient context is another trace's (one HTTP request may
+            # carry several messages): linked, not the parent.
             if ambient.is_valid:
                 links.append(Link(ambient))
         span = self._tracer.start_span(
