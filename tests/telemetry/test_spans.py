@@ -5,6 +5,7 @@ alone, so no other test sees trace context in its frames)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Literal
@@ -43,9 +44,15 @@ def shop(sdk: Sdk, mode: Mode = "native", name: str = "shop") -> Server:
     return server
 
 
-def observed(sdk: Sdk, role: Literal["client", "server"], mode: Mode = "native") -> Telemetry:
+def observed(
+    sdk: Sdk, role: Literal["client", "server"], mode: Mode = "native", *, capture: bool = False
+) -> Telemetry:
     return Telemetry(
-        role, mode, tracer_provider=sdk.tracer_provider, meter_provider=sdk.meter_provider
+        role,
+        mode,
+        tracer_provider=sdk.tracer_provider,
+        meter_provider=sdk.meter_provider,
+        capture=capture,
     )
 
 
@@ -463,3 +470,41 @@ async def test_a_handshake_era_session_records_its_duration(era: str) -> None:
         assert "mcp.server.session.duration" not in points
         return
     assert points["mcp.server.session.duration"] == [({"mcp.protocol.version": "2025-11-25"}, 1)]
+
+
+@ERAS
+async def test_captured_tool_arguments_and_results_only_when_asked(era: str) -> None:
+    sdk = Sdk()
+    server = Server("shop", telemetry="off")
+    server.add_middleware(observed(sdk, "server", capture=True))
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        return text
+
+    @server.tool()
+    async def refuse() -> str:
+        raise ToolError("no such order")
+
+    async with open_memory_client(
+        server, era=era, telemetry="off", middleware=[observed(sdk, "client", capture=True)]
+    ) as client:
+        await client.call_tool("echo", {"text": "hi"})
+        await client.call_tool("refuse", {})
+        await client.list_tools()
+    spans = sdk.spans()
+    for kind in ("CLIENT", "SERVER"):
+        [span] = named(spans, "tools/call echo", kind)
+        attributes = span["attributes"]
+        assert json.loads(attributes["gen_ai.tool.call.arguments"]) == {"text": "hi"}
+        result = json.loads(attributes["gen_ai.tool.call.result"])
+        assert result["content"] == [{"type": "text", "text": "hi"}]
+        [refused] = named(spans, "tools/call refuse", kind)
+        assert "gen_ai.tool.call.arguments" in refused["attributes"]
+        assert json.loads(refused["attributes"]["gen_ai.tool.call.result"])["isError"] is True
+    # Only tools/call has them, and no metric ever does.
+    for span in named(spans, "tools/list", "SERVER"):
+        assert not [key for key in span["attributes"] if key.startswith("gen_ai.tool.call")]
+    for points in sdk.points().values():
+        for attributes, _ in points:
+            assert not [key for key in attributes if key.startswith("gen_ai.tool.call")]

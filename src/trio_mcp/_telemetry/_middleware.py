@@ -28,6 +28,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+import orjson
 import trio
 from opentelemetry import baggage, metrics, propagate, trace
 from opentelemetry import context as otel_context
@@ -66,6 +67,11 @@ def _trace_headers(call: Call) -> Mapping[str, str] | None:
     """The W3C trace headers of the HTTP request that carried *call*, if any."""
     origin = call.origin
     return None if origin is None else origin.trace_context
+
+
+def _json_text(value: object) -> str:
+    """*value* as compact JSON text (what cannot be JSON, as its string)."""
+    return orjson.dumps(value, default=str).decode()
 
 
 def _carries_context(meta: object) -> bool:
@@ -218,7 +224,8 @@ class Telemetry:
     """The telemetry middleware of one role (``"client"`` or ``"server"``).
 
     Made by the ``telemetry=`` switch of :class:`~trio_mcp.Server` and the
-    clients; *transport* (a client's) gives the ``network.*`` and
+    clients (*capture*: their ``telemetry_capture=``, see
+    :meth:`_captured`); *transport* (a client's) gives the ``network.*`` and
     ``server.*`` attributes, which a server reads from each session's own.
     Spans and metrics go to the global providers unless *tracer_provider* or
     *meter_provider* are given.
@@ -236,9 +243,13 @@ class Telemetry:
         transport: object = None,
         tracer_provider: trace.TracerProvider | None = None,
         meter_provider: metrics.MeterProvider | None = None,
+        capture: bool = False,
     ) -> None:
         self.role: sc.Role = role
         self.mode: Mode = mode
+        #: Whether ``tools/call`` spans carry the arguments and the result
+        #: (opt-in: they may hold what must not leave the process).
+        self.capture = capture
         self._native = mode == "native"
         self._network = transport_attributes(transport, role) if transport is not None else None
         self._by_session: weakref.WeakKeyDictionary[Any, dict[str, Any]] = (
@@ -386,6 +397,8 @@ class Telemetry:
         span = self._tracer.start_span(
             sc.span_name(call.method, call.params), kind=SpanKind.CLIENT, attributes=attributes
         )
+        if self.capture:
+            self._captured(call, span, None)
         self._inject(call, trace.set_span_in_context(span))
         async with self._measured(call, span, attributes):
             yield
@@ -419,6 +432,8 @@ class Telemetry:
             attributes=attributes,
             links=links,
         )
+        if self.capture:
+            self._captured(call, span, None)
         token = otel_context.attach(trace.set_span_in_context(span, parent))
         try:
             async with self._measured(call, span, attributes):
@@ -448,6 +463,8 @@ class Telemetry:
             outcome = _outcome(failure, call)
             if request:
                 self._link(call, span)
+                if self.capture and failure is None:
+                    self._captured(call, span, call.result)
             self._finish(span, outcome)
             measured = sc.metric_attributes(attributes, self.role)
             if outcome.error_type is not None:
@@ -463,6 +480,23 @@ class Telemetry:
                 record = call.record
                 if record is not None and record.started_at is not None:
                     self._queued.record(record.started_at - record.queued_at, kind)
+
+    @staticmethod
+    def _captured(call: Call, span: Span, result: object) -> None:
+        """Puts a ``tools/call``'s arguments (*result* None: as it starts) or
+        its *result* (as it ends) on *span*, as JSON text: only with
+        ``telemetry_capture``, and never on a metric."""
+        if call.method != "tools/call":
+            return
+        if result is None:
+            params = call.params
+            arguments = params.get("arguments") if params is not None else None
+            if arguments is not None:
+                span.set_attribute(sc.GEN_AI_TOOL_CALL_ARGUMENTS, _json_text(arguments))
+            return
+        if not isinstance(result, Mapping) and call.session is not None:
+            result = call.session.protocol.to_json(result)  # a client's typed result
+        span.set_attribute(sc.GEN_AI_TOOL_CALL_RESULT, _json_text(result))
 
     def _link(self, call: Call, span: Span) -> None:
         """Links *span* to the round of the same call it follows (2026-07-28
