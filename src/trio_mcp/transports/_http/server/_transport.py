@@ -347,7 +347,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
     @property
     def frame_origin(self) -> FrameOrigin | None:
         """Where the frame received last came from: its POST's client address
-        and trace headers (:class:`~trio_mcp._transport.OriginTransport`)."""
+        and trace headers (:class:`~trio_mcp.lowlevel.OriginTransport`)."""
         return self._origin
 
     def _receive_nowait(self) -> bytes:
