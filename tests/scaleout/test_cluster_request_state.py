@@ -14,6 +14,7 @@ opened by another.
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +120,7 @@ async def test_calls_in_flight_complete_while_the_key_ring_rotates(tmp_path: Pat
     assert {pid for pids in mixed for pid in pids} == {signs_new, signs_old}
     # A state sealed with NEW was opened where OLD is the current key, and the
     # other way round.
-    pairs = {pair for pids in mixed for pair in zip(pids, pids[1:], strict=False)}
+    pairs = {pair for pids in mixed for pair in itertools.pairwise(pids)}
     assert (signs_new, signs_old) in pairs
     assert (signs_old, signs_new) in pairs
     assert not before & {pid for pids in results for pid in pids[2:]}
@@ -162,7 +163,5 @@ async def test_a_single_use_state_answered_on_one_instance_is_refused_on_the_oth
                 with pytest.raises(RPCError) as refused:
                     await client.call("tools/call", retry)
                 assert refused.value.code == -32602
-                assert refused.value.message == (
-                    "Invalid requestState: it has already been used"
-                )
+                assert refused.value.message == "Invalid requestState: it has already been used"
                 assert refused.value.data == {"reason": "replayed"}

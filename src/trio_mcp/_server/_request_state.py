@@ -34,13 +34,13 @@ e.g. 64 hex digits from ``secrets.token_hex(32)``). ``serve_http(..., workers=N)
 sets the variable to a fresh random key for its workers when it is not already
 set, so the workers of one run agree; set it yourself for a key that survives a
 restart, or that workers started by other means (the hypercorn command line, a
-second machine) share. ``TRIO_MCP_REQUEST_STATE_PREVIOUS_KEYS``
-(:data:`PREVIOUS_KEYS_ENV`, comma-separated, so keys hold no comma) names the
-keys still accepted while the key rotates (see :class:`RequestStateSealer`). With neither, the key is random per process, and a retry
-reaching another process (or a restarted one) is refused as tampered. Expiry
-uses the wall clock, which workers share, so their clocks must agree. Single use
-(below) needs a :class:`NonceStore` every worker shares; the in-process default
-only sees its own worker's states.
+second machine) share. With neither, the key is random per process, and a retry
+reaching another process (or a restarted one) is refused as tampered. While the
+key rotates, ``TRIO_MCP_REQUEST_STATE_PREVIOUS_KEYS`` (:data:`PREVIOUS_KEYS_ENV`,
+comma-separated, so no key holds a comma) names the keys still accepted (see
+:class:`RequestStateSealer`). Expiry uses the wall clock, which workers share, so
+their clocks must agree. Single use (below) needs a :class:`NonceStore` every
+worker shares; the in-process default only sees its own worker's states.
 
 Cancellation: everything here is synchronous and never checkpoints, so it cannot
 be interrupted half way; a consumed nonce stays consumed.
@@ -306,9 +306,10 @@ class RequestStateSealer:
     *key* is None too, from the environment variable
     ``TRIO_MCP_REQUEST_STATE_PREVIOUS_KEYS`` (comma-separated; see
     :func:`previous_keys_from_env`), so a deployment rotates by configuration
-    alone: restart each instance with the new ring. *audience*, when given, is sealed into every state and
-    required on opening: servers sharing a key but not their states (two
-    products, one secret) refuse each other's as foreign.
+    alone: restart each instance with the new ring. *audience*, when given,
+    is sealed into every state and required on opening: servers sharing a
+    key but not their states (two products, one secret) refuse each other's
+    as foreign.
 
     *key* signs every state (a ``str`` is taken as its UTF-8 bytes). None takes the
     key from the environment variable ``TRIO_MCP_REQUEST_STATE_KEY`` when it is set
