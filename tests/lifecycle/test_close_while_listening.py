@@ -29,6 +29,7 @@ from lifecycle_helpers import (
     MODERN,
     SUB_ID,
     listen_frame,
+    modern_frame,
     open_post,
     receive_json,
     send_json,
@@ -55,6 +56,11 @@ def listening_server() -> Server:
     @server.resource("note://a")
     async def note() -> str:
         return "a"
+
+    @server.tool()
+    async def big() -> str:
+        """More than a pipe holds: the session's writer task takes over."""
+        return "x" * (1 << 20)
 
     return server
 
@@ -156,6 +162,26 @@ async def test_close_while_listening_ends_the_listen_on_the_owners_cancel_over_s
     # session's shutdown ends it with its final result before it returns.
     async with stdio_pipes(listening_server()) as (channel, served):
         with trio.fail_after(NOT_HUNG):
+            await send_json(channel, listen_frame(4, toolsListChanged=True))
+            assert (await receive_json(channel))["method"] == ACK
+            served.scope.cancel()
+            await served.returned.wait()
+            final = await receive_json(channel)
+    assert is_final(final, 4), final
+
+
+@pytest.mark.spec("SB-09", "SB-10")
+async def test_close_while_listening_ends_the_listen_on_the_owners_cancel_after_backpressure() -> (
+    None
+):
+    # A frame the pipe could not take made the session start its writer task,
+    # which the owner's cancel ends too: the final result still goes out,
+    # written through as before the task was made.
+    async with stdio_pipes(listening_server()) as (channel, served):
+        with trio.fail_after(NOT_HUNG):
+            await send_json(channel, modern_frame("tools/call", {"name": "big"}, 3))
+            big = await receive_json(channel)
+            assert big["id"] == 3
             await send_json(channel, listen_frame(4, toolsListChanged=True))
             assert (await receive_json(channel))["method"] == ACK
             served.scope.cancel()
