@@ -318,11 +318,11 @@ async def serve_http(
 
     Cancellation:
         Runs until cancelled; then the listener closes and every session shuts
-        down (bounded): handlers are cancelled at once, and each open 2026-07-28
-        ``subscriptions/listen`` response ends with its final ``complete``
-        result as its last event. With workers, each worker gets SIGTERM and up to 5 s to
-        finish, then SIGKILL; the call returns only once every worker process
-        it started has been reaped (no orphans).
+        down (bounded): handlers are cancelled at once, and each open
+        2026-07-28 ``subscriptions/listen`` response ends with its final
+        ``complete`` result as its last event. With workers, each worker gets
+        SIGTERM and up to 5 s to finish, then SIGKILL; the call returns only
+        once every worker process it started has been reaped (no orphans).
 
     Spec: HT-01, HT-03, ST-03, PT-08.
     """

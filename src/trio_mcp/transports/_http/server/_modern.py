@@ -335,7 +335,7 @@ class ModernPost:
         that by its ``cancel_notify_grace``), and what the session wrote is
         sent as the body's last chunk, shielded and bounded by
         :data:`FINAL_EVENTS_GRACE`. Then ``Cancelled`` goes on. Any other
-        request is cancelled at once, as before.
+        request is simply cancelled with the POST.
         """
         try:
             await stream_sse(
