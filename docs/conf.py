@@ -34,6 +34,7 @@ extensions = [
     "trio_mcp_api",
     "trio_mcp_errors",
     "trio_mcp_samples",
+    "trio_mcp_timeline",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

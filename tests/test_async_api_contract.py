@@ -33,6 +33,7 @@ NAMESPACES = (
     "trio_mcp",
     "trio_mcp.lowlevel",
     "trio_mcp.tasks",
+    "trio_mcp.extensions",
     "trio_mcp.protocol",
     "trio_mcp.types",
     "trio_mcp.transports",

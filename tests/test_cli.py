@@ -27,8 +27,9 @@ import trio_mcp
 from trio_mcp._cli import _era, _main
 from trio_mcp._cli._call import run_call
 from trio_mcp._cli._demo import run_demo
-from trio_mcp._cli._trace import call_rounds, print_records, record_row, run_trace
+from trio_mcp._cli._trace import print_records, record_row, run_trace
 from trio_mcp._client._connect import forget_eras
+from trio_mcp._records import call_rounds
 from trio_mcp.testing import open_memory_client
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -41,6 +41,8 @@ PAGES = {
     "tutorial/cancellation.html": "tutorial-cancellation.png",
     "explanation/cancellation.html": "cancellation.png",
     "explanation/lifecycle.html": "lifecycle.png",
+    # A request timeline, drawn from a real session as the page was built.
+    "explanation/timeline.html": "timeline-page.png",
     "reference/api/trio_mcp.html": "server-reference.png",
     # The spec map: every code and test link goes to a line of a source page.
     "_generated/spec/cancellation.html": "spec-cancellation.png",

@@ -189,6 +189,35 @@ async def test_http_deploy_serves_with_workers_and_needs_the_token() -> None:
             assert await proc.wait() == 0
 
 
+def test_the_timeline_sample_prints_the_table_and_writes_the_page(tmp_path: Path) -> None:
+    page = tmp_path / "timeline.html"
+    lines = [line for line in run_sample("timeline.py", str(page)).stdout.splitlines() if line]
+    assert [line.split()[1:4] for line in lines[1:]] == [
+        ["initialize", "outbound", "completed"],
+        ["tools/list", "outbound", "completed"],
+        ["tools/call", "outbound", "completed"],
+        ["tools/call", "outbound", "cancelled"],
+        ["tools/call", "outbound", "completed"],
+        ["tools/call", "outbound", "completed"],
+        *[["tasks/get", "outbound", "completed"]] * (len(lines) - 7),
+    ]
+    assert lines[4].endswith("deadline: caller deadline")
+    text = page.read_text()
+    assert text.count('class="lane task"') == 1
+    assert text.count('class="progress"') == 6
+
+
+def test_the_telemetry_sample_shows_one_trace_with_no_change_to_the_code() -> None:
+    lines = run_sample("telemetry.py").stdout.splitlines()
+    assert lines[:3] == [
+        "spans: CLIENT tools/call echo / SERVER tools/call echo",
+        "one trace: True",
+        "the server span's parent is the client span: True",
+    ]
+    assert "'gen_ai.tool.name': 'echo'" in lines[3]
+    assert "mcp.server.operation.duration" in lines[4]
+
+
 def test_every_sample_is_run_and_included() -> None:
     this = Path(__file__).read_text()
     pages = "\n".join(
@@ -266,3 +295,59 @@ def test_one_call_frames_opens_each_era_its_own_way() -> None:
     assert methods.findall(modern) == ["server/discover", "tools/call"]
     assert legacy.count("<- ") == modern.count("<- ") == 2
     assert '"structuredContent":{"result":5}' in modern
+
+
+async def test_scale_out_serves_on_redis_and_drains_on_sigterm(redis_url: str) -> None:
+    """``scale_out.py``: one instance on a real Redis (bus, tasks, nonces), its
+    lifespan's value in a handler; SIGTERM drains it and it exits by itself."""
+    env = {**ENV, "REDIS_URL": redis_url, "DRAIN_DELAY": "0"}
+    env["TRIO_MCP_REQUEST_STATE_KEY"] = "k" * 64
+    proc = await trio.lowlevel.open_process(
+        [sys.executable, str(SAMPLES / "scale_out.py"), "0"],
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env=env,
+    )
+    said = b""
+    try:
+        assert proc.stderr is not None
+        with trio.fail_after(60):
+            while b"\n" not in said:
+                chunk = await proc.stderr.receive_some()
+                assert chunk, "the server exited before listening"
+                said += chunk
+            [url] = re.findall(r"http://127\.0\.0\.1:\d+/mcp", said.decode())
+            async with trio_mcp.open_http_client(url, era="modern", remember_era=False) as client:
+                result = await client.call_tool("whoami", {})
+                assert result.structured_content == {"result": proc.pid}
+                async with client.resource_updates("notes://board") as updates:
+                    await client.call_tool("touch", {})
+                    assert await updates.receive() == "notes://board"
+            proc.send_signal(signal.SIGTERM)
+            while chunk := await proc.stderr.receive_some():
+                said += chunk
+            assert await proc.wait() == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert (
+        "drained: not ready, not accepting, listens completed, in-flight finished, "
+        "sessions closed, cancelled"
+    ) in said.decode()
+
+
+def test_extension_middleware_sample_in_both_eras() -> None:
+    lines = run_sample("extension_middleware.py").stdout.splitlines()
+    calls = (
+        "  ['before inbound com.example/shout', 'before outbound com.example/shouted', "
+        "'after com.example/shouted', 'after com.example/shout', "
+        "'before inbound com.example/count', 'after com.example/count']"
+    )
+    block = ["  HI stamp ['hi']", "  3", calls]
+    assert lines == [
+        "legacy {'com.example/shout': {'loud': True}}",
+        *block,
+        "modern {'com.example/shout': {'loud': True}}",
+        *block,
+    ]

@@ -9,9 +9,11 @@ Every import counts: top-level, lazy (inside a function), under
 * ``transports/`` never imports the layers above it: ``_session``, ``_server``,
   ``_client``, ``_cli``, ``lowlevel``, ``testing`` or the top-level facade;
 * ``_session/`` never imports ``_server``, ``_client`` or ``_cli``;
-* ``_tasks/`` (the task engine both roles use) never imports ``_server`` or
-  ``_client``, and ``_client/`` never imports ``_server`` (the roles are
-  siblings: what both need lives below them).
+* ``_tasks/`` (the task engine both roles use) and ``_telemetry/`` never
+  import ``_server`` or ``_client``, and ``_client/`` never imports
+  ``_server`` (the roles are siblings: what both need lives below them);
+* ``_records/`` (the request table and timeline) imports only the protocol
+  layer, and never trio.
 """
 
 from __future__ import annotations
@@ -165,7 +167,12 @@ FORBIDDEN = {
     "transports": {"_session", "_server", "_client", "_cli", "lowlevel", "testing", "trio_mcp"},
     "_session": {"_server", "_client", "_cli", "testing", "trio_mcp"},
     "_tasks": {"_server", "_client", "_cli", "testing", "trio_mcp"},
+    "_extensions": {"_server", "_client", "_cli", "testing", "trio_mcp"},
     "_client": {"_server", "_cli", "testing", "trio_mcp"},
+    # Telemetry is a middleware both roles put first: below them both.
+    "_telemetry": {"_server", "_client", "_cli", "testing", "trio_mcp"},
+    # The table and the timeline are pure functions of records.
+    "_records": {"trio", "_session", "_server", "_client", "_cli", "transports", "testing"},
 }
 
 

@@ -13,6 +13,8 @@ PUBLIC_MODULES = [
     "trio_mcp",
     "trio_mcp.lowlevel",
     "trio_mcp.tasks",
+    "trio_mcp.bus",
+    "trio_mcp.extensions",
     "trio_mcp.protocol",
     "trio_mcp.types",
     "trio_mcp.transports",
@@ -77,6 +79,11 @@ KERNEL = {
     "Direction",
     "Progress",
     "SessionState",
+    # the records shown to people, and the frames shown beside them
+    "request_table",
+    "request_timeline",
+    "FrameLog",
+    "SeenFrame",
 }
 
 #: Tasks, for both roles: in trio_mcp.tasks (as trio has trio.to_thread).
@@ -116,6 +123,10 @@ def test_the_top_level_is_the_application_api_and_lowlevel_the_kernel() -> None:
     tasks = set(importlib.import_module("trio_mcp.tasks").__all__)
     assert tasks == TASKS
     assert not (top | lowlevel) & TASKS, "task names have one home: trio_mcp.tasks"
+    extensions = set(importlib.import_module("trio_mcp.extensions").__all__)
+    assert not (top | lowlevel | tasks) & extensions, (
+        "extension points have one home: trio_mcp.extensions"
+    )
     assert top >= ENTRY_POINTS
     assert {"Server", "Context", "ToolError", "Header", "Client", "open_client", "MCPError"} <= top
     assert len(top) <= 41, "the top level is what an application uses, not every layer"

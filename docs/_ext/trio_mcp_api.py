@@ -29,6 +29,8 @@ from sphinx.util.docutils import SphinxDirective
 NAMESPACES = (
     "trio_mcp",
     "trio_mcp.tasks",
+    "trio_mcp.bus",
+    "trio_mcp.extensions",
     "trio_mcp.lowlevel",
     "trio_mcp.protocol",
     "trio_mcp.types",

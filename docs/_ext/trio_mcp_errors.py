@@ -19,6 +19,7 @@ from sphinx.util.docutils import SphinxDirective
 NAMESPACES = (
     "trio_mcp",
     "trio_mcp.tasks",
+    "trio_mcp.extensions",
     "trio_mcp.protocol",
     "trio_mcp.lowlevel",
     "trio_mcp.transports",

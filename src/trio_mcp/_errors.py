@@ -99,6 +99,40 @@ class ResponseTooLarge(InvalidPeerResult):
     """
 
 
+class MiddlewareError(RPCError):
+    """A middleware failed: its own code raised while it wrapped a request or a
+    notification (the exception it raised is ``__cause__``), or it swallowed
+    a handler's exception without giving a result to answer with.
+
+    It fails that one request with -32603 (the peer is told only "Internal
+    error"; the log names the middleware), and nothing else. ``middleware``
+    names it, ``method`` is what it wrapped, ``stage`` is ``"before"`` or
+    ``"after"`` the inner part.
+    """
+
+    def __init__(
+        self, middleware: str, method: str, stage: str, *, swallowed: bool = False
+    ) -> None:
+        self.middleware = middleware
+        self.method = method
+        self.stage = stage
+        if swallowed:
+            text = (
+                f"{middleware} swallowed the error of {method} without setting a result; "
+                "set call.result or let the error through"
+            )
+        else:
+            text = (
+                f"middleware {middleware} failed {stage} {method}; "
+                "its exception is the cause of this one"
+            )
+        super().__init__(int(ErrorCode.INTERNAL_ERROR), "Internal error")
+        self.args = (text,)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 class SessionClosed(MCPError):
     """The session is closed (or closed while the call waited).
 

@@ -8,13 +8,16 @@ task and writer) over a :data:`Transport`, answering the peer with a
 Who the peer's requests come from, when the transport's owner authenticated
 it, is an :class:`Identity` handed to the session (``open_session(...,
 identity=...)``); each request's :class:`RequestContext` keeps the
-:class:`Caller` it arrived with.
+:class:`Caller` it arrived with. :func:`request_table` and
+:func:`request_timeline` show a session's records to people (a text table, an
+HTML timeline); a :class:`FrameLog` keeps the frames the timeline shows.
 
 Tasks (the runner, the stores, ``TaskHandle``) have their own namespace,
 :mod:`trio_mcp.tasks`.
 """
 
 from ._diagnostics import SlowStepReporter
+from ._records import FrameLog, SeenFrame, request_table, request_timeline
 from ._session import (
     DEFAULT,
     Dispatcher,
@@ -76,4 +79,10 @@ __all__ = [
     "RequestObserver",
     "FrameDirection",
     "SlowStepReporter",
+    # the records shown to people: the text table, the HTML timeline, the
+    # frames kept to show beside them
+    "request_table",
+    "request_timeline",
+    "FrameLog",
+    "SeenFrame",
 ]

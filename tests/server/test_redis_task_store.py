@@ -424,6 +424,10 @@ async def test_a_store_must_be_open_and_redis_reachable(redis_url: str, tmp_path
     gc.collect()
 
 
+#: The modules that import coredis, by the end of their names.
+REDIS_MODULES = ("_redis_store", "_bus._redis", "_redis_nonces")
+
+
 def test_coredis_is_imported_by_the_redis_store_only() -> None:
     """``import trio_mcp`` never needs coredis (the ``redis`` extra is optional)."""
     importers = set()
@@ -438,16 +442,21 @@ def test_coredis_is_imported_by_the_redis_store_only() -> None:
             )
             if any(name.split(".")[0] == "coredis" for name in names):
                 importers.add(path.relative_to(ROOT).as_posix())
-            if any(name.endswith("_redis_store") for name in names):
+            if any(
+                name.endswith(("_redis_store", "_bus._redis", "_redis_nonces")) for name in names
+            ):
                 importers.add(f"imports the store: {path.relative_to(ROOT).as_posix()}")
     # trio_mcp.tasks names it, importing it only when asked for (the
     # subprocess below proves the import of trio_mcp.tasks does not load coredis).
     assert importers == {
         "src/trio_mcp/_tasks/_redis_store.py",
+        "src/trio_mcp/_bus/_redis.py",
+        "src/trio_mcp/_server/_redis_nonces.py",
         "imports the store: src/trio_mcp/tasks.py",
+        "imports the store: src/trio_mcp/bus.py",
     }
     code = (
-        "import sys, trio_mcp, trio_mcp.lowlevel, trio_mcp.tasks, trio_mcp._server;"
+        "import sys, trio_mcp, trio_mcp.lowlevel, trio_mcp.tasks, trio_mcp.bus, trio_mcp._server;"
         " print('coredis' in sys.modules)"
     )
     out = subprocess.run(

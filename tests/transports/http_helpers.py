@@ -113,7 +113,11 @@ async def http_transport_pair(
     app = StreamableHTTPApp(transport_handler=handler, json_response=json_response)
     async with running(app) as (url, _), trio.open_nursery() as nursery:
         http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None))
-        client = HttpClientTransport(url + "/mcp", http, nursery, reconnect_delay=0.05)
+        # The checker closes one end and expects the other to see the end: a
+        # client that re-initialized after the 404 would never see it.
+        client = HttpClientTransport(
+            url + "/mcp", http, nursery, reconnect_delay=0.05, reinitialize=False
+        )
         box: list[HttpServerTransport] = []
 
         async def play_server() -> None:

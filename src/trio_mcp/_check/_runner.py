@@ -129,6 +129,7 @@ class _Run:
                 if era == LEGACY:
                     opened = await probe.handshake(wire)
                     self.findings["initialize-version"] = opened.get("protocolVersion")
+                    self.findings["initialize-capabilities"] = opened.get("capabilities")
                     stack.push_async_callback(inner.aclose)
                     return wire
                 answer = await probe.request("server/discover", within=PROBE_TIMEOUT)

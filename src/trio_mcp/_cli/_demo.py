@@ -43,6 +43,7 @@ import trio
 from .. import types as mcp_types
 from .._client._elicitation import FormElicitation
 from .._errors import RequestTimeout
+from .._records import FrameLog, call_rounds, timeline_page, timeline_section
 from ..protocol import (
     Direction,
     FrameDirection,
@@ -56,7 +57,7 @@ from ..transports import ProcessEvent, StdioProcess
 from ..transports._stdio_client import describe_returncode
 from ._era import EraMismatch, EraOption, era_line, era_summary, open_cli_client
 from ._errors import CommandError
-from ._trace import FramePrinter, call_rounds, print_records
+from ._trace import FramePrinter, print_records
 
 if TYPE_CHECKING:
     from .._client._client import Client
@@ -137,10 +138,13 @@ class _Demo:
         self.start = trio.current_time()
         self.printer = FramePrinter(out, start=self.start, label="client", width=width)
         self.wire = _Wire()
+        self.frames = FrameLog(limit=None)
         #: Set when the server's stderr says a handler was cancelled (this part).
         self.handler_stopped = trio.Event()
         #: The order_status answer of each era, to compare them.
         self.answers: dict[str, str] = {}
+        #: The timeline of each part that ran (HTML sections).
+        self.timelines: list[str] = []
 
     def say(self, text: str) -> None:
         print(f"\n== {text}", file=self.out)
@@ -169,6 +173,7 @@ class _Demo:
     def open(self, era: EraOption) -> AbstractAsyncContextManager[Client]:
         """Spawn the server and open a client in *era* (see :func:`open_cli_client`)."""
         self.wire = _Wire()
+        self.frames = FrameLog(limit=None)
         self.handler_stopped = trio.Event()
         # The child gets the safe default environment plus where trio_mcp
         # lives, so the demo works from a checkout without an install too.
@@ -182,7 +187,7 @@ class _Demo:
             env={"PYTHONPATH": os.pathsep.join(paths)},
             stderr=self.on_stderr,
             on_event=self.on_event,
-            observer=MultiObserver(self.printer, self.wire),
+            observer=MultiObserver(self.printer, self.wire, self.frames),
             name="demo-host",
             version="1.0",
             elicitation=self.answer,
@@ -217,7 +222,9 @@ class _Demo:
     def shutdown(self, client: Client, transport: StdioProcess, title: str) -> None:
         step = transport.exit_step.value if transport.exit_step else "unknown"
         self.line(f"server process {transport.pid}: {step}")
-        print_records(self.out, title, client.session.requests(), self.start)
+        records = client.session.requests()
+        print_records(self.out, title, records, self.start)
+        self.timelines.append(timeline_section(records, frames=self.frames.frames, heading=title))
         print("\n  client statistics", file=self.out)
         for row in statistics_table(client.session.statistics()):
             print(f"    {row}", file=self.out)
@@ -270,16 +277,20 @@ async def run_demo(
     server: Path | None = None,
     width: int | None = 110,
     era: EraOption = "auto",
+    html: Path | None = None,
 ) -> None:
     """Run the narrated demo against *server* (default: the bundled
     :mod:`trio_mcp.examples.paper_trail`): the handshake era, then 2026-07-28
     (*era* ``"auto"``), or only the one *era* names.
 
     With ``"auto"`` a part whose era the server does not speak is skipped (it
-    says so); with an explicit *era* that is an error.
+    says so); with an explicit *era* that is an error. *html* names a file to
+    write the request timeline of every part to (one page, see
+    :func:`~trio_mcp.lowlevel.request_timeline`).
 
     Raises:
-        CommandError: *server* is not a file (nothing is spawned).
+        CommandError: *server* is not a file (nothing is spawned), or *html*
+            cannot be written.
         EraMismatch: *era* is explicit and the server does not speak it.
 
     Cancellation: each server process is shut down (bounded) whatever happens.
@@ -308,6 +319,13 @@ async def run_demo(
             f"\n######## Both eras: the same order_status call, the same answer: {same}",
             file=demo.out,
         )
+    if html is not None:
+        page = timeline_page("trio-mcp demo: the client's requests", demo.timelines)
+        try:
+            await trio.Path(html).write_text(page, encoding="utf-8")
+        except OSError as exc:
+            raise CommandError(f"could not write the timeline to {html}: {exc.strerror}") from None
+        print(f"\n######## The request timeline: {html}", file=demo.out)
 
 
 async def _handshake_era(demo: _Demo) -> None:

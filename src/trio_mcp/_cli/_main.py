@@ -68,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a server script to run instead (default: python -m trio_mcp.examples.paper_trail)",
     )
     demo.add_argument("--full", action="store_true", help="print frames whole")
+    _add_html(demo)
     _add_era(demo, "auto: both eras the server speaks, one after the other")
     trace = commands.add_parser("trace", help="trace a stdio server: trace [--json] -- CMD ...")
     trace.add_argument("--json", action="store_true", help="write JSON lines")
@@ -80,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_env(trace)
     _add_url(trace)
     _add_era(trace)
+    _add_html(trace)
     call = commands.add_parser("call", help="call one tool: call -- CMD ... TOOL JSON")
     call.add_argument(
         "--timeout",
@@ -175,6 +177,15 @@ def _add_check(commands: Any) -> None:
     )
 
 
+def _add_html(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help="also write the request timeline to FILE: one HTML page, nothing fetched",
+    )
+
+
 def _add_env(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--env",
@@ -239,7 +250,12 @@ def main(argv: list[str] | None = None) -> int:
         from ._demo import run_demo
 
         async def demo() -> int:
-            await run_demo(server=args.server, width=None if args.full else 110, era=args.era)
+            await run_demo(
+                server=args.server,
+                width=None if args.full else 110,
+                era=args.era,
+                html=args.html,
+            )
             return 0
 
         return _run(demo)
@@ -279,6 +295,7 @@ def main(argv: list[str] | None = None) -> int:
                 era=args.era,
                 url=args.url,
                 auth=args.auth,
+                html=args.html,
             )
         )
     if args.url and len(command) != 2:

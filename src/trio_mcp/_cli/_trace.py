@@ -1,11 +1,12 @@
 """``trio-mcp trace -- CMD ARGS...``: watch any stdio MCP server's lifecycle.
 
 Spawns the server (ours or anyone's), runs the handshake and discovers what
-the server declared (tools, resources, templates, prompts), pings it, and shuts
-it down; prints every frame with its direction and time since the start, the
-era chosen (``--era auto|modern|legacy``) and its version, then the request
-table (each request's states and durations; the rounds of a 2026-07-28
-input-required call read as one story: "round 2 of call 5"), then the shutdown
+the server declared (tools, resources, templates, prompts), names each
+extension it declared, pings it, and shuts it down; prints every frame with its
+direction and time since the start, the era chosen
+(``--era auto|modern|legacy``) and its version, then the request table (each
+request's states and durations; the rounds of a 2026-07-28 input-required
+call read as one story: "round 2 of call 5"), then the shutdown
 step that ended the server. Colour only on a terminal; ``--json`` writes JSON
 lines instead (one ``{"type": "era", ...}`` line says the era). A failure
 (the server cannot start, exits, is not an MCP server, does not speak the era
@@ -20,17 +21,18 @@ import json
 import math
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-import attrs
 import trio
 
 from .. import types as mcp_types
 from .._errors import MCPError
+from .._records import FrameLog, Round, call_rounds, request_table, request_timeline
 from ..protocol import (
     Direction,
     FrameDirection,
-    RequestId,
+    MultiObserver,
     RequestObserver,
     RequestRecord,
     RequestState,
@@ -132,46 +134,6 @@ def _made_up_error(data: bytes) -> str | None:
     return None
 
 
-@attrs.frozen
-class Round:
-    """One round of a multi round-trip call (2026-07-28)."""
-
-    #: 1 for the first request of the call, 2 for its first retry, ...
-    number: int
-    #: The id of the call's first request: what names the call.
-    first: RequestId
-    #: This round ended with an ``InputRequiredResult`` (the client retries).
-    input_required: bool
-
-    def describe(self) -> str:
-        """``round 2 of call 5: input required`` (or ``...: the answer``)."""
-        ending = "input required" if self.input_required else "the answer"
-        return f"round {self.number} of call {self.first}: {ending}"
-
-
-def call_rounds(records: Sequence[RequestRecord]) -> dict[tuple[Direction, RequestId], Round]:
-    """Which round of which call each multi round-trip request is (2026-07-28).
-
-    A request that ``follows`` another is the next round of the same logical
-    call; the first round is the one that follows nothing. Only the rounds of
-    calls that had more than one (or that asked for input) are in the map,
-    keyed by ``(direction, id)`` (ids of the two directions may coincide).
-
-    Spec: PT-12, PT-13.
-    """
-    rounds: dict[tuple[Direction, RequestId], Round] = {}
-    for record in sorted(records, key=lambda r: r.queued_at):
-        key = (record.direction, record.id)
-        if record.follows is None:
-            if record.input_required:
-                rounds[key] = Round(1, record.id, record.input_required)
-            continue
-        previous = rounds.get((record.direction, record.follows))
-        number, first = (previous.number + 1, previous.first) if previous else (2, record.follows)
-        rounds[key] = Round(number, first, record.input_required)
-    return rounds
-
-
 def record_row(record: RequestRecord, start: float, round_: Round | None = None) -> dict[str, Any]:
     """One request as a JSON-ready dict (times relative to *start*); *round_*
     places it in its multi round-trip call."""
@@ -200,38 +162,10 @@ def record_row(record: RequestRecord, start: float, round_: Round | None = None)
 
 
 def print_records(out: TextIO, title: str, records: Sequence[RequestRecord], start: float) -> None:
-    """The request table, in the order the requests were made: id, method,
-    direction, final state, when each state began; the note says why a
-    request ended as it did and which round of a multi round-trip call it is."""
+    """The request table (:func:`~trio_mcp.lowlevel.request_table`) under *title*."""
     print(f"\n  {title}", file=out)
-    print(
-        f"  {'id':>4} {'method':<26} {'dir':<8} {'state':<10} "
-        f"{'queued':>8} {'running':>8} {'ended':>8} {'ms':>8}  note",
-        file=out,
-    )
-
-    def rel(t: float | None) -> str:
-        return "-" if t is None else f"{t - start:.3f}"
-
-    rounds = call_rounds(records)
-    for r in sorted(records, key=lambda r: r.queued_at):
-        ms = f"{r.duration * 1000:.1f}" if r.duration is not None else "-"
-        notes: list[str] = []
-        round_ = rounds.get((r.direction, r.id))
-        if round_ is not None:
-            notes.append(round_.describe())
-        if r.cancel_origin:
-            notes.append(f"{r.cancel_origin.value}: {r.cancel_reason}")
-        elif r.error is not None:
-            notes.append(f"error {r.error.code}: {r.error.message}")
-        # A later round is indented under the first: one call, several requests.
-        method = r.method if round_ is None or round_.number == 1 else f"  + {r.method}"
-        print(
-            f"  {r.id!s:>4} {method:<26} {r.direction.value:<8} {r.state.value:<10} "
-            f"{rel(r.queued_at):>8} {rel(r.started_at):>8} {rel(r.finished_at):>8} {ms:>8}  "
-            f"{'; '.join(notes)}".rstrip(),
-            file=out,
-        )
+    for line in request_table(records, start=start).splitlines():
+        print(f"  {line}", file=out)
 
 
 async def run_trace(
@@ -247,6 +181,7 @@ async def run_trace(
     era: EraOption = "auto",
     url: str | None = None,
     auth: bool = False,
+    html: Path | None = None,
 ) -> int:
     """Trace one stdio server's lifecycle in *era* (or the server at *url*,
     authorized with OAuth when *auth*); return the exit status for
@@ -256,7 +191,9 @@ async def run_trace(
     Cancellation: the server is shut down (bounded) whatever happens; the
     whole trace is bounded by *time_limit* seconds (a server that does not
     answer the opening within it is said to be silent). *env* adds variables
-    to the stdio server's environment.
+    to the stdio server's environment. *html* names a file to write the
+    request timeline to (:func:`~trio_mcp.lowlevel.request_timeline`), after
+    a failure too.
 
     Spec: SI-01 (any stdio server, spawned), LC-01 (the lifecycle it
     narrates), SI-14 (the era probe of ``auto``, shown frame by frame).
@@ -267,6 +204,7 @@ async def run_trace(
         colour = not as_json and out.isatty()
     start = trio.current_time()
     printer = FramePrinter(out, start=start, colour=colour, as_json=as_json)
+    frames = FrameLog(limit=None)
 
     def say(text: str) -> None:
         if not as_json:
@@ -286,7 +224,7 @@ async def run_trace(
                 command,
                 era=era,
                 inherit_env=inherit_env,
-                observer=printer,
+                observer=MultiObserver(printer, frames),
                 name="trio-mcp-trace",
                 discover=False,  # the trace discovers itself, narrating each page
                 url=url,
@@ -308,6 +246,9 @@ async def run_trace(
                     f"{opened}: {client.server_info.name} {client.server_info.version}, "
                     f"protocol {client.protocol_version}, capabilities {json.dumps(caps)}"
                 )
+                for name, settings in client.server_extensions.items():
+                    # By name: an extension this trace knows nothing else of.
+                    say(f"extension {name}: {json.dumps(settings)}")
                 for capability, method in DISCOVERY:
                     if capability in caps:
                         await _discover(client, method, say)
@@ -326,6 +267,9 @@ async def run_trace(
             print(json.dumps({"type": "error", "error": message}), file=out)
         print_error(err, message)
         status = 1
+    if html is not None:
+        what = url if url is not None else " ".join(command)
+        status = await _write_timeline(html, records, frames, start, what, err) or status
     if url is not None and records:
         if as_json:
             rounds = call_rounds(records)
@@ -352,6 +296,24 @@ async def run_trace(
                 file=out,
             )
     return status
+
+
+async def _write_timeline(
+    path: Path,
+    records: Sequence[RequestRecord],
+    frames: FrameLog,
+    start: float,
+    what: str | None,
+    err: TextIO,
+) -> int:
+    """Write the timeline page to *path*; 0, or 1 after saying on *err* why not."""
+    page = request_timeline(records, frames=frames.frames, start=start, title=f"trace of {what}")
+    try:
+        await trio.Path(path).write_text(page, encoding="utf-8")
+    except OSError as exc:
+        print_error(err, f"could not write the timeline to {path}: {exc.strerror}")
+        return 1
+    return 0
 
 
 async def _discover(client: Client, method: str, say: Callable[[str], None]) -> None:

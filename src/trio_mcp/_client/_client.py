@@ -16,7 +16,7 @@ notifications through one table (``_notifications``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, Literal, final, overload
@@ -25,8 +25,11 @@ import attrs
 import trio
 
 from .. import types as mcp_types
-from .._session import DEFAULT, RequestContext, Session, SessionDefault
-from ..protocol import NotificationReceived, Progress, Revision
+from .._errors import InvalidPeerResult
+from .._extensions._registry import CustomMethods, Extension
+from .._session import DEFAULT, Middleware, RequestContext, Session, SessionDefault
+from .._transport import EraHints
+from ..protocol import LocalProtocolError, NotificationReceived, Progress, Revision
 from ..protocol._headers import ToolHeaderRules
 from ._cache import ClientEvent, ListCache
 from ._calls import InputRounds, ToolCall, ToolCalls
@@ -63,8 +66,15 @@ class Client:
         max_pages: int = 1000,
         max_input_rounds: int = 8,
         tasks: bool = False,
+        middleware: Sequence[Middleware] = (),
+        custom: CustomMethods | None = None,
     ) -> None:
         self.handlers = handlers
+        # Methods outside the core set the client answers, and its extensions.
+        self._custom = custom if custom is not None else CustomMethods()
+        #: The middleware chain of the client's session, in order (read once,
+        #: as the session starts).
+        self.middleware: tuple[Middleware, ...] = tuple(middleware)
         #: Receives each ``notifications/message`` (sync or async).
         self.log_handler = log_handler or default_log_handler
         self._max_pages = max_pages
@@ -161,6 +171,17 @@ class Client:
     @property
     def instructions(self) -> str | None:
         return self._negotiated.instructions
+
+    @property
+    def server_extensions(self) -> dict[str, Any]:
+        """The extensions the server declared (``capabilities.extensions``),
+        by identifier, with their settings; empty when it declared none."""
+        return dict(self._negotiated.server_capabilities.extensions or {})
+
+    @property
+    def extensions(self) -> Mapping[str, Extension]:
+        """The extensions this client installed, by identifier (read-only)."""
+        return self._custom.extensions
 
     @property
     def _revision(self) -> Revision:
@@ -283,6 +304,77 @@ class Client:
             await self.session.request("server/discover")
             return
         await self.session.request("ping")
+
+    async def call(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        result_type: Any = None,
+        on_progress: Callable[[Progress], None] | None = None,
+        progress_idle_timeout: float | SessionDefault | None = DEFAULT,
+        max_duration: float | SessionDefault | None = DEFAULT,
+    ) -> Any:
+        """Send a request for any *method*, a custom one (an extension's, the
+        server's own) included, and return its result: a JSON object, or an
+        instance of *result_type* read with the session's converter (a core
+        method's result is typed as usual). *params*: a JSON object or an
+        attrs instance.
+
+        Time limits, progress, the record and the middleware are those of
+        every request (see :meth:`Session.request`).
+
+        Raises:
+            RPCError: the server answered with an error (-32601: it has no
+                such method; -32021: it needs an extension this client did
+                not declare).
+            RequestTimeout, SessionClosed: as :meth:`Session.request`.
+            InvalidPeerResult: the result does not fit *result_type*.
+
+        Cancellation: as :meth:`Session.request`.
+        """
+        result = await self.session.request(
+            method,
+            params,
+            on_progress=on_progress,
+            progress_idle_timeout=progress_idle_timeout,
+            max_duration=max_duration,
+            custom=True,
+        )
+        if result_type is None or isinstance(result, result_type):
+            return result
+        try:
+            return mcp_types.converter.structure(result, result_type)
+        except Exception as exc:  # cattrs raises groups: one error for the caller
+            name = getattr(result_type, "__name__", str(result_type))
+            raise InvalidPeerResult(
+                f"the result of {method} does not fit {name}", [str(exc)]
+            ) from exc
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification for any *method*, a custom one included.
+
+        In 2026-07-28 over Streamable HTTP there is no session on the server
+        for a client's notification to reach (each POST of a request is served
+        on its own; the endpoint accepts a notification and drops it), so this
+        raises there instead: send a request.
+
+        Raises:
+            LocalProtocolError: 2026-07-28 over Streamable HTTP.
+
+        Cancellation: as :meth:`Session.notify`.
+        """
+        transport = self.session.transport
+        if (
+            self.era == "modern"
+            and isinstance(transport, EraHints)
+            and transport.answers_every_request
+        ):
+            raise LocalProtocolError(
+                f"{method} cannot reach the server: in 2026-07-28 over HTTP a client's "
+                "notification reaches no session; send it as a request instead"
+            )
+        await self.session.notify(method, params, custom=True)
 
     async def list_tools(self, cursor: str | None = None) -> mcp_types.ListToolsResult:
         """One page of ``tools/list`` (the cache is not touched; see :attr:`tools`).
@@ -536,7 +628,9 @@ class Client:
         In 2026-07-28 (a *uri* is required there) the block is one
         ``subscriptions/listen`` stream: entering waits for the server's acknowledgment,
         the updates are those tagged with the stream's id, and leaving cancels the
-        stream.
+        stream. When the server ends the stream (a draining instance completes it),
+        the channel ends: listen again to go on (on another instance behind a load
+        balancer).
 
         Raises:
             LocalProtocolError: in 2026-07-28, the server does not declare
@@ -642,6 +736,8 @@ class Client:
 
         Cancellation: the handler runs in the request's cancel scope.
         """
+        if ctx.method in self._custom:
+            return await self._custom.handle_request(ctx)
         return await self.handlers.handle_request(ctx)
 
     async def handle_notification(self, session: Session, event: NotificationReceived) -> None:
@@ -651,4 +747,7 @@ class Client:
         Cancellation: only an async ``log_handler`` waits.
         """
         if self._running_now:
+            if event.method in self._custom:
+                await self._custom.handle_notification(session, event)
+                return
             await self._notifications.dispatch(event)

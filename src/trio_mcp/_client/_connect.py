@@ -211,7 +211,7 @@ async def open_http_client(
     terminate_on_close: bool = True,
     reconnect_delay: float = 1.0,
     close_timeout: float = 2.0,
-    reinitialize: bool = False,
+    reinitialize: bool = True,
     remember_era: bool = True,
     **client_options: Any,
 ) -> AsyncIterator[Client]:
@@ -250,8 +250,10 @@ async def open_http_client(
         close_timeout: bound in seconds on the cancels and DELETE sent on exit
             (default 2).
         reinitialize: when the server answers 404 for the session, start a new
-            session instead of ending the client (default False: what the server
-            held for the old session is lost).
+            session instead of ending the client (default True, as the specification
+            requires; the call that met the 404 fails, and what the server held for
+            the old session, such as subscriptions, is lost: False ends the client
+            instead).
         remember_era: remember, for this process, an endpoint found to be
             handshake-era, as above (default True).
         client_options: passed to :func:`~trio_mcp.open_client` (``name``,

@@ -163,8 +163,9 @@ class ClientHandlers:
     async def handle_request(self, ctx: RequestContext) -> Any:
         """Answer one server request (in the request's own task and cancel scope).
 
-        A task-augmented request the client declared, and the server's
-        ``tasks/*`` requests, go to :attr:`tasks` (2025-11-25, TK-11).
+        A task-augmented request the client declared goes to :attr:`tasks`
+        (2025-11-25, TK-11); the server's ``tasks/*`` requests are answered by
+        the tasks extension the client installed (``ReceiverTasks.extension``).
 
         Cancellation: the server's ``notifications/cancelled`` cancels the
         application's handler at its next checkpoint; nothing is sent then.

@@ -12,16 +12,24 @@ closed.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
 import trio
 
-from .._session import open_session
+from .._extensions._registry import (
+    CustomMethods,
+    Extension,
+    Handler,
+    NotificationHandler,
+    RequestHandler,
+)
+from .._session import Middleware, open_session
+from .._telemetry._switch import TelemetryMode, telemetry_middleware, watching
 from .._transport import EraHints, HeaderMirroringTransport, Transport
-from ..protocol import Connection, Role
+from ..protocol import Connection, Kind, Role
 from ._client import Client
 from ._era import EraChoice, negotiate
 from ._handlers import (
@@ -57,6 +65,11 @@ async def open_client(
     max_input_rounds: int = 8,
     tasks: bool = False,
     accept_tasks: bool = False,
+    middleware: Sequence[Middleware] = (),
+    extensions: Sequence[Extension] = (),
+    custom_requests: Mapping[str, RequestHandler] | None = None,
+    custom_notifications: Mapping[str, NotificationHandler] | None = None,
+    telemetry: TelemetryMode | None = None,
     **session_options: Any,
 ) -> AsyncIterator[Client]:
     """Open a session over *transport*, choose the era, discover, yield the :class:`Client`.
@@ -109,9 +122,27 @@ async def open_client(
             elicitation handlers given, and run the server's task-augmented requests of
             those kinds as tasks (answered at once with a task id; the server polls
             them), for as long as the client lives.
+        middleware: the chain every request and notification of the session
+            passes through, both ways, in this order (the first is the
+            outermost); see :class:`~trio_mcp.extensions.Middleware`.
+        extensions: extensions the client installs (see
+            :class:`~trio_mcp.extensions.Extension`): declared in its
+            capabilities (``initialize``; every 2026-07-28 request's
+            ``_meta``), their methods answered. Installed in order, each whole
+            or not at all.
+        custom_requests, custom_notifications: handlers of methods outside
+            the core set the server may send, by name: ``fn(params, ctx)``
+            for a request (handshake era only: 2026-07-28 has no server
+            requests), ``fn(params, session)`` for a notification.
+        telemetry: OpenTelemetry, as ``Server(telemetry=...)``: ``"native"``,
+            ``"propagation"`` or ``"off"``; default ``TRIO_MCP_TELEMETRY``,
+            else ``"native"`` when the OpenTelemetry API is installed. Its
+            middleware is the outermost.
         session_options: passed to :func:`open_session`.
 
     Raises:
+        ValueError: an extension or custom method that cannot be installed
+            (a core method, a duplicate, a missing dependency).
         HandshakeRefused: the server speaks no revision we do (or, with
             ``era="modern"``, no 2026-07-28 one).
         ProbeClosedConnection: ``era="auto"`` and the server closed the
@@ -128,6 +159,9 @@ async def open_client(
     SI-16, DS-04, ME-06, ME-08, SB-02.
     """
     receiver = ReceiverTasks() if accept_tasks else None
+    observed = telemetry_middleware(telemetry, "client", transport=transport)
+    if observed is not None:
+        middleware = (observed, *middleware)
     handlers = ClientHandlers(
         roots=roots,
         sampling=sampling,
@@ -137,11 +171,29 @@ async def open_client(
         apply_elicitation_defaults=apply_elicitation_defaults,
         tasks=receiver,
     )
+    custom = CustomMethods()
+    if receiver is not None:
+        # The tasks/* requests of the tasks it runs, through the same point
+        # as any extension of the application's.
+        custom.install(receiver.extension())
+    for extension in extensions:
+        custom.install(extension)
+    for method, answer in (custom_requests or {}).items():
+        custom.add(Handler(method, Kind.REQUEST, answer))
+    for method, react in (custom_notifications or {}).items():
+        custom.add(Handler(method, Kind.NOTIFICATION, react))
+    capabilities = handlers.capabilities()
+    # One declaration for the session: a client's capabilities are the same
+    # in both eras (2026-07-28 repeats them in each request's _meta).
+    declared = custom.declarations(modern=True)
+    if declared:
+        capabilities["extensions"] = {**capabilities.get("extensions", {}), **declared}
     make_protocol = partial(
         Connection,
         Role.CLIENT,
-        capabilities=handlers.capabilities(),
+        capabilities=capabilities,
         info={"name": name, "version": version},
+        custom_methods=custom.specs() if custom else None,
     )
     client = Client(
         handlers,
@@ -149,6 +201,8 @@ async def open_client(
         max_pages=max_pages,
         max_input_rounds=max_input_rounds,
         tasks=tasks,
+        middleware=middleware,
+        custom=custom,
     )
     hints = transport if isinstance(transport, EraHints) else None
     if era == "auto" and hints is not None and hints.handshake_only:
@@ -162,6 +216,7 @@ async def open_client(
         # started them, not the client.
         receiver.running() if receiver is not None else contextlib.nullcontext(),
         open_session(transport, make_protocol, client, **session_options) as session,
+        watching(observed, session),
     ):
         negotiated = await negotiate(
             session,

@@ -161,7 +161,8 @@ class Subscriptions:
     ) -> AsyncIterator[Subscription]:
         """One ``subscriptions/listen`` stream for the duration of the block:
         opened (and acknowledged) on entry, cancelled on exit. *updates*, if
-        given, receives the stream's resource updates and is closed on exit.
+        given, receives the stream's resource updates and is closed when the
+        stream ends (the server completed it, or the block was left).
 
         Cancellation: leaving the block cancels the stream (the server is told:
         ``notifications/cancelled``, SB-08); a cancel while waiting for the
@@ -184,6 +185,10 @@ class Subscriptions:
                     logger.debug("subscription %r ended: %s", message.id, exc)
                 finally:
                     subscription.end()
+                    # The reader's loop ends too (a drained server completed
+                    # the stream): it may listen again, elsewhere.
+                    if updates is not None:
+                        updates.close()
 
         scope = await self._nursery.start(run)
         try:

@@ -31,6 +31,8 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from .. import types as mcp_types
+from .._extensions._registry import Extension
+from .._tasks._extension import tasks_extension
 from .._tasks._methods import TaskMethods, created
 from .._tasks._runner import TaskRunner, Work, WorkEnd
 from .._tasks._store import MemoryTaskStore
@@ -88,8 +90,9 @@ class ReceiverTasks:
 
     async def handle(self, request: RequestContext, answer: Answer) -> Any:
         """Answer *request* if it is ours: a task-augmented request we declared
-        (its ``CreateTaskResult``) or a ``tasks/*`` request; ``NotImplemented``
-        otherwise (the caller answers it as usual).
+        (its ``CreateTaskResult``); ``NotImplemented`` otherwise (the caller
+        answers it as usual; the ``tasks/*`` requests are the extension's,
+        :meth:`extension`).
 
         Raises:
             RPCError: as the task methods (-32602 for an unknown task, ...).
@@ -97,14 +100,21 @@ class ReceiverTasks:
         Cancellation: a ``tasks/result`` waits for its task, cancellably.
         """
         method = request.method
-        if method in TASK_REQUESTS:
-            if getattr(request.params, "task", None) is None:
-                return NotImplemented
-            return await self._start(request, answer)
-        handler = self.methods.handlers().get(method)
-        if handler is None or method in ("tasks/list", "tasks/update"):
+        if method not in TASK_REQUESTS or getattr(request.params, "task", None) is None:
             return NotImplemented
-        return await handler(request)
+        return await self._start(request, answer)
+
+    def extension(self) -> Extension:
+        """The tasks extension as this client answers it: ``tasks/get``,
+        ``tasks/result`` and ``tasks/cancel`` for the tasks it runs, installed
+        on the client like any extension. Never declared: in the handshake
+        era the ``tasks`` capability says what the client accepts, and
+        2026-07-28 has no server requests."""
+        return tasks_extension(
+            self.methods,
+            declared_if=lambda: False,
+            only=("tasks/get", "tasks/result", "tasks/cancel"),
+        )
 
     async def _start(self, request: RequestContext, answer: Answer) -> Any:
         method, params = request.method, request.params

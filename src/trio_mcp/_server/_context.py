@@ -44,6 +44,11 @@ class ContextServer(Protocol):
     @property
     def request_state(self) -> RequestStateSealer: ...
 
+    @property
+    def lifespan_state(self) -> Any: ...
+
+    def session_state(self, session: Session) -> Any: ...
+
     async def start_task(self, request: RequestContext) -> None: ...
 
     async def send_log(
@@ -124,6 +129,18 @@ class Context:
         return self._server
 
     @property
+    def lifespan(self) -> Any:
+        """What the server's ``lifespan`` gave for this process (a database
+        pool, a client...); None without one."""
+        return self._server.lifespan_state
+
+    @property
+    def session_state(self) -> Any:
+        """What the server's ``session_lifespan`` gave for this request's
+        session; None without one, and for 2026-07-28 HTTP requests (no session)."""
+        return self._server.session_state(self.request.session)
+
+    @property
     def request_id(self) -> RequestId:
         return self.request.request_id
 
@@ -151,6 +168,11 @@ class Context:
         Spec: ME-09.
         """
         return self.request.client_capabilities
+
+    def client_declares(self, extension: str) -> bool:
+        """Whether the client declared the extension named *extension*: for
+        this request in 2026-07-28, for the session in the handshake era."""
+        return self.request.peer_declares(extension)
 
     @property
     def saved(self) -> dict[str, Any]:

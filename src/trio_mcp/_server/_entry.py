@@ -43,6 +43,7 @@ from ._serve import SessionServer, serve_session
 if TYPE_CHECKING:
     from .._transport import Identity
     from ..transports._http.server._app import StreamableHTTPApp
+    from ..transports._http.server._drain import Drain
     from ..transports._http.server._transport import HttpServerTransport
     from ..transports._websocket import WebSocketTransport
     from ._workers import WorkerTarget
@@ -236,8 +237,16 @@ def http_app(
         app_options.setdefault("scopes_for", scopes_for)
     # Tasks outlive the POST that started them: the runner lives as long as
     # the application does.
+    # and so do the lifespan and the bus relay (Server.serving enters all three).
+    serving = getattr(server, "serving", None)
     tasks = getattr(server, "tasks", None)
-    if tasks is not None:
+    if serving is not None:
+        app_options.setdefault("background", serving)
+    # A drain completes the server's listen streams with their final result.
+    complete_listens = getattr(server, "complete_listens", None)
+    if complete_listens is not None:
+        app_options.setdefault("on_drain", complete_listens)
+    elif tasks is not None:
         app_options.setdefault("background", tasks.serving)
     # A stateful session (from its initialize to its end) is served as on
     # every other transport, with its list-changed and resource-updated
@@ -255,10 +264,21 @@ async def serve_http(
     workers: int = 1,
     header_timeout: float = HEADER_TIMEOUT,
     read_timeout: float | None = None,
+    drain: Drain | None = None,
+    drain_on_signal: bool = False,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
     **app_options: Any,
 ) -> None:
     """Serve *server* over Streamable HTTP (at ``/mcp``) on hypercorn's Trio worker.
+
+    Graceful drain: with *drain* (:class:`~trio_mcp.transports.Drain`),
+    ``drain.start()`` (or SIGTERM, with *drain_on_signal*) takes the instance
+    out of service in order (readiness false, stop accepting, listen streams
+    completed, requests in flight finished within the grace, handshake-era
+    sessions closed, the rest cancelled with origin SHUTDOWN) and the call then
+    returns. ``/healthz`` and ``/readyz`` answer the load balancer. With
+    workers, each worker drains on the SIGTERM that cancelling the call sends
+    it, with *drain*'s grace and delay (3 s of grace by default).
 
     ``task_status.started`` receives the base URL (``http://127.0.0.1:PORT``);
     port 0 picks a free port. A warning is logged when binding a non-loopback
@@ -303,6 +323,10 @@ async def serve_http(
         read_timeout: seconds hypercorn waits for each read from the client
             (default None: off); it also cuts a long SSE stream, so set it only
             well above the longest request you expect.
+        drain: the :class:`~trio_mcp.transports.Drain` that takes this instance
+            out of service (see above); with workers, its grace and delay are
+            each worker's.
+        drain_on_signal: start *drain* on SIGTERM (main thread only).
         task_status: receives the base URL once the server listens (for
             ``nursery.start``).
         app_options: passed to :func:`http_app` and so to
@@ -335,6 +359,8 @@ async def serve_http(
             workers=workers,
             header_timeout=header_timeout,
             read_timeout=read_timeout,
+            drain=drain,
+            drain_on_signal=drain_on_signal,
             task_status=task_status,
             app_options=app_options,
         )
@@ -348,13 +374,15 @@ async def _serve_http(
     workers: int,
     header_timeout: float,
     read_timeout: float | None,
+    drain: Drain | None,
+    drain_on_signal: bool,
     task_status: trio.TaskStatus[str],
     app_options: dict[str, Any],
 ) -> None:
     from ..transports._http.server._app import StreamableHTTPApp, serve_http_app
 
     if workers != 1:
-        from ._workers import serve_workers
+        from ._workers import DEFAULT_WORKER_GRACE, serve_workers
 
         await serve_workers(
             cast("WorkerTarget", server),
@@ -364,6 +392,8 @@ async def _serve_http(
             header_timeout=header_timeout,
             read_timeout=read_timeout,
             app_options=app_options,
+            drain_grace=DEFAULT_WORKER_GRACE if drain is None else drain.grace,
+            drain_delay=0.0 if drain is None else drain.delay,
             task_status=task_status,
         )
         return
@@ -385,6 +415,8 @@ async def _serve_http(
         port,
         header_timeout=header_timeout,
         read_timeout=read_timeout,
+        drain=drain,
+        drain_on_signal=drain_on_signal,
         task_status=task_status,
     )
 
@@ -537,9 +569,14 @@ async def serve_websocket(
         await serve_session(server, transport, **session_options)
 
     tasks = getattr(server, "tasks", None)
+    serving = getattr(server, "serving", None)
     async with (
         unwrapping(),
-        tasks.serving() if tasks is not None else contextlib.nullcontext(),
+        serving()
+        if serving is not None
+        else tasks.serving()
+        if tasks is not None
+        else contextlib.nullcontext(),
     ):
         await serve_websocket_transports(
             serve,

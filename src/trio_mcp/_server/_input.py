@@ -291,7 +291,7 @@ def principal_text(request: RequestContext) -> str | None:
         return repr(principal)
 
 
-def open_round(request: RequestContext, sealer: RequestStateSealer) -> InputRound:
+async def open_round(request: RequestContext, sealer: RequestStateSealer) -> InputRound:
     """The :class:`InputRound` of a request that may ask for input: verifies the
     retry's ``requestState`` (-32602 when tampered, expired, foreign or replayed:
     PT-08..PT-10), links the request's record to the round before, and gathers
@@ -299,6 +299,8 @@ def open_round(request: RequestContext, sealer: RequestStateSealer) -> InputRoun
 
     Raises:
         RequestStateError: the ``requestState`` is refused.
+
+    Cancellation: a checkpoint only when the nonce store asks another process.
     """
     params = request.params
     token = getattr(params, "request_state", None)
@@ -307,7 +309,7 @@ def open_round(request: RequestContext, sealer: RequestStateSealer) -> InputRoun
     state: RoundState | None = None
     if token is not None:
         raw = mcp_types.converter.unstructure(params)
-        state = sealer.open(
+        state = await sealer.open_async(
             token, method=request.method, params=raw, principal=principal_text(request)
         )
         if state.previous_request_id is not None:

@@ -40,6 +40,7 @@ import logging
 import time
 import weakref
 from collections.abc import Callable, Collection, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
 
 import attrs
@@ -47,16 +48,20 @@ import trio
 
 from .. import types as mcp_types
 from .._errors import RPCError, SessionClosed
-from .._session import RequestContext, Session
+from .._extensions._registry import CustomMethods, Extension, Handler
+from .._session import Middleware, RequestContext, Session
+from .._tasks._extension import tasks_extension
 from .._tasks._methods import OwnerOf, TaskMethods
 from .._tasks._methods import task_owner as default_task_owner
 from .._tasks._runner import TaskRunner
+from .._telemetry._switch import TelemetryMode, telemetry_middleware
 from .._util import Shared
 from ..protocol import (
     ALL_VERSIONS,
     DEFAULT_MAX_MESSAGE_SIZE,
     Connection,
     ErrorCode,
+    Kind,
     LocalProtocolError,
     NotificationReceived,
     NotJSON,
@@ -67,6 +72,7 @@ from ..protocol import (
 from ..protocol._headers import HeaderAnnotation
 from ._context import Context
 from ._input import MAY_ASK, open_round
+from ._lifespan import Lifespan, Lifespans
 from ._logging import coerce_level, log_params
 from ._pagination import paginate
 from ._request_state import RequestStateSealer
@@ -85,6 +91,7 @@ from ._tools import (
 )
 
 if TYPE_CHECKING:
+    from .._bus._base import Bus
     from ._completion import Completer
     from ._prompts import PromptOptions, RegisteredPrompt
     from ._resources import RegisteredResource, RegisteredTemplate, ResourceOptions, TemplateOptions
@@ -178,8 +185,27 @@ class Server:
             about 0.4 KiB, so a busy session holds up to ~1.6 MiB by default, and a
             server's memory grows with its sessions' calls until each is at the bound:
             lower both for servers with many long sessions.
+        lifespan: ``lifespan(server)`` gives an async context manager entered
+            once per process (per worker) before serving and left after the
+            last session and task end; its value is :attr:`lifespan_state`
+            and ``ctx.lifespan`` (see :meth:`running`).
+        session_lifespan: ``session_lifespan(session)`` gives an async
+            context manager entered for each session :func:`serve_session`
+            serves (stdio, WebSocket, a handshake-era HTTP session) and left
+            when it ends; its value is ``ctx.session_state``.
+        bus: a :class:`~trio_mcp.bus.Bus` shared by every instance: list
+            changes and resource updates made on any instance reach the listen
+            streams and subscriptions of all (see :mod:`trio_mcp.bus`).
+        telemetry: OpenTelemetry (see :doc:`/explanation/telemetry`):
+            ``"native"`` (spans and metrics by the MCP semantic conventions,
+            trace context read from and written to ``_meta``),
+            ``"propagation"`` (trace context only) or ``"off"``. Default: the
+            ``TRIO_MCP_TELEMETRY`` environment variable, else ``"native"``
+            when the OpenTelemetry API is installed (the ``otel`` extra), a
+            no-op until an SDK is configured. Raises :class:`MissingExtra`
+            for a mode other than ``"off"`` without the API.
 
-    Spec: CA-01, CA-05, ME-11, PT-08..PT-10, TK-18, ST-06, VR-13, BP-04, C-02.
+    Spec: CA-01, CA-05, ME-11, ME-14, PT-08..PT-10, TK-18, ST-06, VR-13, BP-04, C-02.
     """
 
     def __init__(
@@ -204,6 +230,10 @@ class Server:
         filter_lists_by_scope: bool = False,
         request_history: int = 1000,
         remembered_requests: int = 4096,
+        lifespan: Lifespan | None = None,
+        session_lifespan: Lifespan | None = None,
+        bus: Bus | None = None,
+        telemetry: TelemetryMode | None = None,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -234,6 +264,10 @@ class Server:
         self._task_methods = TaskMethods(self.tasks, task_owner or default_task_owner)
         self._tool_tasks = ToolTasks(self._task_methods)
         self._listeners = Listeners()
+        #: The lifespans, the task runner and the bus relay (see ``_lifespan``).
+        self._scopes = Lifespans(
+            self, self.tasks, lifespan, session_lifespan, bus, self._deliver, self._resync
+        )
         self._tools: dict[str, RegisteredTool] = {}
         self._resources: dict[str, RegisteredResource] = {}
         self._templates: dict[str, RegisteredTemplate] = {}
@@ -244,6 +278,20 @@ class Server:
         self._shared_info: Shared[dict[str, Any]] = Shared()
         self._shared_hints: Shared[dict[str, tuple[int, str]]] = Shared()
         self._peers: weakref.WeakKeyDictionary[Session, Peer] = weakref.WeakKeyDictionary()
+        #: The middleware chain, in registration order (see :meth:`add_middleware`).
+        self.middleware: list[Middleware] = []
+        # Telemetry is the outermost middleware: its span covers what the others do.
+        observed = telemetry_middleware(telemetry, "server")
+        #: The telemetry middleware (None: off), which also times each session.
+        self.telemetry = observed
+        if observed is not None:
+            self.middleware.append(observed)
+        # Methods outside the core set, and the extensions installed: the
+        # tasks extension first, through the same point as any other.
+        self._custom = CustomMethods()
+        self._custom.install(
+            tasks_extension(self._task_methods, declared_if=lambda: self.has_task_tools)
+        )
         self._handlers: dict[str, Callable[[RequestContext], Any]] = {
             "tools/call": self._call_tool,
             "tools/list": self._list_tools,
@@ -257,8 +305,79 @@ class Server:
             "completion/complete": self._complete,
             "logging/setLevel": self._set_level,
             "subscriptions/listen": self._listen,
-            **self._task_methods.handlers(),
         }
+
+    # ------------------------------------------------------ middleware
+
+    def add_middleware(self, middleware: Middleware) -> None:
+        """Add *middleware* to the end of the chain every request and
+        notification of every session passes through, both ways (see
+        :class:`~trio_mcp.Middleware`): the first added is the outermost.
+        Sessions already running keep the chain they started with.
+
+        Raises:
+            TypeError: *middleware* is not callable.
+        """
+        if not callable(middleware):
+            raise TypeError(
+                "a middleware is a callable that takes a Call and returns an async "
+                "context manager, such as an @asynccontextmanager function"
+            )
+        self.middleware.append(middleware)
+
+    # ------------------------------------- extensions and custom methods
+
+    def add_extension(self, extension: Extension) -> None:
+        """Install *extension*: its settings are declared in
+        ``capabilities.extensions`` (``initialize`` and ``server/discover``),
+        its methods are answered in both eras. Installed whole or not at all.
+        Sessions already running keep what they started with.
+
+        Raises:
+            ValueError: its identifier is already installed, a dependency is
+                not, or one of its methods is a core method or is already
+                answered (nothing of it is installed then).
+        """
+        self._custom.install(extension)
+
+    @property
+    def extensions(self) -> Mapping[str, Extension]:
+        """The installed extensions, by identifier (read-only)."""
+        return self._custom.extensions
+
+    def on_request(
+        self, method: str, *, params_type: Any = None, result_type: Any = None
+    ) -> Callable[[F], F]:
+        """Decorator: answer the custom request *method* (outside the core set)
+        with the function, called ``fn(params, ctx)`` (sync or async) with the
+        params (a JSON object, or a *params_type* attrs instance) and the
+        :class:`~trio_mcp.lowlevel.RequestContext`; it returns the result (a
+        JSON object, or an attrs instance of *result_type*). Answered in both
+        eras, through the middleware like every request.
+
+        Raises:
+            ValueError: *method* is a core method, or is already answered.
+        """
+
+        def decorate(fn: F) -> F:
+            self._custom.add(Handler(method, Kind.REQUEST, fn, params_type, result_type))
+            return fn
+
+        return decorate
+
+    def on_notification(self, method: str, *, params_type: Any = None) -> Callable[[F], F]:
+        """Decorator: handle the custom notification *method* with the
+        function, called ``fn(params, session)`` (sync or async).
+
+        Raises:
+            ValueError: *method* is a core method, or is already handled.
+        """
+
+        def decorate(fn: F) -> F:
+            self._custom.add(Handler(method, Kind.NOTIFICATION, fn, params_type))
+            return fn
+
+        return decorate
 
     # ----------------------------------------------------------- tools
 
@@ -589,14 +708,15 @@ class Server:
     def resource_updated(self, uri: str) -> None:
         """Queue ``notifications/resources/updated`` for every session subscribed to
         *uri* or to a parent of it, and for every 2026-07-28 listen stream that asked
-        for it. Not a checkpoint; never blocks.
+        for it; with a bus, on every instance. Not a checkpoint; never blocks.
 
         Spec: RS-06, SB-01.
         """
-        self._listeners.resource_updated(uri)
-        for peer in list(self._peers.values()):
-            if subscribed(peer.subscriptions, uri):
-                peer.push(_RESOURCE_UPDATED, uri)
+        fanout = self._scopes.fanout
+        if fanout is not None and fanout.active:
+            fanout.change(_RESOURCE_UPDATED, uri)
+        else:
+            self._deliver(_RESOURCE_UPDATED, uri)
 
     # ---------------------------------------------------------- prompts
 
@@ -737,6 +857,9 @@ class Server:
                 "cancel": {},
                 "requests": {"tools": {"call": {}}},
             }
+        extensions = self._custom.declarations(modern=False)
+        if extensions:
+            caps["extensions"] = extensions
         return caps
 
     @property
@@ -752,8 +875,13 @@ class Server:
         Spec: TK-19.
         """
         caps = self.capabilities()
-        if caps.pop("tasks", None) is not None:
-            caps["extensions"] = {mcp_types.TASKS_EXTENSION: {}}
+        # The 2025-11-25 utility's slot: its extension stands for it here.
+        caps.pop("tasks", None)
+        extensions = self._custom.declarations(modern=True)
+        if extensions:
+            caps["extensions"] = extensions
+        else:
+            caps.pop("extensions", None)
         return caps
 
     def make_protocol(
@@ -788,6 +916,7 @@ class Server:
             max_message_size=max_message_size,
             history=self.request_history,
             remember_ids=self.remembered_requests,
+            custom_methods=self._custom.specs() if self._custom else None,
         )
 
     def run_stdio(self, **options: Any) -> None:
@@ -827,6 +956,20 @@ class Server:
     def _changed(self, method: str) -> None:
         if not self.list_changed:
             return
+        fanout = self._scopes.fanout
+        if fanout is not None and fanout.active:
+            fanout.change(method)
+        else:
+            self._deliver(method, None)
+
+    def _deliver(self, method: str, uri: str | None) -> None:
+        """Push a change to this process's listen streams and sessions."""
+        if uri is not None:
+            self._listeners.resource_updated(uri)
+            for peer in list(self._peers.values()):
+                if subscribed(peer.subscriptions, uri):
+                    peer.push(_RESOURCE_UPDATED, uri)
+            return
         self._listeners.changed(method)
         for session, peer in list(self._peers.items()):
             # A 2026-07-28 connection hears of changes only through its listen
@@ -834,6 +977,65 @@ class Server:
             revision = session.protocol.revision
             if not session.closed and (revision is None or not revision.listen_subscriptions):
                 peer.push(method)
+
+    def _resync(self) -> None:
+        """Changes may have been missed (the bus had a gap): tell every local
+        listener and session that each list, and each resource it subscribed
+        to, changed, so its client reads them again."""
+        if self.list_changed:
+            for method in (_TOOLS_CHANGED, _RESOURCES_CHANGED, _PROMPTS_CHANGED):
+                self._deliver(method, None)
+        self._listeners.resync()
+        for peer in list(self._peers.values()):
+            for uri in peer.subscriptions:
+                peer.push(_RESOURCE_UPDATED, uri)
+
+    def complete_listens(self) -> None:
+        """Answer every open ``subscriptions/listen`` stream of this process with
+        its ``complete`` result, and any opened later at once (a drain: their
+        clients listen again on another instance). Not a checkpoint."""
+        self._listeners.completing.set()
+
+    # ------------------------------------------------------- lifespans
+
+    def running(self) -> AbstractAsyncContextManager[None]:
+        """Enter what lives once per process: the ``lifespan``, the task
+        runner and the bus relay, in that order (left in the reverse order).
+
+        The ``serve_*`` functions enter it (each worker of
+        ``serve_http(workers=N)`` once); enter it yourself around sessions
+        served with the low-level API. See the how-to on deploying several
+        instances behind a load balancer.
+
+        Raises:
+            RuntimeError: it is running already.
+
+        Cancellation: leaving the block stops the relay, cancels the tasks
+        (cause SHUTDOWN), then leaves the lifespan.
+        """
+        return self._scopes.running()
+
+    def serving(self) -> AbstractAsyncContextManager[None]:
+        """:meth:`running`, unless it runs already (then a no-op): what each
+        entry point enters, so the outermost one owns the process's scopes."""
+        return self._scopes.serving()
+
+    @property
+    def lifespan_state(self) -> Any:
+        """What the ``lifespan``'s ``async with`` gave (None without one).
+
+        Raises:
+            RuntimeError: the server is not running (see :meth:`running`).
+        """
+        return self._scopes.state
+
+    def session_state(self, session: Session) -> Any:
+        """What the ``session_lifespan`` gave for *session* (None without one)."""
+        return self._scopes.session_state(session)
+
+    def session_scope(self, session: Session) -> AbstractAsyncContextManager[Any]:
+        """The ``session_lifespan`` of *session*, entered by :func:`serve_session`."""
+        return self._scopes.session(session)
 
     # ------------------------------------------------------------ scopes
 
@@ -909,7 +1111,11 @@ class Server:
         """
         handler = self._handlers.get(ctx.method)
         if handler is None:
-            raise RPCError(int(ErrorCode.METHOD_NOT_FOUND), f"Method not found: {ctx.method}")
+            if ctx.method not in self._custom:
+                raise RPCError(int(ErrorCode.METHOD_NOT_FOUND), f"Method not found: {ctx.method}")
+            # An extension's or a custom method (the tasks/* methods too).
+            self._check_scopes(ctx)
+            return await self._custom.handle_request(ctx)
         self._check_scopes(ctx)
         params = ctx.params
         if getattr(params, "request_state", None) is not None or getattr(
@@ -919,7 +1125,7 @@ class Server:
             # (a first round's InputRound is made when the handler first asks).
             revision = ctx.revision
             if revision is not None and revision.input_required and ctx.method in MAY_ASK:
-                ctx.user_data = open_round(ctx, self.request_state)
+                ctx.user_data = await open_round(ctx, self.request_state)
         return await handler(ctx)
 
     async def handle_notification(self, session: Session, event: NotificationReceived) -> None:
@@ -927,6 +1133,8 @@ class Server:
         if event.method == "notifications/initialized":
             # Notices queued during the handshake can go out now.
             self.peer_of(session).ready()
+        elif self._custom:
+            await self._custom.handle_notification(session, event)
         logger.debug("notification %s", event.method)
 
     async def send_log(

@@ -58,7 +58,7 @@ import math
 import os
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import attrs
@@ -144,10 +144,13 @@ class RoundState:
 class NonceStore(Protocol):
     """Single-use enforcement backend (PT-10): shared by every worker that opens states.
 
-    ``consume`` is called synchronously on the event loop thread, so it must be fast.
+    ``consume`` is called on the event loop thread; it returns the answer, or
+    an awaitable of it for a store that asks another process
+    (``RedisNonceStore``), which the server awaits
+    (:meth:`RequestStateSealer.open_async`).
     """
 
-    def consume(self, nonce: str, expires_at: float, now: float) -> bool:
+    def consume(self, nonce: str, expires_at: float, now: float) -> bool | Awaitable[bool]:
         """True the first time *nonce* is consumed, False ever after (until it expires)."""
         ...
 
@@ -238,7 +241,10 @@ def _is_int(value: object) -> bool:
 
 
 def _well_formed(p: object) -> bool:
-    if not isinstance(p, dict) or p.keys() != _PAYLOAD_KEYS:
+    # "u", the audience, is there only when the sealer has one.
+    if not isinstance(p, dict) or (p.keys() - {"u"}) != _PAYLOAD_KEYS:
+        return False
+    if not isinstance(p.get("u", ""), str):
         return False
     i, e = p["i"], p["e"]
     return (
@@ -255,8 +261,26 @@ def _well_formed(p: object) -> bool:
     )
 
 
+def _as_key(key: bytes | str) -> bytes:
+    """A key's bytes (a ``str`` as UTF-8); ValueError under 16 bytes."""
+    if isinstance(key, str):
+        key = key.encode("utf-8")
+    if len(key) < _MIN_KEY:
+        raise ValueError("the requestState key must be at least 16 bytes")
+    return key
+
+
 class RequestStateSealer:
     """Seals and opens ``requestState`` tokens.
+
+    Key ring: *key* signs every new state; a state signed with it or with any
+    of *previous_keys* is accepted, so keys rotate without refusing states in
+    flight: give every instance the new key as a previous one first, then
+    make it the current key everywhere (the old one now previous), and drop
+    the old one after ``ttl``. :meth:`rotate` does the second step in a
+    running process. *audience*, when given, is sealed into every state and
+    required on opening: servers sharing a key but not their states (two
+    products, one secret) refuse each other's as foreign.
 
     *key* signs every state (a ``str`` is taken as its UTF-8 bytes). None takes the
     key from the environment variable ``TRIO_MCP_REQUEST_STATE_KEY`` when it is set
@@ -281,20 +305,21 @@ class RequestStateSealer:
         nonce_store: NonceStore | None = None,
         clock: Callable[[], float] = time.time,
         max_size: int = 64 * 1024,
+        previous_keys: Sequence[bytes | str] = (),
+        audience: str | None = None,
     ) -> None:
         if key is None:
             key = key_from_env()
         if key is None:
             key = secrets.token_bytes(32)
-        if isinstance(key, str):
-            key = key.encode("utf-8")
-        if len(key) < _MIN_KEY:
-            raise ValueError("the requestState key must be at least 16 bytes")
+        key = _as_key(key)
         if not ttl > 0:
             raise ValueError("ttl must be positive")
         if nonce_store is not None and not single_use:
             raise ValueError("a nonce_store is only used with single_use=True")
         self._key = key
+        self._previous = tuple(_as_key(k) for k in previous_keys)
+        self.audience = audience
         self.ttl = ttl
         self.single_use = single_use
         if single_use and nonce_store is None:  # not `or`: an empty store is falsy
@@ -303,8 +328,22 @@ class RequestStateSealer:
         self._clock = clock
         self.max_size = max_size
 
-    def _mac(self, payload_b64: str) -> bytes:
-        return hmac.new(self._key, f"{_VERSION}.{payload_b64}".encode("ascii"), "sha256").digest()
+    def _mac(self, payload_b64: str, key: bytes | None = None) -> bytes:
+        message = f"{_VERSION}.{payload_b64}".encode("ascii")
+        return hmac.new(self._key if key is None else key, message, "sha256").digest()
+
+    def rotate(self, key: bytes | str, *, keep: int = 1) -> None:
+        """Sign with *key* from now on; the current key becomes the first
+        previous one, and at most *keep* previous keys are kept (the oldest go).
+        States sealed before are still accepted while their key is kept."""
+        new = _as_key(key)
+        self._previous = (self._key, *self._previous)[:keep]
+        self._key = new
+
+    @property
+    def key_count(self) -> int:
+        """Keys a state may be signed with: the current one and the previous ones."""
+        return 1 + len(self._previous)
 
     def seal(
         self,
@@ -338,6 +377,8 @@ class RequestStateSealer:
             "n": secrets.token_urlsafe(16),
             "e": self._clock() + self.ttl,
         }
+        if self.audience is not None:
+            payload["u"] = self.audience
         try:
             # ensure_ascii: any string, even a lone surrogate, survives the round trip.
             text = json.dumps(payload, separators=(",", ":"), allow_nan=False)
@@ -358,8 +399,13 @@ class RequestStateSealer:
         method: str,
         params: Mapping[str, Any] | None,
         principal: str | None = None,
+        consume: bool = True,
     ) -> RoundState:
         """Verify *token* (whatever the client sent as ``requestState``) for this request.
+
+        *consume* False skips the nonce (for :meth:`open_async`, which consumes
+        it itself). An asynchronous nonce store needs :meth:`open_async`
+        (TypeError here).
 
         Checks, in order: size and format, MAC, payload shape, binding to *method*,
         *params* and *principal*, expiry, then (with ``single_use``) the nonce, so a
@@ -379,7 +425,10 @@ class RequestStateSealer:
             mac = _b64decode(mac_b64)
         except ValueError:  # binascii.Error is a ValueError
             raise RequestStateError(StateRejection.MALFORMED) from None
-        if not hmac.compare_digest(self._mac(payload_b64), mac):
+        if not any(
+            hmac.compare_digest(self._mac(payload_b64, key), mac)
+            for key in (self._key, *self._previous)
+        ):
             raise RequestStateError(StateRejection.TAMPERED)
         try:
             p = json.loads(raw)
@@ -391,11 +440,46 @@ class RequestStateSealer:
             p["m"] != method
             or p["d"] != params_digest(params)
             or p["p"] != _principal_digest(principal)
+            or p.get("u") != self.audience
         ):
             raise RequestStateError(StateRejection.FOREIGN)
         now = self._clock()
         if now >= p["e"]:
             raise RequestStateError(StateRejection.EXPIRED)
-        if self.nonce_store is not None and not self.nonce_store.consume(p["n"], p["e"], now):
-            raise RequestStateError(StateRejection.REPLAYED)
-        return RoundState(p["m"], p["r"], p["i"], p["a"], p["s"], p["n"], float(p["e"]))
+        state = RoundState(p["m"], p["r"], p["i"], p["a"], p["s"], p["n"], float(p["e"]))
+        if consume and self.nonce_store is not None:
+            fresh = self.nonce_store.consume(p["n"], p["e"], now)
+            if not isinstance(fresh, bool):
+                close = getattr(fresh, "close", None)
+                if close is not None:
+                    close()  # a coroutine never awaited: no warning
+                raise TypeError("this nonce store is asynchronous: use open_async")
+            if not fresh:
+                raise RequestStateError(StateRejection.REPLAYED)
+        return state
+
+    async def open_async(
+        self,
+        token: object,
+        *,
+        method: str,
+        params: Mapping[str, Any] | None,
+        principal: str | None = None,
+    ) -> RoundState:
+        """:meth:`open`, awaiting the nonce store when it answers later
+        (``RedisNonceStore``): what the server calls.
+
+        Cancellation: a cancelled call may or may not have consumed the nonce
+        (the state is then refused as replayed if retried).
+
+        Raises:
+            RequestStateError: as :meth:`open`.
+        """
+        state = self.open(token, method=method, params=params, principal=principal, consume=False)
+        if self.nonce_store is not None:
+            fresh = self.nonce_store.consume(state.nonce, state.expires_at, self._clock())
+            if not isinstance(fresh, bool):
+                fresh = await fresh
+            if not fresh:
+                raise RequestStateError(StateRejection.REPLAYED)
+        return state

@@ -25,6 +25,7 @@ import trio
 from .. import types as mcp_types
 from .._errors import SessionClosed
 from .._session import Dispatcher, Session, open_session
+from .._telemetry._switch import watching
 from .._transport import Identity, Transport
 from .._util import covers
 from ..protocol import (
@@ -200,10 +201,16 @@ async def serve_session(
         final ``complete`` result (see :func:`~trio_mcp.lowlevel.open_session`).
     """
     tasks = getattr(server, "tasks", None)
+    # The process's scopes (lifespan, tasks, bus relay) when the server has them.
+    serving = getattr(server, "serving", None)
     async with (
         # A server's tasks outlive their requests; a session served on its own
         # (stdio, a test pair) owns the runner, one of many shares its owner's.
-        tasks.serving() if tasks is not None else contextlib.nullcontext(),
+        serving()
+        if serving is not None
+        else tasks.serving()
+        if tasks is not None
+        else contextlib.nullcontext(),
         # No reader task: this task reads (read_transport), as it has nothing
         # else to do, and the notices are delivered by a task of the session's
         # own nursery. A task and a nursery less of every idle session (a
@@ -216,11 +223,15 @@ async def serve_session(
             identity=identity,
             **session_options,
         ) as session,
+        watching(getattr(server, "telemetry", None), session),
     ):
         peer = server.peer_of(session)
-        task_status.started(session)
-        peer.deliver_for(session)
-        try:
-            await session.read_transport()
-        finally:
-            peer.stop_delivering()
+        # The session lifespan (handshake era: a session is a client's).
+        scope = getattr(server, "session_scope", None)
+        async with scope(session) if scope is not None else contextlib.nullcontext():
+            task_status.started(session)
+            peer.deliver_for(session)
+            try:
+                await session.read_transport()
+            finally:
+                peer.stop_delivering()

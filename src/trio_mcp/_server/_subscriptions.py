@@ -24,16 +24,17 @@ In the modern era a connection is not a session (ST-07): a client that wants
    (SB-15, SB-16);
 3. it ends when the client cancels it (stdio: ``notifications/cancelled``; its
    scope is cancelled and nothing more is sent, CN-16), or when the session
-   begins to shut down: then it answers the listen request with a ``complete``
-   result carrying the id (SB-09). That holds on every close of the session,
-   the owner's cancel included: the stream's scope is shielded from a cancel
-   of the code running the session, whose shutdown waits for this answer
-   (bounded). If shutdown cancels it before that, the connection ends it with
+   begins to shut down or the instance drains (``Server.complete_listens``):
+   then it answers the listen request with a ``complete`` result carrying the
+   id (SB-09). That holds on every close of the session, the owner's cancel
+   included: the stream's scope is shielded from a cancel of the code running
+   the session, whose shutdown waits for this answer (bounded). If shutdown
+   cancels it before that, the connection ends it with
    ``notifications/cancelled`` naming it (SB-10).
 
 :class:`Listeners` is the in-process fan-out behind a narrow interface
 (``add``/``discard``/``changed``/``resource_updated``); a server scaled over
-worker processes puts a shared one behind the same interface.
+processes feeds it from its bus (``trio_mcp._server._fanout``).
 
 Cancellation: :func:`listen` runs in the request's own scope until one of the
 ends above; a notice not yet queued when it is cancelled is dropped.
@@ -137,10 +138,12 @@ class Listener:
 class Listeners:
     """The open listen streams of one server (in this process)."""
 
-    __slots__ = ("_listeners",)
+    __slots__ = ("_listeners", "completing")
 
     def __init__(self) -> None:
         self._listeners: set[Listener] = set()
+        #: Set when the instance drains: every stream ends with its result.
+        self.completing = trio.Event()
 
     def __len__(self) -> int:
         return len(self._listeners)
@@ -161,6 +164,13 @@ class Listeners:
         """*uri* changed: tell every stream subscribed to it or to a parent of it."""
         for listener in self._listeners:
             if subscribed(listener.uris, uri):
+                listener.push(_RESOURCE_UPDATED, uri)
+
+    def resync(self) -> None:
+        """Changes may have been missed: tell every stream that each resource
+        it subscribed to changed (the lists are told through :meth:`changed`)."""
+        for listener in self._listeners:
+            for uri in listener.uris:
                 listener.push(_RESOURCE_UPDATED, uri)
 
 
@@ -194,7 +204,8 @@ async def listen(
 
     Cancellation: runs in the request's scope, shielded from a cancel of the
     code running the session; returns the ``complete`` result when the
-    session begins to shut down, whichever way it closes.
+    session begins to shut down, whichever way it closes, or the instance
+    drains.
     """
     session = request.session
     params: mcp_types.SubscriptionsListenRequestParams = request.params
@@ -236,6 +247,12 @@ async def listen(
 
             nursery.start_soon(stop_on_shutdown)
 
+            async def stop_on_drain() -> None:
+                await listeners.completing.wait()
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(stop_on_drain)
+
             async def task_notice(fields: dict[str, Any]) -> None:
                 await session.notify("notifications/tasks", {**fields, "_meta": tag})
 
@@ -253,5 +270,5 @@ async def listen(
                     await session.notify(method, notice)
     finally:
         listeners.discard(listener)
-    # Only the shutdown watcher ends the loop: the session is stopping.
+    # Only the watchers end the loop: the session is stopping, or the instance drains.
     return mcp_types.SubscriptionsListenResult(meta=tag)

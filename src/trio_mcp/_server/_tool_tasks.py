@@ -64,10 +64,7 @@ class ToolTasks:
         support = tool.task_support
         form = request_form(request)
         if form is TaskForm.EXTENSION:
-            extensions = request.client_capabilities.get("extensions")
-            declared = isinstance(extensions, dict) and isinstance(
-                extensions.get(mcp_types.TASKS_EXTENSION), dict
-            )
+            declared = request.peer_declares(mcp_types.TASKS_EXTENSION)
             if support == "required" and not declared:
                 raise RPCError(
                     int(ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY),

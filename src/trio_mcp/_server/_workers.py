@@ -34,10 +34,10 @@ What needs state across requests (each worker has its own memory):
   set, the supervisor sets it, for its workers only, to a fresh random key, so
   the workers of one run accept each other's states (and a state issued before
   a restart is refused). Set it yourself for a key that outlives a restart.
-  ``single_use`` needs a shared :class:`~trio_mcp.lowlevel.NonceStore`.
+  ``single_use`` needs a shared nonce store (``trio_mcp.bus.RedisNonceStore``).
 * ``subscriptions/listen`` and resource subscriptions hear only changes made in
-  their own worker: a change must reach every worker (e.g. through a message
-  bus the server's code listens to) to reach every listener.
+  their own worker, unless the server has a bus every worker shares
+  (``Server(bus=RedisBus(url))``, :mod:`trio_mcp.bus`).
 * handshake-era (``initialize``) sessions live in the worker that created them:
   a request for a session another worker holds is answered 404. Serve them
   with one worker, or with ``stateless=True``, or put a load balancer with
@@ -45,9 +45,12 @@ What needs state across requests (each worker has its own memory):
 
 Lifetime and shutdown. Startup reports the URL once every worker listens.
 Cancelling :func:`serve_workers` sends SIGTERM to every worker it started,
-waits up to *stop_timeout* seconds for each to finish (a worker stops
-accepting, gives open requests hypercorn's 1 s grace, then shuts its sessions
-down), then sends SIGKILL and reaps it: no worker outlives the call. A worker
+waits up to *stop_timeout* seconds for each to finish (a worker drains: its
+readiness goes false, it stops accepting, completes its listen streams, gives
+the requests in flight *drain_grace* seconds, closes its handshake-era
+sessions and cancels the rest, then leaves the server's lifespan; see
+:class:`~trio_mcp.transports.Drain`), then sends SIGKILL and reaps it: no
+worker outlives the call. A worker
 also stops on its own when its stdin (a pipe from the parent) reaches end of
 input, so workers do not outlive a parent killed with SIGKILL. Workers ignore
 SIGINT: Ctrl+C reaches the whole process group, and the parent does the
@@ -85,6 +88,10 @@ logger = logging.getLogger("trio_mcp.http.workers")
 #: What a worker builds its server from: ``"module:name"`` or an importable
 #: zero-argument callable (see the module docstring).
 WorkerTarget = str | Callable[[], Any]
+
+#: Seconds a worker's requests in flight get to finish when it drains, unless
+#: ``serve_http(..., drain=Drain(grace=...))`` says otherwise.
+DEFAULT_WORKER_GRACE = 3.0
 
 #: The environment variable a worker's index is given in (0 to N-1).
 WORKER_INDEX_ENV = "TRIO_MCP_WORKER_INDEX"
@@ -136,6 +143,9 @@ class _WorkerConfig:
     listen_fd: int
     ready_fd: int
     index: int
+    #: The worker's drain on SIGTERM: seconds of grace, seconds of delay.
+    drain_grace: float = DEFAULT_WORKER_GRACE
+    drain_delay: float = 0.0
 
 
 def resolve_target(target: object) -> _Target:
@@ -228,9 +238,11 @@ async def serve_workers(
     *,
     header_timeout: float,
     read_timeout: float | None,
-    stop_timeout: float = 5.0,
+    stop_timeout: float | None = None,
     backlog: int = 1024,
     app_options: Mapping[str, Any] | None = None,
+    drain_grace: float = DEFAULT_WORKER_GRACE,
+    drain_delay: float = 0.0,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve *target* as *workers* processes sharing one listening socket.
@@ -246,14 +258,19 @@ async def serve_workers(
         WorkerExited: a worker exited by itself; the others were stopped.
 
     Cancellation:
-        Cancelling the call stops every worker: SIGTERM, up to *stop_timeout*
-        seconds each, then SIGKILL; it returns (re-raising ``Cancelled``) only
-        once every worker it started has been reaped.
+        Cancelling the call stops every worker: SIGTERM, on which each worker
+        drains (:class:`~trio_mcp.transports.Drain` with *drain_grace* and
+        *drain_delay*), up to *stop_timeout* seconds each (default: the
+        drain's delay and grace plus 2 s, at least 5 s), then SIGKILL; it
+        returns (re-raising ``Cancelled``) only once every worker it started
+        has been reaped.
 
     Spec: ST-03, PT-08.
     """
     if workers < 1:
         raise ValueError("workers must be at least 1")
+    if stop_timeout is None:
+        stop_timeout = max(5.0, drain_delay + drain_grace + 2.0)
     if _in_worker:
         raise RuntimeError(
             "serve_http(..., workers=N) ran inside a worker: guard the call in the "
@@ -290,6 +307,8 @@ async def serve_workers(
                 sock.fileno(),
                 write_end,
                 index,
+                drain_grace,
+                drain_delay,
             )
             payload = pickle.dumps(config)
             try:
@@ -400,18 +419,27 @@ async def _serve_worker(config: _WorkerConfig, http_app: Callable[..., Any]) -> 
 
     from ..transports._http._common import is_loopback_host
     from ..transports._http.server._app import hypercorn_config
+    from ..transports._http.server._drain import Drain
 
     app = build_app(load_target(config.target), config.app_options, http_app)
     hyper = hypercorn_config(header_timeout=config.header_timeout, read_timeout=config.read_timeout)
     # hypercorn adopts an inherited socket given as fd://N (it re-listens, harmlessly).
     hyper.bind = [f"fd://{config.listen_fd}"]
-    stop = trio.Event()
+    # SIGTERM drains this worker (readiness, in-flight, listens, sessions, the rest).
+    drain = Drain(grace=config.drain_grace, delay=config.drain_delay)
+    hyper.graceful_timeout = drain.delay + drain.grace + 5.0
+    stop_accepting = trio.Event()
     async with app.run(), trio.open_nursery() as nursery:
-        await nursery.start(_watch_for_stop, stop)
+        nursery.start_soon(drain.run, app, stop_accepting, nursery.cancel_scope)
+        await nursery.start(_watch_for_stop, drain)
         # The parent knows the URL (it bound the socket): only "listening" matters.
         await nursery.start(
             lambda task_status: serve(
-                app, hyper, shutdown_trigger=stop.wait, task_status=task_status, mode="asgi"
+                app,
+                hyper,
+                shutdown_trigger=stop_accepting.wait,
+                task_status=task_status,
+                mode="asgi",
             )
         )
         unchecked = not is_loopback_host(config.host) and app.policy.allowed_hosts is None
@@ -422,9 +450,9 @@ async def _serve_worker(config: _WorkerConfig, http_app: Callable[..., Any]) -> 
 
 
 async def _watch_for_stop(
-    stop: trio.Event, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    drain: Any, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
 ) -> None:
-    """Set *stop* on SIGTERM or at the end of stdin (the parent is gone)."""
+    """Start *drain* on SIGTERM or at the end of stdin (the parent is gone)."""
     parent = trio.lowlevel.FdStream(os.dup(0))
     with trio.open_signal_receiver(signal.SIGTERM) as signals:
         task_status.started()
@@ -439,4 +467,4 @@ async def _watch_for_stop(
             async for _ in signals:
                 nursery.cancel_scope.cancel()
                 break
-    stop.set()
+    drain.start()

@@ -142,6 +142,14 @@ class RequestContext:
             return request_meta.client_capabilities
         return self._protocol.peer_capabilities
 
+    def peer_declares(self, extension: str) -> bool:
+        """Whether the peer declared the extension named *extension* in its
+        ``capabilities.extensions``: for this request, in 2026-07-28 (its own
+        ``_meta``); for the session, in the handshake era (its ``initialize``
+        or, on a client, the server's answer)."""
+        extensions = self.client_capabilities.get("extensions")
+        return isinstance(extensions, dict) and isinstance(extensions.get(extension), dict)
+
     def note_follows(self, previous: RequestId) -> None:
         """Record that this request retries round *previous* of a multi
         round-trip call (the record's ``follows``)."""

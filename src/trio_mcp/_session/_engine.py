@@ -51,13 +51,14 @@ from typing import Any, Protocol, TypeVar, cast, final
 
 import trio
 
-from .._errors import SessionClosed
+from .._errors import MiddlewareError, SessionClosed
 from .._transport import ANONYMOUS, Caller, Identity, Transport, offers_nowait_receive
 from .._util import Flag
 from ..protocol import (
     CancelOrigin,
     CancelReceived,
     Connection,
+    Direction,
     ErrorCode,
     ErrorObject,
     ErrorReceived,
@@ -81,6 +82,7 @@ from ..protocol import (
 )
 from ._inbound import InboundRequests, NamesRequest
 from ._keepalive import Keepalive
+from ._middleware import Call, Chain, Middleware
 from ._notifier import Notifier
 from ._outbound import DEFAULT, OutboundCalls, SessionDefault, time_limits
 from ._statistics import SessionStatistics
@@ -98,6 +100,14 @@ class Answerer(Protocol):
     def handle_notification(
         self, session: Session, event: NotificationReceived, /
     ) -> Awaitable[None]: ...
+
+
+def middleware_of(dispatcher: object) -> tuple[Middleware, ...]:
+    """The middleware chain a session runs its messages through: its
+    dispatcher's ``middleware`` (``Server`` and ``Client`` have one), read
+    once as the session starts."""
+    chain = getattr(dispatcher, "middleware", None)
+    return tuple(chain) if chain else ()
 
 
 _Queue = Callable[[Message], Awaitable[None]]
@@ -139,6 +149,7 @@ class Session:
         "_identity",
         "_inbound",
         "_max_concurrent",
+        "_middleware",
         "_notifier",
         "_nursery",
         "_outbound",
@@ -195,6 +206,7 @@ class Session:
             closed_error=self._closed_error,
         )
         self._outbound = OutboundCalls(protocol, self._writer, cancel_notify_grace)
+        self._middleware = middleware = middleware_of(dispatcher)
         self._inbound = InboundRequests(
             protocol,
             nursery,
@@ -203,6 +215,7 @@ class Session:
             dispatcher.handle_request,
             max_concurrent=max_concurrent,
             max_queued=max_queued,
+            middleware=middleware,
         )
         self._notifier = Notifier(nursery, self._handle_notification, outgoing_buffer)
         self._accepting = True
@@ -245,6 +258,7 @@ class Session:
         progress_idle_timeout: float | SessionDefault | None = DEFAULT,
         max_duration: float | SessionDefault | None = DEFAULT,
         follows: RequestId | None = None,
+        custom: bool = False,
     ) -> Any:
         """Send a request and wait for its result (typed by the method's result type).
 
@@ -260,6 +274,8 @@ class Session:
                 Default: the session's.
             follows: the request this one retries (a 2026-07-28 multi
                 round-trip call); noted on the record.
+            custom: *method* may be a custom method of the peer's (outside the
+                core set and this side's own): its params and result are JSON.
 
         A long-lived request (``subscriptions/listen``) has no default timeouts: it
         lasts until one side ends it.
@@ -284,9 +300,11 @@ class Session:
         if not self._accepting or self._closed.is_set():
             raise self._closed_error()
         message = self.protocol.send_request(
-            method, params, want_progress=on_progress is not None, follows=follows
+            method, params, want_progress=on_progress is not None, follows=follows, custom=custom
         )
         idle, total = time_limits(method, progress_idle_timeout, max_duration, self)
+        if self._middleware:
+            return await self._call_through(message, on_progress, idle, total)
         # Straight to the calls (not via call_prepared): one coroutine frame
         # less, resumed on every wake-up.
         return await self._outbound.call(message, on_progress, idle, total)
@@ -332,16 +350,23 @@ class Session:
         including none for a long-lived request).
         """
         idle, total = time_limits(message.method, progress_idle_timeout, max_duration, self)
+        if self._middleware:
+            return self._call_through(message, on_progress, idle, total)
         return self._outbound.call(message, on_progress, idle, total)
 
-    async def notify(self, method: str, params: Any = None) -> None:
-        """Send a notification.
+    async def notify(self, method: str, params: Any = None, *, custom: bool = False) -> None:
+        """Send a notification (*custom*: as :meth:`request`).
 
         Cancellation: a checkpoint. If already cancelled, or cancelled while the
         outgoing queue is full, nothing is sent; once queued it is sent.
         """
         self._check_open()
-        await self._send_notification(self.protocol.send_notification(method, params))
+        if self._middleware:
+            await self._notify_through(method, params, custom)
+            return
+        await self._send_notification(
+            self.protocol.send_notification(method, params, custom=custom)
+        )
 
     async def notify_prepared(self, message: Notification) -> None:
         """Send a notification the protocol layer made (the
@@ -609,7 +634,81 @@ class Session:
         )
 
     def _handle_notification(self, event: NotificationReceived) -> Awaitable[None]:
+        if self._middleware:
+            return self._notification_through(event)
         return self.dispatcher.handle_notification(self, event)
+
+    # The middleware chain around the messages that are not inbound requests
+    # (those are :class:`InboundRequest`'s): each makes the call's Call and
+    # runs the plain path inside the chain.
+
+    async def _call_through(
+        self,
+        message: Request,
+        on_progress: Callable[[Progress], None] | None,
+        idle: float | None,
+        total: float | None,
+    ) -> Any:
+        """An outbound request inside the chain: the middleware may edit its
+        params before it is written, and its result after."""
+        protocol = self.protocol
+        params = message.params
+        call = Call(
+            protocol,
+            Direction.OUTBOUND,
+            "request",
+            message.method,
+            message.id,
+            # A copy: the caller's own dict is never written to.
+            None if params is None else {**params},
+        )
+        if params is not None and isinstance(params.get("_meta"), dict):
+            call.params["_meta"] = {**params["_meta"]}  # type: ignore[index]
+        sent = False
+        try:
+            async with Chain(self._middleware, call):
+                message = protocol.rewrite_request(message, call.params)
+                sent = True
+                call.result = await self._outbound.call(message, on_progress, idle, total)
+        except MiddlewareError as exc:
+            # Recorded on the request, unless it had ended already.
+            protocol.fail_outbound(message.id, exc.to_error())
+            raise
+        except BaseException:
+            if not sent:
+                # Failed or cancelled in a middleware before it was written:
+                # the record ends here (the peer never saw it).
+                protocol.cancel_outbound(
+                    message.id, CancelOrigin.CALLER, "ended by a middleware before it was sent"
+                )
+            raise
+        return call.result
+
+    async def _notify_through(self, method: str, params: Any, custom: bool) -> None:
+        """An outbound notification inside the chain: made from the params as
+        the middleware left them."""
+        protocol = self.protocol
+        raw = protocol.to_json(params)
+        call = Call(
+            protocol,
+            Direction.OUTBOUND,
+            "notification",
+            method,
+            None,
+            None if raw is None else {**raw},
+        )
+        async with Chain(self._middleware, call):
+            await self._send_notification(
+                protocol.send_notification(method, call.params, custom=custom)
+            )
+
+    async def _notification_through(self, event: NotificationReceived) -> None:
+        """An inbound notification's handler inside the chain."""
+        call = Call(
+            self.protocol, Direction.INBOUND, "notification", event.method, None, event.raw_params
+        )
+        async with Chain(self._middleware, call):
+            await self.dispatcher.handle_notification(self, event)
 
     async def _reader(self) -> None:
         data: bytes | None

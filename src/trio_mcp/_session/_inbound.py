@@ -48,7 +48,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import trio
 
-from .._errors import RPCError
+from .._errors import MiddlewareError, RPCError
 from ..protocol import (
     CancelOrigin,
     CancelReceived,
@@ -63,6 +63,7 @@ from ..protocol import (
     RequestReceived,
 )
 from ._admission import Admission, Ticket
+from ._middleware import Call, Chain, Middleware, replaced_params, suppressed
 
 logger = logging.getLogger("trio_mcp.session")
 
@@ -86,6 +87,11 @@ class NamesRequest(Protocol):
     @property
     def method(self) -> str: ...
 
+    #: The params, structured (a middleware may replace them).
+    params: Any
+    #: The request's ``_meta`` (a middleware may add one).
+    meta: JSONObject | None
+
     #: The result a handler ended its request with by unwinding (see
     #: ``RequestContext.finish_with``), or None.
     final_result: Any
@@ -106,6 +112,8 @@ class InboundRequests(Generic[ContextT]):
             structured params and ``_meta``.
         handle: the dispatcher's request handler; returns the result.
         max_concurrent, max_queued: the admission limits (see ``open_session``).
+        middleware: the chain each request's handler runs in (registration
+            order, outermost first; empty: none).
     """
 
     __slots__ = (
@@ -114,6 +122,7 @@ class InboundRequests(Generic[ContextT]):
         "_handle",
         "_idle",
         "_make_context",
+        "_middleware",
         "_nursery",
         "_protocol",
         "_queue_reply",
@@ -134,8 +143,10 @@ class InboundRequests(Generic[ContextT]):
         *,
         max_concurrent: int | None,
         max_queued: int | None,
+        middleware: tuple[Middleware, ...] = (),
     ) -> None:
         self._protocol = protocol
+        self._middleware = middleware
         self._nursery = nursery
         self._queue_reply = queue_reply
         self._make_context = make_context
@@ -209,9 +220,19 @@ class InboundRequests(Generic[ContextT]):
             request.id, method, event.params, params.get("_meta") if params else None
         )
         ticket = admission.arrive() if admission is not None else None
-        self._nursery.start_soon(
-            InboundRequest(self, ctx, scope, ticket, admission, long_lived).run, name=_TASK_NAME
-        )
+        runner = InboundRequest(self, ctx, scope, ticket, admission, long_lived)
+        if self._middleware:
+            runner.call = Call(
+                protocol,
+                Direction.INBOUND,
+                "request",
+                method,
+                request.id,
+                params,
+                context=ctx,
+                spec=event.spec,
+            )
+        self._nursery.start_soon(runner.run, name=_TASK_NAME)
         return None
 
     def on_cancel(self, event: CancelReceived) -> None:
@@ -303,7 +324,7 @@ class InboundRequest(Generic[ContextT]):
     there is no limit), else its place in line.
     """
 
-    __slots__ = ("admission", "ctx", "long_lived", "requests", "scope", "ticket")
+    __slots__ = ("admission", "call", "ctx", "long_lived", "requests", "scope", "ticket")
 
     def __init__(
         self,
@@ -321,6 +342,8 @@ class InboundRequest(Generic[ContextT]):
         self.ticket = ticket
         #: The admission it takes a slot of (None: none, no limit or long-lived).
         self.admission = admission
+        #: What the middleware chain sees (None: the session has none).
+        self.call: Call | None = None
 
     async def run(self) -> None:
         """Run the request to its terminal state and queue its reply, if any.
@@ -399,9 +422,19 @@ class InboundRequest(Generic[ContextT]):
         protocol = self.requests._protocol
         request_id = ctx.request_id
         try:
-            result = await self.requests._handle(ctx)
+            call = self.call
+            if call is None:
+                result = await self.requests._handle(ctx)
+            else:
+                result = await self._handle_through(call)
         except trio.Cancelled:
             raise
+        except MiddlewareError as exc:
+            # Before RPCError, which it is: the peer learns nothing of it.
+            logger.error(
+                "%s (id %r): %s", ctx.method, request_id, exc, exc_info=exc.__cause__ or exc
+            )
+            return protocol.respond_error(request_id, _INTERNAL)
         except RPCError as exc:
             return protocol.respond_error(request_id, exc.to_error())
         except BaseExceptionGroup as group:
@@ -411,6 +444,37 @@ class InboundRequest(Generic[ContextT]):
             logger.exception("handler for %s (id %r) failed", ctx.method, request_id)
             return protocol.respond_error(request_id, _INTERNAL)
         return self._respond(result)
+
+    async def _handle_through(self, call: Call) -> Any:
+        """The handler, inside the session's middleware; returns the result
+        (as JSON) the chain leaves in ``call.result``."""
+        ctx = self.ctx
+        requests = self.requests
+        async with Chain(requests._middleware, call):
+            replaced, params = replaced_params(call)
+            if replaced:
+                ctx.params = params
+            if ctx.meta is None and call.params is not None:
+                # A middleware added _meta to a request that had none.
+                meta = call.params.get("_meta")
+                if isinstance(meta, dict):
+                    ctx.meta = meta
+            result = await requests._handle(ctx)
+            try:
+                call.result = requests._protocol.to_json(result) or {}
+            except Exception:
+                # As without middleware: one bad value fails its request
+                # (-32603, logged as such), and the chain sees that failure.
+                logger.exception(
+                    "the result of %s (id %r) cannot be serialised; answered -32603",
+                    ctx.method,
+                    ctx.request_id,
+                )
+                raise RPCError(_INTERNAL.code, _INTERNAL.message) from None
+        if call.result is None:
+            # The chain swallowed the handler's error and gave no result.
+            raise suppressed(call)
+        return call.result
 
     def _respond(self, result: Any) -> Message | None:
         """The reply for the handler's *result*: -32603 (logged) when it cannot

@@ -177,11 +177,7 @@ class TaskMethods:
 
         Cancellation: reads only; nothing to undo.
         """
-        extensions = request.client_capabilities.get("extensions")
-        if not (
-            isinstance(extensions, dict)
-            and isinstance(extensions.get(mcp_types.TASKS_EXTENSION), dict)
-        ):
+        if not request.peer_declares(mcp_types.TASKS_EXTENSION):
             raise RPCError(
                 int(ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY),
                 "Task notifications need the "

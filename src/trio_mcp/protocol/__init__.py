@@ -53,7 +53,16 @@ from ._messages import (
     Response,
     is_valid_request_id,
 )
-from ._methods import METHODS, Capability, Kind, MethodSpec, Sender, methods_in
+from ._methods import (
+    METHODS,
+    Capability,
+    Kind,
+    MethodSpec,
+    Sender,
+    custom_method,
+    extension_of,
+    methods_in,
+)
 from ._observer import FrameDirection, MultiObserver, NullObserver, RequestObserver
 from ._reader import describe_structure_error
 from ._requests import (
@@ -131,6 +140,8 @@ __all__ = [
     "Sender",
     "Capability",
     "methods_in",
+    "custom_method",
+    "extension_of",
     # lifecycle
     "Role",
     "SessionState",

@@ -44,7 +44,7 @@ from ._messages import (
     RequestId,
     is_valid_request_id,
 )
-from ._methods import METHODS
+from ._methods import cancellable, long_lived
 from ._requests import CancelOrigin, RequestEntry, RequestEvent, RequestState
 
 
@@ -77,7 +77,7 @@ class Cancellation:
             return None
         was_written = entry.state is RequestState.RUNNING
         book.finish(entry, RequestEvent.CANCEL)
-        if not was_written or not METHODS[entry.method].cancellable or closed:
+        if not was_written or not cancellable(entry.method) or closed:
             return None
         params: JSONObject = {"requestId": request_id}
         note = Notification("notifications/cancelled", params)
@@ -107,7 +107,7 @@ class Cancellation:
         entry = self._book.known_inbound(request_id)
         if entry is None:
             return self._ignore(IgnoredReason.UNKNOWN_ID, f"cancel for unknown id {request_id!r}")
-        if not METHODS[entry.method].cancellable:
+        if not cancellable(entry.method):
             entry.note_late(f"peer cancel refused: {entry.method} is not cancellable")
             return self._ignore(
                 IgnoredReason.NOT_CANCELLABLE, f"{entry.method} cannot be cancelled (CN-03)"
@@ -142,7 +142,7 @@ class Cancellation:
         saying so; a cancel naming anything else is ignored (CN-15)."""
         book = self._book
         entry = book.outbound_entry(request_id)
-        if entry is None or not METHODS[entry.method].long_lived:
+        if entry is None or not long_lived(entry.method):
             return self._ignore(
                 IgnoredReason.UNEXPECTED,
                 f"the server cancelled {request_id!r}, which is no subscription (CN-15)",
@@ -181,7 +181,7 @@ class Cancellation:
         message = f"Request cancelled by the {who}"
         if entry.cancel_reason:
             message += f": {entry.cancel_reason}"
-        if entry.envelope is not None and METHODS[entry.method].long_lived:
+        if entry.envelope is not None and long_lived(entry.method):
             entry.reply_written = True
             return Notification(
                 "notifications/cancelled", {"requestId": request_id, "reason": message}

@@ -76,7 +76,7 @@ Invariants:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 from typing import Protocol as TypingProtocol
 
@@ -86,7 +86,7 @@ from .. import types as mcp_types
 from ._book import ProtocolStatistics, RequestBook
 from ._cancel import Cancellation
 from ._codec import DEFAULT_MAX_MESSAGE_SIZE, FrameError, decode, encode, encode_result
-from ._era import UNKNOWN_PEER, Era, Peer, Side
+from ._era import NO_CUSTOM_METHODS, UNKNOWN_PEER, Era, Peer, Side
 from ._errors import ErrorCode, LocalProtocolError, UnsupportedProtocolVersion
 from ._events import (
     Event,
@@ -185,6 +185,8 @@ class Connection:
         history: how many finished records :meth:`requests` keeps.
         remember_ids: how many finished inbound ids are remembered to refuse reuse.
         converter: the cattrs converter of params and results.
+        custom_methods: the methods outside the core set this side answers
+            (rows made by :func:`~trio_mcp.protocol.custom_method`), by name.
 
     Raises:
         ValueError: a version in *supported_versions* is not a known revision,
@@ -234,6 +236,7 @@ class Connection:
         history: int = 1000,
         remember_ids: int = 4096,
         converter: cattrs.Converter | None = None,
+        custom_methods: Mapping[str, MethodSpec] | None = None,
     ) -> None:
         unknown = [version for version in supported_versions if version not in REVISIONS]
         if unknown:
@@ -251,6 +254,7 @@ class Connection:
             instructions,
             tuple(supported_versions),
             converter or mcp_types.converter,
+            custom_methods or NO_CUSTOM_METHODS,
         )
         self._max_message_size = max_message_size
         self._progress = ProgressReports(self._book, progress_interval)
@@ -395,6 +399,7 @@ class Connection:
         *,
         want_progress: bool = False,
         follows: RequestId | None = None,
+        custom: bool = False,
     ) -> Request:
         """Make an outbound request and its QUEUED record.
 
@@ -404,6 +409,8 @@ class Connection:
         protocol version, its capabilities and its ``clientInfo`` to every request's
         ``_meta``; keys the caller put in ``_meta`` are kept. *follows* names the round
         this request retries (a multi round-trip call): it goes on the record only.
+        With *custom*, a method outside the core set that this side does not
+        define is the peer's custom method: its params and result are JSON objects.
 
         Raises:
             LocalProtocolError: the method is unknown, goes the wrong way, does not
@@ -414,7 +421,7 @@ class Connection:
 
         Spec: ME-06, ME-08, LC-05, LC-06, LC-11, PG-02, PT-14.
         """
-        spec = self._check_outbound(method, Kind.REQUEST)
+        spec = self._check_outbound(method, Kind.REQUEST, custom)
         lifecycle = self._lifecycle
         if method == "initialize":
             self._handshake.send_initialize()
@@ -460,8 +467,10 @@ class Connection:
         book.add_outbound(entry)
         return request
 
-    def send_notification(self, method: str, params: Any = None) -> Notification:
-        """Make an outbound notification.
+    def send_notification(
+        self, method: str, params: Any = None, *, custom: bool = False
+    ) -> Notification:
+        """Make an outbound notification (*custom*: as :meth:`send_request`).
 
         Raises:
             LocalProtocolError: for ``notifications/cancelled`` and
@@ -477,16 +486,43 @@ class Connection:
                 f"{method} is made by cancel_outbound()/progress_notification(), which "
                 "enforce its rules"
             )
-        self._check_outbound(method, Kind.NOTIFICATION)
+        self._check_outbound(method, Kind.NOTIFICATION, custom)
         self._lifecycle.check_send_notification(method)
         note = Notification(method, self._unstructure(params))
         encode(note)  # not JSON: the caller's error, never the writer's (H-07)
         return note
 
-    def _check_outbound(self, method: str, kind: Kind) -> MethodSpec:
+    def rewrite_request(self, request: Request, params: JSONObject | None) -> Request:
+        """*request*, still QUEUED, with new *params* (a middleware edited
+        them): the record keeps its id; what is written is the new request.
+
+        Raises:
+            LocalProtocolError: the request is no longer QUEUED, or *params*
+                are not JSON.
+        """
+        entry = self._book.outbound_entry(request.id)
+        if entry is None or entry.state is not RequestState.QUEUED:
+            raise LocalProtocolError(f"rewrite_request() for {request.id!r}, which is not queued")
+        rewritten = Request(request.id, request.method, params)
+        entry.encoded = encode(rewritten)
+        return rewritten
+
+    def to_json(self, value: Any) -> JSONObject | None:
+        """*value* (an attrs instance of the data model, a JSON object or
+        None) in its wire form, with the session's converter."""
+        return self._unstructure(value)
+
+    def restructure_params(self, spec: MethodSpec, params: JSONObject | None) -> Any:
+        """*params* read into *spec*'s params type, as a request's are when it
+        arrives, or the -32602 :class:`ErrorObject` that refuses them."""
+        return self._reader.structure_params(spec, params)
+
+    def _check_outbound(self, method: str, kind: Kind, custom: bool = False) -> MethodSpec:
         if self._lifecycle.state is SessionState.CLOSED:
             raise LocalProtocolError(f"session closed: {self.close_reason}")
-        return self._sending.check(method, kind, self.protocol_version, self._peer_capabilities)
+        return self._sending.check(
+            method, kind, self.protocol_version, self._peer_capabilities, custom=custom
+        )
 
     def _unstructure(self, params: Any) -> JSONObject | None:
         if params is None or isinstance(params, dict):

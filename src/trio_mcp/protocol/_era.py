@@ -24,6 +24,8 @@ connection records it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, NamedTuple, Protocol
 
 import cattrs
@@ -44,6 +46,10 @@ MODERN_ONLY = frozenset(
 )
 
 
+#: The custom methods of a connection that has none.
+NO_CUSTOM_METHODS: Mapping[str, MethodSpec] = MappingProxyType({})
+
+
 class Side(NamedTuple):
     """This end of a connection, as both eras read it: fixed at construction."""
 
@@ -58,6 +64,9 @@ class Side(NamedTuple):
     supported_versions: tuple[str, ...]
     #: The cattrs converter of params, results and the peer's declarations.
     converter: cattrs.Converter
+    #: The methods outside the core set this side handles (custom methods and
+    #: extensions' methods), by name; empty for most connections.
+    custom: Mapping[str, MethodSpec] = NO_CUSTOM_METHODS
 
 
 class Admission(NamedTuple):

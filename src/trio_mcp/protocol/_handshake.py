@@ -51,7 +51,7 @@ from ._era import MODERN_ONLY, Admission, Peer, Side
 from ._errors import ErrorCode, LocalProtocolError, UnsupportedProtocolVersion
 from ._lifecycle import Lifecycle, LifecycleEvent, Role, SessionState
 from ._messages import ErrorObject, JSONObject, Notification, Request
-from ._methods import METHODS, Kind
+from ._methods import JSON_OBJECT, METHODS, Kind, lookup
 from ._requests import RequestEntry
 from ._revisions import Revision, handshake_versions, negotiate_version
 
@@ -140,6 +140,11 @@ class HandshakeEra:
         admission = _INBOUND_OK.get(key)
         if admission is None:
             spec = METHODS.get(method)
+            # A custom method's pass is never cached: the cache is shared by
+            # every session, and custom methods are a connection's own.
+            custom = spec is None and method in self._side.custom
+            if custom:
+                spec = self._side.custom[method]
             if (
                 spec is None
                 or spec.kind is not Kind.REQUEST
@@ -154,7 +159,9 @@ class HandshakeEra:
             if refusal is not None:
                 return ErrorObject(int(ErrorCode.INVALID_REQUEST), refusal)
             opens = LifecycleEvent.RECV_INITIALIZE if method == "initialize" else None
-            admission = _INBOUND_OK[key] = Admission(spec, version, None, opens)
+            admission = Admission(spec, version, None, opens)
+            if not custom:
+                _INBOUND_OK[key] = admission
         return admission
 
     def _refuse_initialize(self, request: Request) -> ErrorObject:
@@ -270,7 +277,8 @@ class HandshakeEra:
         support tasks answers as usual, ignoring ``task`` (TK-05)."""
         if entry.task_allowed and "task" in result:
             return mcp_types.CreateTaskResult
-        return METHODS[entry.method].result_type
+        spec = lookup(entry.method, self._side.custom)
+        return JSON_OBJECT if spec is None else spec.result_type
 
     def task_progress(
         self,

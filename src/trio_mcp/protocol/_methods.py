@@ -509,6 +509,85 @@ _ROWS = [
 #: Every method by name.
 METHODS: Mapping[str, MethodSpec] = {row.name: row for row in _ROWS}
 
+#: The params and result type of a custom method that names none: a JSON object.
+JSON_OBJECT: Any = dict[str, Any]
+
+
+def custom_method(
+    name: str,
+    kind: Kind,
+    *,
+    params_type: Any = None,
+    result_type: Any = None,
+    extension: str | None = None,
+) -> MethodSpec:
+    """The row of a method outside the core set (an application's own, or an
+    extension's): in every revision of both eras, either side may send it,
+    no capability gates it, its params and result are JSON objects unless a
+    type is named (read and written with the connection's converter).
+    *extension*: in 2026-07-28, a request must declare that extension in its
+    ``clientCapabilities.extensions`` (-32021 otherwise), as the tasks
+    extension's methods must.
+
+    Raises:
+        ValueError: *name* is a core method (a custom method never redefines one).
+    """
+    if name in METHODS:
+        raise ValueError(f"{name} is a core MCP method; a custom method needs a name of its own")
+    if kind is Kind.NOTIFICATION:
+        result_type = None
+    elif result_type is None:
+        result_type = JSON_OBJECT
+    return MethodSpec(
+        name,
+        kind,
+        Sender.BOTH,
+        JSON_OBJECT if params_type is None else params_type,
+        result_type,
+        revisions=_EVERY,
+        extension=extension,
+    )
+
+
+#: The 2025-11-25 tasks utility's methods that 2026-07-28's extension took
+#: over (their rows name no extension: they do not exist in that revision).
+_FORERUNNERS: Mapping[str, str] = {
+    "tasks/result": t.TASKS_EXTENSION,
+    "tasks/list": t.TASKS_EXTENSION,
+}
+
+
+def extension_of(method: str) -> str | None:
+    """The extension a core method belongs to (``tasks/get`` belongs to
+    ``io.modelcontextprotocol/tasks``, as does its 2025-11-25 forerunner
+    ``tasks/result``), or None: only that extension may answer it."""
+    spec = METHODS.get(method)
+    if spec is not None and spec.extension is not None:
+        return spec.extension
+    return _FORERUNNERS.get(method)
+
+
+def lookup(method: str, custom: Mapping[str, MethodSpec]) -> MethodSpec | None:
+    """The row of *method*: the core table's, else a custom one of the connection."""
+    spec = METHODS.get(method)
+    if spec is None and custom:
+        spec = custom.get(method)
+    return spec
+
+
+def cancellable(method: str) -> bool:
+    """Whether ``notifications/cancelled`` may name a request for *method*
+    (every custom method may be cancelled)."""
+    spec = METHODS.get(method)
+    return spec is None or spec.cancellable
+
+
+def long_lived(method: str) -> bool:
+    """Whether *method* is a stream that lasts until one side ends it (no
+    custom method is)."""
+    spec = METHODS.get(method)
+    return spec is not None and spec.long_lived
+
 
 def methods_in(revision: str) -> list[MethodSpec]:
     """The methods that exist in *revision*, in table order."""

@@ -51,7 +51,7 @@ from ._era import MODERN_ONLY, Admission, Peer, Side
 from ._errors import ErrorCode, LocalProtocolError
 from ._lifecycle import Lifecycle, LifecycleEvent, Role, SessionState
 from ._messages import ErrorObject, JSONObject, Request
-from ._methods import METHODS, Kind, MethodSpec
+from ._methods import METHODS, Kind, MethodSpec, custom_method, lookup
 from ._requests import RequestEntry, RequestMeta
 from ._revisions import Revision, modern_versions
 
@@ -70,6 +70,9 @@ _NO_HINT = (0, "private")
 #: :meth:`ModernEra.check_request`: they read only the static method table,
 #: so one cache serves every connection.
 _MODERN_OK: dict[tuple[str, str], MethodSpec] = {}
+#: The row of an outbound request for a method neither table knows (a
+#: client's ``call()`` of a method the server defines): JSON both ways.
+_UNKNOWN = custom_method("unknown/method", Kind.REQUEST)
 
 
 #: Our 2026-07-28 versions per set of versions spoken: one tuple shared by
@@ -265,6 +268,11 @@ class ModernEra:
         spec = _MODERN_OK.get(key)
         if spec is None:
             spec = METHODS.get(method)
+            # A custom method's pass is never cached (the cache is shared by
+            # every connection; custom methods are one connection's own).
+            custom = spec is None and method in self._side.custom
+            if custom:
+                spec = self._side.custom[method]
             if (
                 spec is None
                 or spec.kind is not Kind.REQUEST
@@ -272,7 +280,8 @@ class ModernEra:
                 or not spec.sender.allows(Role.CLIENT)
             ):
                 return ErrorObject(int(ErrorCode.METHOD_NOT_FOUND), f"Method not found: {method}")
-            _MODERN_OK[key] = spec
+            if not custom:
+                _MODERN_OK[key] = spec
         if spec.extension is not None:
             refusal = self._extension_refusal(method, spec.extension, capabilities)
             if refusal is not None:
@@ -366,7 +375,7 @@ class ModernEra:
             result_type = raw["resultType"]
         else:
             result_type = raw["resultType"] = "complete"
-        spec = METHODS[entry.method]
+        spec = lookup(entry.method, self._side.custom) or _UNKNOWN
         if result_type == "input_required":
             if not spec.input_required or not (
                 raw.get("inputRequests") or raw.get("requestState") is not None
@@ -400,7 +409,7 @@ class ModernEra:
         where PT-04 allows it; a task only to a request that declared the
         tasks extension (SEP-2663); anything else is not ours to guess, and
         fails the call."""
-        spec = METHODS[entry.method]
+        spec = lookup(entry.method, self._side.custom) or _UNKNOWN
         kind = result.get("resultType", "complete")
         if kind == "input_required" and spec.input_required:
             entry.input_required = True

@@ -59,7 +59,7 @@ from ._messages import (
     Response,
     is_valid_request_id,
 )
-from ._methods import METHODS, Kind, MethodSpec
+from ._methods import METHODS, Kind, MethodSpec, lookup
 from ._progress import ProgressReports
 from ._requests import RequestEvent, RequestState
 from ._revisions import Revision
@@ -268,7 +268,7 @@ class MessageReader:
             if isinstance(structured, ErrorObject):
                 return self._ignore(IgnoredReason.MALFORMED, f"task progress: {structured.message}")
             return NotificationReceived(method, progress, structured, note.params)
-        spec = METHODS.get(method)
+        spec = lookup(method, self._side.custom)
         if (
             spec is None
             or spec.kind is not Kind.NOTIFICATION

@@ -25,7 +25,7 @@ from ._era import Side
 from ._errors import LocalProtocolError
 from ._lifecycle import Lifecycle, SessionState
 from ._messages import JSONObject
-from ._methods import METHODS, Kind, MethodSpec
+from ._methods import Kind, MethodSpec, custom_method, lookup
 
 
 class SendChecks:
@@ -46,14 +46,24 @@ class SendChecks:
         self._passed: dict[tuple[str, SessionState, str | None], MethodSpec] | None = None
 
     def check(
-        self, method: str, kind: Kind, version: str | None, peer_capabilities: JSONObject
+        self,
+        method: str,
+        kind: Kind,
+        version: str | None,
+        peer_capabilities: JSONObject,
+        *,
+        custom: bool = False,
     ) -> MethodSpec:
         """The row of *method*, which this side may send as a *kind* in the
         negotiated *version*, to a peer that declared *peer_capabilities*.
+        With *custom*, a method outside both the core set and this side's own
+        custom methods is the peer's custom method: sent as JSON.
 
         Raises:
             LocalProtocolError: it may not.
         """
+        if custom and lookup(method, self._side.custom) is None:
+            return self._check_custom(method, kind)
         if kind is not Kind.REQUEST:
             return self._check(method, kind, version, peer_capabilities)
         # What the checks of a request read (the revision, the peer's
@@ -69,11 +79,19 @@ class SendChecks:
             spec = passed[key] = self._check(method, kind, version, peer_capabilities)
         return spec
 
+    def _check_custom(self, method: str, kind: Kind) -> MethodSpec:
+        """The row of a custom method of the peer's: JSON both ways; the
+        lifecycle's rules still apply (no server-to-client request in
+        2026-07-28)."""
+        if not method or method.startswith("rpc."):
+            raise LocalProtocolError(f"{method!r} is not a method name one may define")
+        return custom_method(method, kind)
+
     def _check(
         self, method: str, kind: Kind, version: str | None, peer_capabilities: JSONObject
     ) -> MethodSpec:
         role = self._side.role
-        spec = METHODS.get(method)
+        spec = lookup(method, self._side.custom)
         if spec is None or spec.kind is not kind:
             raise LocalProtocolError(f"unknown {kind.value} method {method!r}")
         if not spec.sender.allows(role):

@@ -37,6 +37,7 @@ _LAZY = {
     "safe_environment": "._stdio_client",
     "StreamableHTTPApp": "._http.server._app",
     "serve_http_app": "._http.server._app",
+    "Drain": "._http.server._drain",
     "HttpServerTransport": "._http.server._transport",
     "HttpClientTransport": "._http.client._transport",
     "open_http_transport": "._http.client._transport",
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from ._http._common import OriginPolicy
     from ._http.client._transport import HttpClientTransport, open_http_transport
     from ._http.server._app import StreamableHTTPApp, serve_http_app
+    from ._http.server._drain import Drain
     from ._http.server._event_store import EventStore, MemoryEventStore
     from ._http.server._transport import HttpServerTransport
     from ._stdio_client import (
@@ -88,6 +90,7 @@ __all__ = [
     # Streamable HTTP (and the legacy HTTP+SSE endpoints), WebSocket
     "StreamableHTTPApp",
     "serve_http_app",
+    "Drain",
     "HttpServerTransport",
     "open_http_transport",
     "HttpClientTransport",

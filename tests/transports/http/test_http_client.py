@@ -239,7 +239,7 @@ async def test_reinitialize_after_the_server_ends_the_session() -> None:
 async def test_without_reinitialize_the_client_ends_with_session_expired() -> None:
     async with (
         running(make_server()) as (url, app),
-        open_http_client(url + "/mcp", era="legacy") as client,
+        open_http_client(url + "/mcp", era="legacy", reinitialize=False) as client,
     ):
         (server_end,) = app.sessions().values()
         server_end.peer_closed()

@@ -71,12 +71,22 @@ async def era_from_first_message(probe: Probe) -> str:
         isinstance(opened, str) and opened != MODERN_VERSION,
         f"the connection opened with initialize got {opened!r}",
     )
+    # A list the server declares (a server of extensions alone may have no
+    # tools): the first request must be one it answers.
+    declared = probe.findings.get("initialize-capabilities")
+    lists = [
+        f"{name}/list"
+        for name in ("tools", "prompts", "resources")
+        if isinstance(declared, dict) and name in declared
+    ]
+    if not lists:
+        raise CheckSkipped("the server declares no tools, prompts or resources to list")
     modern = await probe.open(handshake=False)
-    answer = await probe.request("tools/list", wire=modern)
+    answer = await probe.request(lists[0], wire=modern)
     result = answer.get("result")
     expect(
         isinstance(result, dict) and result.get("resultType") == "complete",
-        f"a connection opened with a 2026-07-28 tools/list got {dump(answer)}",
+        f"a connection opened with a 2026-07-28 {lists[0]} got {dump(answer)}",
     )
     return f"an initialize opening got {opened}; a 2026-07-28 opening was served statelessly"
 

@@ -8,8 +8,8 @@ the standalone GET stream is opened when the server offers it (HT-18).
 
 Faults become answers, never hangs: a non-2xx status fails the pending request
 with an error naming the status; a 404 on a session fails the calls in flight
-on it with "session expired" and then either ends the transport or, with
-``reinitialize=True``, starts a new session (HT-33); a broken SSE stream that
+on it with "session expired" and then starts a new session (HT-33), or with
+``reinitialize=False`` ends the transport; a broken SSE stream that
 carried an event id is resumed with a GET and ``Last-Event-ID`` after the
 server's ``retry`` delay (HT-12, HT-25), a bounded number of times.
 Redirects are followed only within the endpoint's origin. A server that
@@ -128,7 +128,7 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
         close_timeout: float = 2.0,
         open_get_stream: bool = True,
         control: httpx.AsyncClient | None = None,
-        reinitialize: bool = False,
+        reinitialize: bool = True,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         tool_headers: ToolHeaderRules | None = None,
     ) -> None:
@@ -563,7 +563,7 @@ async def open_http_transport(
     terminate_on_close: bool = True,
     reconnect_delay: float = 1.0,
     close_timeout: float = 2.0,
-    reinitialize: bool = False,
+    reinitialize: bool = True,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
 ) -> AsyncIterator[HttpClientTransport]:
     """Yield the transport to the MCP endpoint at *url* (``trio_mcp.open_http_client``
@@ -597,9 +597,10 @@ async def open_http_transport(
         reinitialize: when the server answers 404 for the session (it ended or expired),
             start a new session instead of ending the client: calls in flight on the old
             session fail with "Session expired (HTTP 404)", later calls go to the new
-            one. Off by default because what the server held for the old session
-            (subscriptions, logging level) is lost; an application that relies on it
-            re-establishes it. See :class:`HttpClientTransport`.
+            one. On by default, as the specification requires of a client; what the server
+            held for the old session (subscriptions, logging level) is lost, so an
+            application that relies on it re-establishes it, or passes False to end the
+            client instead. See :class:`HttpClientTransport`.
         max_message_size: the bound on one inbound frame (16 MiB by default):
             a JSON body or SSE event over it is read only for its first and
             last 4 KiB, and the call it answers fails at once with

@@ -54,6 +54,7 @@ from ....protocol import ALL_VERSIONS, DEFAULT_MAX_MESSAGE_SIZE, HANDSHAKE_VERSI
 from ..._bounds import HEADER_TIMEOUT, LISTEN_BACKLOG
 from .._common import OriginPolicy, is_loopback_host, new_session_id
 from ._asgi import JSON, JsonPostReader, Receive, Scope, Send, refuse, refuse_with, respond
+from ._drain import Drain, drain_on_sigterm
 from ._endpoint import Endpoint
 from ._event_store import EventStore
 from ._legacy_sse import LegacyEndpoint
@@ -190,6 +191,13 @@ class StreamableHTTPApp:
             sessions' nursery for as long as the application runs
             (``http_app`` gives the server's task runner, whose tasks outlive
             the POSTs that started them).
+        health_path, ready_path: the load balancer's probes, answered 200
+            ``ok`` before the Origin and authorization checks: health while the
+            process serves, readiness until it begins to drain (then 503
+            ``draining``); None: not served. See
+            :class:`~trio_mcp.transports.Drain`.
+        on_drain: called when a drain begins, after readiness went false
+            (``http_app`` gives the server's, which completes its listen streams).
 
     Cancellation:
         Sessions live in the nursery of :meth:`run` (or of the ASGI lifespan);
@@ -228,6 +236,9 @@ class StreamableHTTPApp:
         background: Callable[[], AbstractAsyncContextManager[object]] | None = None,
         auth: ResourceServer | None = None,
         scopes_for: ScopesFor | None = None,
+        health_path: str | None = "/healthz",
+        ready_path: str | None = "/readyz",
+        on_drain: Callable[[], None] | None = None,
     ) -> None:
         if auth is not None and principal_of is not None:
             raise ValueError(
@@ -264,6 +275,14 @@ class StreamableHTTPApp:
         self._handler = transport_handler
         self._stateless_session = stateless_session
         self._background = background
+        self.health_path = health_path
+        self.ready_path = ready_path
+        self.on_drain = on_drain
+        #: False once a drain began: the readiness probe answers 503.
+        self.ready = True
+        #: POSTs being answered now (what a drain waits for).
+        self.in_flight = 0
+        self._idle = trio.Event()
         self._sessions: dict[str, _Entry] = {}
         self._nursery: trio.Nursery | None = None
         reader = JsonPostReader(max_body_size, body_timeout)
@@ -495,6 +514,11 @@ class StreamableHTTPApp:
                 await send({"type": "websocket.close", "code": 1008})
             return
         path = scope.get("path", "")
+        if path == self.health_path or path == self.ready_path:
+            ok = path == self.health_path or self.ready
+            body = b"ok\n" if ok else b"draining\n"
+            await respond(send, 200 if ok else 503, body, content_type=b"text/plain")
+            return
         if path in self._well_known:
             await self._metadata(scope, send)
             return
@@ -518,7 +542,31 @@ class StreamableHTTPApp:
                 return
             # A copy: the server's scope is not the application's to change.
             scope = {**scope, ACCESS_TOKEN_KEY: verdict}
-        await handler(scope, receive, send)
+        if scope.get("method") != "POST":
+            await handler(scope, receive, send)
+            return
+        # Counted: a drain lets the POSTs in flight finish (GET streams are
+        # closed by the drain instead).
+        self.in_flight += 1
+        try:
+            await handler(scope, receive, send)
+        finally:
+            self.in_flight -= 1
+            if not self.in_flight:
+                self._idle.set()
+
+    async def wait_idle(self) -> None:
+        """Return once no POST is being answered. Cancellation: a plain wait."""
+        while self.in_flight:
+            self._idle = trio.Event()
+            await self._idle.wait()
+        await trio.lowlevel.checkpoint()
+
+    def close_sessions(self) -> None:
+        """End every handshake-era session's streams (their clients see the
+        end, and a new request of theirs gets 404, so they initialize again)."""
+        for entry in list(self._sessions.values()):
+            entry.transport.peer_closed()
 
     async def _metadata(self, scope: Scope, send: Send) -> None:
         """The protected resource metadata (RFC 9728), public: no token needed."""
@@ -621,6 +669,8 @@ async def serve_http_app(
     *,
     header_timeout: float = HEADER_TIMEOUT,
     read_timeout: float | None = None,
+    drain: Drain | None = None,
+    drain_on_signal: bool = False,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Run *app* on hypercorn's Trio worker, with the nursery its sessions live in.
@@ -630,9 +680,13 @@ async def serve_http_app(
     are hypercorn's: see :func:`hypercorn_config`. A warning is logged when
     binding a non-loopback address without an explicit ``allowed_hosts``.
 
+    With a *drain* (:class:`~trio_mcp.transports.Drain`), starting it takes the
+    instance out of service in order and then returns (see its module);
+    *drain_on_signal* starts it on SIGTERM (main thread only).
+
     Cancellation:
-        Runs until cancelled; then the listener closes and every session shuts
-        down (bounded).
+        Runs until cancelled (or drained); then the listener closes and every
+        session shuts down (bounded).
 
     Spec: HT-01, HT-03.
     """
@@ -641,12 +695,22 @@ async def serve_http_app(
     if not is_loopback_host(host) and app.policy.allowed_hosts is None:
         logger.warning("binding %s without allowed_hosts: Host is not validated", host)
     config = hypercorn_config(host, port, header_timeout=header_timeout, read_timeout=read_timeout)
+    stop_accepting = trio.Event()
+    if drain is not None:
+        # The drain decides when connections are cut, not hypercorn's grace.
+        config.graceful_timeout = drain.delay + drain.grace + 5.0
 
     async def started(*, task_status: trio.TaskStatus[list[str]]) -> None:
-        await serve(cast(Any, app), config, task_status=task_status, mode="asgi")
+        # Without a drain, serving ends by cancellation alone.
+        trigger = {} if drain is None else {"shutdown_trigger": stop_accepting.wait}
+        await serve(cast(Any, app), config, task_status=task_status, mode="asgi", **trigger)
 
     async with app.run(), trio.open_nursery() as nursery:
         binds = await nursery.start(started)
+        if drain is not None:
+            nursery.start_soon(drain.run, app, stop_accepting, nursery.cancel_scope)
+            if drain_on_signal:
+                await nursery.start(drain_on_sigterm, drain)
         task_status.started(binds[0])
         await trio.sleep_forever()
 

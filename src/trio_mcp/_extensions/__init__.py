@@ -1,0 +1,1 @@
+"""Extensions and custom methods, for both roles (see ``_registry``)."""

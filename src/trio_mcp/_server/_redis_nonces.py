@@ -1,0 +1,148 @@
+"""``RedisNonceStore``: ``single_use`` request states across instances (PT-10).
+
+Theory of operation
+-------------------
+A ``single_use`` state must be accepted once, whichever instance the retry
+reaches, so the consumed nonces live in Redis: consuming is one
+``SET <prefix><nonce> 1 NX PX <ms until the state expires>``, atomic in Redis,
+so of two instances opening the same state at once exactly one is told it is
+the first. The key expires with the state (a state past its expiry is refused
+as expired before its nonce is looked at), so nothing needs cleaning.
+
+The connection setup is the task store's and the bus's: a URL (the store makes
+its own client, which never retries: a retried ``SET NX`` whose first reply was
+lost would refuse a fresh state as replayed) or a ready ``coredis.Redis``
+client shared with them. A server given it (``RequestStateSealer(single_use=True,
+nonce_store=RedisNonceStore(url))``) opens it while it runs
+(``Server.running``).
+
+Cancellation: :meth:`RedisNonceStore.consume` is cancelled only before its
+command is sent; once sent, the round trip is shielded, so a nonce is never
+consumed by a call that reports being cancelled.
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import AbstractAsyncContextManager, nullcontext
+from types import TracebackType
+from typing import Final, Self
+
+import anyio
+import coredis
+import coredis.exceptions
+import trio
+from coredis.retry import NoRetryPolicy
+from coredis.tokens import PureToken
+
+from .._errors import MCPError
+
+__all__ = ["DEFAULT_PREFIX", "NonceStoreUnavailable", "RedisNonceStore"]
+
+#: Default key prefix.
+DEFAULT_PREFIX: Final = "trio_mcp:nonces:"
+
+_CONNECTION_GONE: Final = (
+    coredis.exceptions.RedisError,
+    TimeoutError,
+    OSError,
+    anyio.ClosedResourceError,
+    anyio.BrokenResourceError,
+)
+
+
+class NonceStoreUnavailable(MCPError):
+    """The nonce store could not be reached: the state was neither accepted
+    nor consumed (the request fails; the client may retry it)."""
+
+
+class RedisNonceStore:
+    """A :class:`~trio_mcp.lowlevel.NonceStore` in Redis, shared by every
+    instance given the same Redis and ``prefix`` (see the module docstring)."""
+
+    def __init__(self, redis: str | coredis.Redis[bytes], *, prefix: str = DEFAULT_PREFIX) -> None:
+        if not prefix:
+            raise ValueError("the key prefix must not be empty")
+        if isinstance(redis, str):
+            self._client: coredis.Redis[bytes] = coredis.Redis.from_url(
+                redis, retry_policy=NoRetryPolicy()
+            )
+            self._owns_client = True
+        else:
+            self._client = redis
+            self._owns_client = False
+        self.prefix = prefix
+        self._manager: AbstractAsyncContextManager[trio.Nursery] | None = None
+        self._stop = trio.Event()
+
+    @property
+    def is_open(self) -> bool:
+        return self._manager is not None
+
+    async def consume(self, nonce: str, expires_at: float, now: float) -> bool:
+        """True the first time *nonce* is consumed by any instance, False after.
+
+        Raises:
+            NonceStoreUnavailable: the store is not open or Redis cannot be reached.
+        """
+        if self._manager is None:
+            raise NonceStoreUnavailable(
+                "the RedisNonceStore is not open: use 'async with RedisNonceStore(...)'"
+            )
+        px = max(1, math.ceil((expires_at - now) * 1000))
+        await trio.lowlevel.checkpoint_if_cancelled()
+        with trio.CancelScope(shield=True):
+            try:
+                done = await self._client.set(
+                    self.prefix + nonce, b"1", px=px, condition=PureToken.NX
+                )
+            except _CONNECTION_GONE as error:
+                raise NonceStoreUnavailable(f"cannot reach the nonce store: {error}") from error
+        return bool(done)
+
+    async def __aenter__(self) -> Self:
+        if self._manager is not None:
+            raise NonceStoreUnavailable("this RedisNonceStore is already open")
+        self._stop = trio.Event()
+        manager = trio.open_nursery()
+        nursery = await manager.__aenter__()
+        try:
+            await nursery.start(self._serve)
+        except BaseException as error:
+            await manager.__aexit__(None, None, None)
+            lone = error
+            while isinstance(lone, BaseExceptionGroup) and len(lone.exceptions) == 1:
+                lone = lone.exceptions[0]
+            if isinstance(lone, NonceStoreUnavailable):
+                raise lone from lone.__cause__
+            raise
+        self._manager = manager
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool | None:
+        manager, self._manager = self._manager, None
+        assert manager is not None, "__aexit__ without __aenter__"
+        self._stop.set()
+        return await manager.__aexit__(exc_type, exc, traceback)
+
+    async def _serve(
+        self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        client: AbstractAsyncContextManager[object] = (
+            self._client if self._owns_client else nullcontext()
+        )
+        with trio.CancelScope() as scope:
+            async with client:
+                try:
+                    await self._client.ping()
+                except _CONNECTION_GONE as error:
+                    raise NonceStoreUnavailable(f"cannot reach Redis: {error}") from error
+                # Shielded once open: the client closes through the exit, in order.
+                scope.shield = True
+                task_status.started()
+                await self._stop.wait()
