@@ -67,7 +67,8 @@ async def serve_stdio(
     closes the session, or on SIGTERM or SIGINT (Ctrl+C) when *handle_signals* is on
     (the default when called from the main thread). On a signal the session is cancelled
     at once: handlers stop, their records end ``CANCELLED``, and nothing more is
-    written.
+    written but the final ``complete`` result of each open 2026-07-28
+    ``subscriptions/listen`` (bounded by the session's ``cancel_notify_grace``).
 
     Args:
         server: the :class:`~trio_mcp.Server` to run.
@@ -83,7 +84,8 @@ async def serve_stdio(
 
     Cancellation:
         Cancelling the call stops serving at once (no thread to wait for) and
-        closes the private descriptors; fds 0 and 1 are restored.
+        closes the private descriptors; fds 0 and 1 are restored. As on a
+        signal, each open listen stream's final result is written first.
 
     Spec: SI-01, SI-02, SI-05, SI-11, SI-12, LC-17.
     """
@@ -340,9 +342,11 @@ async def serve_http(
 
     Cancellation:
         Runs until cancelled; then the listener closes and every session shuts
-        down (bounded). With workers, each worker gets SIGTERM and up to 5 s to
-        finish, then SIGKILL; the call returns only once every worker process
-        it started has been reaped (no orphans).
+        down (bounded): handlers are cancelled at once, and each open
+        2026-07-28 ``subscriptions/listen`` response ends with its final
+        ``complete`` result as its last event. With workers, each worker gets
+        SIGTERM and up to 5 s to finish, then SIGKILL; the call returns only
+        once every worker process it started has been reaped (no orphans).
 
     Spec: HT-01, HT-03, ST-03, PT-08.
     """
