@@ -45,7 +45,9 @@ def build() -> Server:
         bus=RedisBus(REDIS),
         # Any instance answers tasks/get of a task another one runs.
         tasks=TaskRunner(RedisTaskStore(REDIS)),
-        # The key comes from TRIO_MCP_REQUEST_STATE_KEY; single use holds everywhere.
+        # The key comes from TRIO_MCP_REQUEST_STATE_KEY (and, while it rotates, the
+        # previous ones from TRIO_MCP_REQUEST_STATE_PREVIOUS_KEYS); single use holds
+        # everywhere.
         request_state=RequestStateSealer(
             audience="notes", single_use=True, nonce_store=RedisNonceStore(REDIS)
         ),

@@ -9,6 +9,21 @@ processes and machines. The delivery promise: at most once, in order per
 publisher, and a gap (a slow subscriber, a lost Redis connection) is always
 followed by a :class:`Resync`, never silence.
 
+Who carries what between instances:
+
+* the bus: list changes (``notifications/*/list_changed``) and resource
+  updates (``server.resource_updated(uri)``), hints to read again, as above;
+* task status: not the bus. A task's record lives in the task store
+  (``TaskRunner(RedisTaskStore(url))``), so ``tasks/get`` answers on any
+  instance from the record, and a ``tasks/result`` waiting on one instance
+  for a task another runs is woken by the store's own Redis channel, which
+  every change publishes on in the same script as its write (a
+  ``tasks/cancel`` reaches the instance running the task the same way). The record is
+  the truth: a wakeup missed while that channel reconnects wakes every
+  waiter to read again, so none waits on a finished task;
+* ``requestState``: nothing travels; every instance signs and verifies with
+  the same key ring, and :class:`RedisNonceStore` keeps single-use nonces.
+
 :class:`RedisNonceStore` (the ``redis`` extra too) is the nonce store of
 ``RequestStateSealer(single_use=True, nonce_store=...)`` that every instance
 shares, so a single-use ``requestState`` is accepted once whichever instance

@@ -488,8 +488,8 @@ async def test_structured_content_is_validated_against_output_schema() -> None:
         # A tool error is not validated.
         assert (await client.call_tool("add")).is_error
         # The validator was compiled once and reused.
-        validator = client._cache.output_validator("add")
-        assert validator is client._cache.output_validator("add")
+        validator = client._parts.cache.output_validator("add")
+        assert validator is client._parts.cache.output_validator("add")
         await client.ping()
 
 

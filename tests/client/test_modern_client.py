@@ -454,7 +454,7 @@ async def test_the_cached_lists_follow_the_cache_hints(
     server.cache_hints = {"tools/list": (60_000, "public")}
     async with open_pair(server) as (client, _):
         assert client.is_fresh("tools")
-        assert client._cache.scope["tools"] == "public"
+        assert client._parts.cache.scope["tools"] == "public"
         # resources/list got the default (0, "private"): stale at once.
         assert not client.is_fresh("resources")
         before = client.generation("tools")

@@ -2,10 +2,13 @@
 
 Elsewhere the close waits for in-flight requests while the listen waits for
 the close, and both hang. Here every close path ends the open listen streams
-with their final ``complete`` result (SB-09) and returns: end of stdin, the
-owner's cancel, SIGTERM (stdio and HTTP), and the session's own close. Listen
-is 2026-07-28 only; the handshake era's nearest thing, a session's GET stream
-beside a call in flight, is ended by a DELETE, which returns at once.
+with their final ``complete`` result (SB-09), written before the session
+closes, and returns: end of stdin, the owner's cancel (in memory, over stdio
+and of ``serve_http``), SIGTERM (stdio and HTTP), and the session's own close.
+Listen is 2026-07-28 only. The handshake era's resource subscriptions have no
+final result: the owner's cancel ends the session at once and writes nothing
+more. Its nearest thing to an open listen, a session's GET stream beside a
+call in flight, is ended by a DELETE, which returns at once.
 """
 
 from __future__ import annotations
@@ -19,20 +22,23 @@ import httpx
 import orjson
 import pytest
 import trio
+from helpers import RawPeer
 from http_helpers import init_body, post_headers, raw_client, running, sse_messages
 from lifecycle_helpers import (
     ACK,
     MODERN,
     SUB_ID,
     listen_frame,
+    modern_frame,
     open_post,
     receive_json,
     send_json,
     stdio_pipes,
 )
 
-from trio_mcp import Context, Server, http_app
+from trio_mcp import Context, Server, http_app, serve_session
 from trio_mcp.protocol import SUPPORTED_VERSIONS
+from trio_mcp.testing import memory_transport_pair
 
 #: Bound on anything here (real pipes, sockets and processes).
 NOT_HUNG = 20
@@ -46,6 +52,15 @@ def listening_server() -> Server:
     async def wait(ctx: Context) -> None:
         """Never answers by itself."""
         await trio.sleep_forever()
+
+    @server.resource("note://a")
+    async def note() -> str:
+        return "a"
+
+    @server.tool()
+    async def big() -> str:
+        """More than a pipe holds: the session's writer task takes over."""
+        return "x" * (1 << 20)
 
     return server
 
@@ -70,6 +85,62 @@ async def read_lines(channel: Any) -> list[dict[str, Any]]:
             return seen
 
 
+# --- in memory --------------------------------------------------------------------
+
+
+@pytest.mark.spec("SB-09", "SB-10")
+async def test_close_while_listening_ends_the_listen_on_the_owners_cancel_in_memory(
+    autojump_clock: Any,
+) -> None:
+    peer_end, server_end = memory_transport_pair()
+    peer = RawPeer(peer_end)
+    returned = False
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(peer.collect)
+        with trio.CancelScope() as owner:
+            nursery.start_soon(_cancel_once_acknowledged, peer, owner)
+            await serve_session(listening_server(), server_end)
+        returned = True
+        await peer.wait_eof()
+    after_ack = peer.frames[[f.get("method") for f in peer.frames].index(ACK) + 1 :]
+    assert returned
+    assert [is_final(m, "l-1") for m in after_ack] == [True], after_ack
+    # Answered at once (the wait for it is bounded by cancel_notify_grace).
+    assert trio.current_time() == 0
+
+
+async def _cancel_once_acknowledged(peer: RawPeer, owner: trio.CancelScope) -> None:
+    await peer.send(listen_frame("l-1", toolsListChanged=True))
+    await peer.wait_method(ACK)
+    owner.cancel()
+
+
+@pytest.mark.spec("RS-06", "SB-10")
+async def test_close_while_listening_handshake_era_subscription_ends_without_a_result_in_memory(
+    autojump_clock: Any,
+) -> None:
+    # The handshake era's resource subscription is a request answered at
+    # once, not an open stream: there is no final result to send. The owner's
+    # cancel ends the session at once and writes nothing more.
+    peer_end, server_end = memory_transport_pair()
+    peer = RawPeer(peer_end)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(peer.collect)
+        with trio.CancelScope() as owner:
+
+            async def subscribe_then_cancel() -> None:
+                await peer.handshake_as_client("2025-11-25")
+                assert "result" in await peer.request("resources/subscribe", {"uri": "note://a"})
+                owner.cancel()
+
+            nursery.start_soon(subscribe_then_cancel)
+            await serve_session(listening_server(), server_end)
+        seen = len(peer.frames)
+        await peer.wait_eof()
+    assert len(peer.frames) == seen
+    assert trio.current_time() == 0
+
+
 # --- stdio ------------------------------------------------------------------------
 
 
@@ -85,28 +156,38 @@ async def test_close_while_listening_ends_the_listen_on_stdio_eof() -> None:
     assert is_final(final, 3)
 
 
-def left_over(channel: Any) -> list[dict[str, Any]]:
-    """What the server wrote that was not read yet (it has returned: all of it)."""
-    frames = []
-    while True:
-        try:
-            frames.append(orjson.loads(channel.receive_nowait()))
-        except trio.WouldBlock:
-            return frames
-
-
 @pytest.mark.spec("SB-09", "SB-10")
-async def test_close_while_listening_returns_at_once_on_the_owners_cancel_over_stdio() -> None:
-    # The owner's cancel reaches the listen handler itself (Trio's rule: the
-    # whole scope is cancelled), so it cannot answer; what matters is that
-    # nothing waits for it and nothing else is written.
+async def test_close_while_listening_ends_the_listen_on_the_owners_cancel_over_stdio() -> None:
+    # The listen's stream is shielded from the owner's cancel, so the
+    # session's shutdown ends it with its final result before it returns.
     async with stdio_pipes(listening_server()) as (channel, served):
         with trio.fail_after(NOT_HUNG):
             await send_json(channel, listen_frame(4, toolsListChanged=True))
             assert (await receive_json(channel))["method"] == ACK
             served.scope.cancel()
             await served.returned.wait()
-        assert all(is_final(m, 4) for m in left_over(channel))
+            final = await receive_json(channel)
+    assert is_final(final, 4), final
+
+
+@pytest.mark.spec("SB-09", "SB-10")
+async def test_close_while_listening_ends_the_listen_on_the_owners_cancel_after_backpressure() -> (
+    None
+):
+    # A frame the pipe could not take made the session start its writer task,
+    # which the owner's cancel ends too: the final result still goes out,
+    # written through as before the task was made.
+    async with stdio_pipes(listening_server()) as (channel, served):
+        with trio.fail_after(NOT_HUNG):
+            await send_json(channel, modern_frame("tools/call", {"name": "big"}, 3))
+            big = await receive_json(channel)
+            assert big["id"] == 3
+            await send_json(channel, listen_frame(4, toolsListChanged=True))
+            assert (await receive_json(channel))["method"] == ACK
+            served.scope.cancel()
+            await served.returned.wait()
+            final = await receive_json(channel)
+    assert is_final(final, 4), final
 
 
 async def _spawn(*args: str) -> trio.Process:
@@ -126,7 +207,7 @@ async def _lines(stream: trio.abc.ReceiveStream) -> list[dict[str, Any]]:
 
 
 @pytest.mark.spec("SB-09", "SI-10")
-async def test_close_while_listening_returns_at_once_on_sigterm_over_stdio() -> None:
+async def test_close_while_listening_ends_the_listen_on_sigterm_over_stdio() -> None:
     process = await _spawn()
     assert process.stdin is not None
     assert process.stdout is not None
@@ -147,9 +228,9 @@ async def test_close_while_listening_returns_at_once_on_sigterm_over_stdio() -> 
             await process.wait()
         for pipe in (process.stdin, process.stdout):
             await pipe.aclose()
-    # SIGTERM cancels the server as the owner's cancel does: the listen is not
-    # waited for, and nothing but its final result may follow the ack.
-    assert all(is_final(m, 5) for m in rest), rest
+    # SIGTERM cancels the server as the owner's cancel does: the listen's final
+    # result is written before the process exits, and nothing else.
+    assert [is_final(m, 5) for m in rest] == [True], rest
     assert status in (0, -signal.SIGTERM, 128 + signal.SIGTERM)
 
 
@@ -175,7 +256,7 @@ def _after_ack(raw: bytes) -> list[dict[str, Any]]:
 
 
 @pytest.mark.spec("SB-09", "HM-13")
-async def test_close_while_listening_returns_at_once_on_the_owners_cancel_over_http() -> None:
+async def test_close_while_listening_ends_the_listen_on_the_owners_cancel_over_http() -> None:
     with trio.fail_after(NOT_HUNG):
         async with running(http_app(listening_server())) as (url, _):
             stream = await open_post(url, listen_frame(6, toolsListChanged=True))
@@ -186,11 +267,12 @@ async def test_close_while_listening_returns_at_once_on_the_owners_cancel_over_h
         # listen POST still open.
         seen = await _read_to_end(stream, seen)
         await stream.aclose()
-    assert all(is_final(m, 6) for m in _after_ack(seen))
+    rest = _after_ack(seen)
+    assert [is_final(m, 6) for m in rest] == [True], rest
 
 
 @pytest.mark.spec("SB-09", "LC-16")
-async def test_close_while_listening_returns_at_once_on_sigterm_over_http() -> None:
+async def test_close_while_listening_ends_the_listen_on_sigterm_over_http() -> None:
     process = await trio.lowlevel.open_process(
         [sys.executable, "-m", "trio_mcp.examples.everything", "--http", "127.0.0.1:0"],
         stdin=subprocess.DEVNULL,
@@ -219,7 +301,8 @@ async def test_close_while_listening_returns_at_once_on_sigterm_over_http() -> N
             process.kill()
             await process.wait()
         await process.stderr.aclose()
-    assert all(is_final(m, 7) for m in _after_ack(seen))
+    rest = _after_ack(seen)
+    assert [is_final(m, 7) for m in rest] == [True], rest
 
 
 @pytest.mark.spec("HT-01", "LC-16")

@@ -57,6 +57,11 @@ from scaleout_app import REDIS_ENV, URI  # noqa: E402
 from trio_mcp import open_http_client  # noqa: E402
 from trio_mcp.protocol import TaskState  # noqa: E402
 
+#: The environment variable of the request state key (as trio_mcp reads it).
+REQUEST_STATE_KEY_ENV = "TRIO_MCP_REQUEST_STATE_KEY"
+#: The request state key every instance starts with.
+KEY = "cluster-key-0123456789abcdef"
+
 #: Seconds a listener has to hear of a touch.
 HEARD_WITHIN = 5.0
 #: HAProxy's health check interval, in milliseconds.
@@ -78,6 +83,8 @@ class Instance:
     sock: socket.socket
     process: trio.Process | None = None
     restarts: int = 0
+    #: Environment variables of this instance's next start, over the cluster's.
+    env: dict[str, str] = attrs.Factory(dict)
 
     @property
     def port(self) -> int:
@@ -113,9 +120,17 @@ class Cluster:
     """The processes (see the module docstring)."""
 
     def __init__(
-        self, directory: Path, instances: int, *, grace: float = 10.0, delay: float = DELAY
+        self,
+        directory: Path,
+        instances: int,
+        *,
+        grace: float = 10.0,
+        delay: float = DELAY,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.directory = directory
+        #: Environment variables of every instance (the request state key ring).
+        self.env = {REQUEST_STATE_KEY_ENV: KEY, **(env or {})}
         self.grace = grace
         self.delay = delay
         self.instances = [Instance(i, _listening_socket()) for i in range(instances)]
@@ -127,6 +142,10 @@ class Cluster:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.frontend.getsockname()[1]}/mcp"
+
+    def instance_url(self, instance: Instance) -> str:
+        """The instance's own address, past the balancer."""
+        return f"http://127.0.0.1:{instance.port}/mcp"
 
     def haproxy_config(self) -> str:
         servers = "\n".join(
@@ -145,8 +164,14 @@ class Cluster:
             REDIS_ENV: self.redis_url,
             "SCALEOUT_GRACE": str(self.grace),
             "SCALEOUT_DELAY": str(self.delay),
-            "SCALEOUT_ALLOWED_HOSTS": f"127.0.0.1:{self.frontend.getsockname()[1]}",
+            # The balancer's address, and the instance's own for a test
+            # that speaks to one instance alone.
+            "SCALEOUT_ALLOWED_HOSTS": (
+                f"127.0.0.1:{self.frontend.getsockname()[1]},127.0.0.1:{instance.port}"
+            ),
             "PYTHONPATH": os.pathsep.join([str(HERE), str(TESTS), *sys.path]),
+            **self.env,
+            **instance.env,
         }
         process = await trio.lowlevel.open_process(
             [sys.executable, str(HERE / "instance.py"), str(instance.sock.fileno())],

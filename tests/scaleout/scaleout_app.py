@@ -4,7 +4,10 @@ Each worker or instance builds it with :func:`build`. What it shares comes from
 the environment: ``SCALEOUT_REDIS`` (a Redis URL: the bus and the task store
 live there; unset, each instance is on its own) and ``SCALEOUT_LIFESPAN_LOG``
 (a file each process appends ``enter <pid>`` and ``exit <pid>`` to as its
-lifespan is entered and left).
+lifespan is entered and left). The ``requestState`` key ring is the
+environment's too (``TRIO_MCP_REQUEST_STATE_KEY`` and
+``TRIO_MCP_REQUEST_STATE_PREVIOUS_KEYS``); with Redis its states are single use
+across instances.
 """
 
 from __future__ import annotations
@@ -16,13 +19,15 @@ from typing import Any
 
 import trio
 
-from trio_mcp import Context, Server
+from trio_mcp import Context, RequestStateSealer, Server
 from trio_mcp.tasks import TaskRunner
 
 REDIS_ENV = "SCALEOUT_REDIS"
 LIFESPAN_LOG_ENV = "SCALEOUT_LIFESPAN_LOG"
 #: The resource every instance serves and the load touches.
 URI = "memo://board"
+#: The schema of the survey's questions: one boolean.
+FORM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 
 
 def _log(line: str) -> None:
@@ -46,13 +51,27 @@ def build() -> Server:
     url = os.environ.get(REDIS_ENV)
     bus: Any = None
     tasks: TaskRunner | None = None
+    # The key ring comes from the environment.
+    sealer = RequestStateSealer(audience="scaleout")
     if url:
-        from trio_mcp.bus import RedisBus
+        from trio_mcp.bus import RedisBus, RedisNonceStore
         from trio_mcp.tasks import RedisTaskStore
 
         bus = RedisBus(url, prefix="scaleout:bus:")
         tasks = TaskRunner(RedisTaskStore(url, prefix="scaleout:tasks:"))
-    server = Server("scaleout", version="1.0", lifespan=lifespan, bus=bus, tasks=tasks)
+        sealer = RequestStateSealer(
+            audience="scaleout",
+            single_use=True,
+            nonce_store=RedisNonceStore(url, prefix="scaleout:nonces:"),
+        )
+    server = Server(
+        "scaleout",
+        version="1.0",
+        lifespan=lifespan,
+        bus=bus,
+        tasks=tasks,
+        request_state=sealer,
+    )
 
     @server.tool()
     async def whoami(ctx: Context) -> int:
@@ -71,6 +90,23 @@ def build() -> Server:
         """Work for *seconds*, then say which process did it."""
         await trio.sleep(seconds)
         return os.getpid()
+
+    @server.tool()
+    async def survey(questions: int, ctx: Context) -> list[int]:
+        """Ask *questions* questions, one per 2026-07-28 round (each message
+        names the process that asked); the pids of the processes that ran each
+        round, carried in the sealed ``requestState``."""
+        pids: list[int] = ctx.saved.setdefault("pids", [])
+        pids.append(os.getpid())
+        for question in range(questions):
+            await ctx.elicit(
+                {
+                    "mode": "form",
+                    "message": f"question {question} from {os.getpid()}",
+                    "requestedSchema": FORM,
+                }
+            )
+        return pids
 
     @server.tool(task_support="optional")
     async def job(seconds: float) -> int:

@@ -47,6 +47,24 @@ def test_a_rotated_ring_accepts_states_in_flight_then_drops_the_old_key() -> Non
     assert opened(here, fresh) == "tools/call"
 
 
+def test_the_ring_comes_from_the_environment_with_the_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TRIO_MCP_REQUEST_STATE_KEY", NEW)
+    monkeypatch.setenv("TRIO_MCP_REQUEST_STATE_PREVIOUS_KEYS", f"{OLD},,{'p' * 16}")
+    in_flight = seal(RequestStateSealer(OLD))
+    configured = RequestStateSealer()
+    assert configured.key_count == 3  # the empty item is skipped
+    assert opened(configured, in_flight) == "tools/call"
+    # A key given in code brings its own previous keys, none by default.
+    assert RequestStateSealer(NEW).key_count == 1
+    assert RequestStateSealer(previous_keys=[]).key_count == 1
+    monkeypatch.setenv("TRIO_MCP_REQUEST_STATE_PREVIOUS_KEYS", f"{OLD},short")
+    with pytest.raises(ValueError, match="key 2 of TRIO_MCP_REQUEST_STATE_PREVIOUS_KEYS") as bad:
+        RequestStateSealer()
+    assert "short" not in str(bad.value)
+
+
 def test_an_audience_keeps_servers_sharing_a_key_apart() -> None:
     billing = RequestStateSealer(OLD, audience="billing")
     search = RequestStateSealer(OLD, audience="search")

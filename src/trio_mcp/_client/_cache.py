@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import attrs
@@ -337,13 +338,21 @@ class ListCache:
 
     # ---------------------------------------------------------------- events
 
-    def subscribe(self, buffer: float) -> trio.MemoryReceiveChannel[ClientEvent]:
+    @asynccontextmanager
+    async def events(self, buffer: float) -> AsyncIterator[trio.MemoryReceiveChannel[ClientEvent]]:
+        """A channel of the events published during the block (see
+        :meth:`Client.events`).
+
+        Cancellation: entering and leaving never wait; leaving closes the
+        channel.
+        """
         send, receive = trio.open_memory_channel[ClientEvent](buffer)
         self._subscribers.append((send, receive))
-        return receive
-
-    def unsubscribe(self, channel: trio.MemoryReceiveChannel[ClientEvent]) -> None:
-        self._subscribers = [pair for pair in self._subscribers if pair[1] is not channel]
+        try:
+            yield receive
+        finally:
+            self._subscribers = [pair for pair in self._subscribers if pair[1] is not receive]
+            receive.close()
 
     def publish(self, event: ClientEvent) -> None:
         for pair in list(self._subscribers):

@@ -30,7 +30,8 @@ drives it:
    ``structuredContent``.
 
 :class:`ToolCalls` is what every call of one client shares (the session, the
-rounds, the tasks, the cached lists, the header rules), made once per client.
+rounds, the tasks, the cached lists, the header rules), made once per client;
+it also fetches one page of ``tools/list`` under the header rules.
 
 Spec: TL-07, TL-13, PT-12..PT-15, TK-19, HM-29.
 """
@@ -41,6 +42,7 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+import attrs
 import trio
 
 from .. import types as mcp_types
@@ -51,7 +53,7 @@ from ..protocol._headers import ToolHeaderRules
 from ._cache import ListCache
 from ._handlers import ClientHandlers
 from ._tasks import ClientTasks, TaskHandle, settle
-from ._tool_headers import is_param_header_mismatch
+from ._tool_headers import is_param_header_mismatch, usable_tools
 
 logger = logging.getLogger("trio_mcp.client")
 
@@ -197,6 +199,20 @@ class ToolCalls:
         revision = session.protocol.revision
         #: Whether calls may be answered with input-required results.
         self.input_rounds = revision is not None and revision.input_required
+
+    async def tools_page(self, cursor: str | None) -> mcp_types.ListToolsResult:
+        """One page of ``tools/list`` (see :meth:`Client.list_tools`).
+
+        Cancellation: as :meth:`Session.request`.
+        """
+        params = {"cursor": cursor} if cursor is not None else None
+        result: mcp_types.ListToolsResult = await self.session.request("tools/list", params)
+        rules = self.header_rules
+        if rules is not None:
+            # Over HTTP a tool with invalid x-mcp-header annotations is not
+            # offered at all (HM-27), in a page as in the cache.
+            result = attrs.evolve(result, tools=usable_tools(rules, result.tools))
+        return result
 
 
 class ToolCall:

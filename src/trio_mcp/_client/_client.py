@@ -4,11 +4,13 @@ Theory of operation
 -------------------
 :func:`~trio_mcp.open_client` (``_open``) opens a session with the client as
 its dispatcher and chooses the era (``_era``); then the client runs
-(:meth:`Client._running`): its own nursery holds the list refresher
-(``_cache``) and the 2026-07-28 listen streams (``_subscriptions``), and
-nothing outlives it. The same calls work in both eras: a call runs the
-2026-07-28 input rounds itself, and a tool call that becomes a task is
-followed to its end (``_calls``, ``_tasks``). The server's requests go to
+(:meth:`Client._running`) over the collaborators it delegates to, made
+together (``_parts``): its own nursery holds the list refresher (``_cache``)
+and the 2026-07-28 listen streams (``_subscriptions``), and nothing outlives
+it. The same calls work in both eras: a call runs the 2026-07-28 input rounds
+itself, a tool call that becomes a task is followed to its end (``_calls``,
+``_tasks``), and what differs between the eras for a one-round-trip request
+is read once (``_requests``). The server's requests go to
 :class:`~trio_mcp._client._handlers.ClientHandlers` (the client declares only
 what has a handler; the protocol layer refuses the rest with -32601), its
 notifications through one table (``_notifications``).
@@ -18,28 +20,23 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from functools import partial
 from typing import Any, Literal, final, overload
 
-import attrs
 import trio
 
 from .. import types as mcp_types
-from .._errors import InvalidPeerResult
 from .._extensions._registry import CustomMethods, Extension
 from .._session import DEFAULT, Middleware, RequestContext, Session, SessionDefault
-from .._transport import EraHints
-from ..protocol import LocalProtocolError, NotificationReceived, Progress, Revision
+from ..protocol import NotificationReceived, Progress
 from ..protocol._headers import ToolHeaderRules
-from ._cache import ClientEvent, ListCache
-from ._calls import InputRounds, ToolCall, ToolCalls
+from ._cache import ClientEvent
+from ._calls import ToolCall
 from ._era import Negotiated
-from ._handlers import ClientHandlers, check_roots
+from ._handlers import ClientHandlers
 from ._hidden_text import HiddenCharacter
-from ._notifications import LogHandler, ServerNotifications, default_log_handler
-from ._subscriptions import Subscriptions
-from ._tasks import ClientTasks, TaskHandle
-from ._tool_headers import usable_tools
+from ._notifications import LogHandler, default_log_handler
+from ._parts import ClientParts
+from ._tasks import TaskHandle
 
 
 @final
@@ -93,53 +90,30 @@ class Client:
         discover: bool,
         probe_timeout: float,
     ) -> AsyncIterator[None]:
-        """Run the client over *session*, of the era *negotiated*, for the
-        duration of the block: its nursery holds the list refresher and the
-        2026-07-28 listen streams. With *discover* every list the server
-        declared is fetched first (in 2026-07-28 once the list-change stream
-        is acknowledged, waiting at most *probe_timeout*). *tool_headers*: the
-        rules of a transport that mirrors tool arguments into headers.
+        """Run the client over *session* (era: *negotiated*; *tool_headers*: the rules
+        of a header-mirroring transport) for the block, in its :class:`ClientParts`.
 
-        Cancellation:
-            A cancel during discovery leaves the block at once. Leaving the
-            block (also by cancellation) cancels the nursery: the refresher and
-            the listen streams end with it.
+        Cancellation: as :meth:`ClientParts.running`.
         """
         self.session = session
         self._negotiated = negotiated
         self.initialize_result = negotiated.initialize_result
         self.discover_result = negotiated.discover_result
         self.handlers.server_name = self.server_info.name
-        revision = self._revision
-        self._cache = ListCache(
-            session.request,
-            session.protocol.peer_capabilities,
+        self._parts = parts = ClientParts(
+            session,
+            negotiated,
+            self.handlers,
+            self._log,
+            tool_headers,
             max_pages=self._max_pages,
-            cache_hints=revision.cache_hints,
-            tool_filter=partial(usable_tools, tool_headers) if tool_headers is not None else None,
+            max_input_rounds=self._max_input_rounds,
+            declare_tasks=self._declare_tasks,
         )
-        self._rounds = InputRounds(session, self.handlers, self._max_input_rounds)
-        self._tasks = ClientTasks(
-            session, self._rounds.answer, declare=self._declare_tasks, max_pages=self._max_pages
-        )
-        self._tool_calls = ToolCalls(session, self._rounds, self._tasks, self._cache, tool_headers)
-        async with trio.open_nursery() as nursery:
-            self._subscriptions = Subscriptions(session, nursery)
-            self._notifications = ServerNotifications(
-                self._cache, self._subscriptions, self._tasks, self.handlers, self._log
-            )
-            self._running_now = True
-            if discover:
-                if revision.listen_subscriptions:
-                    # Listen before listing: a change made before the stream
-                    # is acknowledged would leave an earlier list stale.
-                    await self._subscriptions.open_list_changes(probe_timeout)
-                await self._cache.discover()
-            nursery.start_soon(self._cache.run_refresher, name="trio_mcp list refresher")
-            try:
-                yield
-            finally:
-                nursery.cancel_scope.cancel(reason="client closed")
+        self._running_now = True
+        running = parts.running(session, discover=discover, probe_timeout=probe_timeout)
+        async with running as self._subscriptions:
+            yield
 
     # ----------------------------------------------------------- handshake
 
@@ -183,49 +157,41 @@ class Client:
         """The extensions this client installed, by identifier (read-only)."""
         return self._custom.extensions
 
-    @property
-    def _revision(self) -> Revision:
-        """The negotiated revision (what differs between eras is read from it)."""
-        revision = self.session.protocol.revision
-        assert revision is not None  # negotiated before the client runs
-        return revision
-
     # ------------------------------------------------------- cached lists
 
     @property
     def tools(self) -> dict[str, mcp_types.Tool]:
         """The server's tools by name, as last fetched (every page)."""
-        return dict(self._cache.items["tools"])
+        return dict(self._parts.cache.items["tools"])
 
     @property
     def hidden_text(self) -> dict[str, tuple[HiddenCharacter, ...]]:
         """Characters a reader cannot see in each cached tool's definition, by tool name
-        (only tools that have any). The tools in :attr:`tools` are verbatim. Flagged:
-        zero-width, bidirectional, tag and control characters (see
-        :class:`~trio_mcp.HiddenCharacter`).
+        (only tools that have any; :attr:`tools` keeps them verbatim): zero-width,
+        bidirectional, tag and control characters (see :class:`~trio_mcp.HiddenCharacter`).
 
         Spec: X-06.
         """
-        return dict(self._cache.hidden_text)
+        return dict(self._parts.cache.hidden_text)
 
     @property
     def prompts(self) -> dict[str, mcp_types.Prompt]:
-        return dict(self._cache.items["prompts"])
+        return dict(self._parts.cache.items["prompts"])
 
     @property
     def resources(self) -> dict[str, mcp_types.Resource]:
         """Resources by URI."""
-        return dict(self._cache.items["resources"])
+        return dict(self._parts.cache.items["resources"])
 
     @property
     def resource_templates(self) -> dict[str, mcp_types.ResourceTemplate]:
         """Resource templates by URI template."""
-        return dict(self._cache.items["resource_templates"])
+        return dict(self._parts.cache.items["resource_templates"])
 
     def generation(self, kind: str) -> int:
         """How many times list *kind* was fetched (``"tools"``, ``"prompts"``,
         ``"resources"``, ``"resource_templates"``)."""
-        return self._cache.generation[kind]
+        return self._parts.cache.generation[kind]
 
     async def refresh(self, kind: str) -> None:
         """Re-fetch list *kind* now, every page.
@@ -234,7 +200,7 @@ class Client:
 
         Spec: PA-01, PA-04.
         """
-        await self._cache.refresh(kind)
+        await self._parts.cache.refresh(kind)
 
     def is_fresh(self, kind: str) -> bool:
         """Whether cached list *kind* is still fresh: in 2026-07-28 for the ``ttlMs``
@@ -243,7 +209,7 @@ class Client:
 
         Spec: CA-06, CA-03.
         """
-        return self._cache.is_fresh(kind)
+        return self._parts.cache.is_fresh(kind)
 
     async def ensure_fresh(self, kind: str) -> None:
         """Refetch list *kind* if it is not fresh (see :meth:`is_fresh`); a checkpoint
@@ -254,7 +220,7 @@ class Client:
 
         Spec: CA-03, CA-04, CA-06.
         """
-        await self._cache.ensure_fresh(kind)
+        await self._parts.cache.ensure_fresh(kind)
 
     async def wait_list_changed(self, kind: str) -> None:
         """Block until the next refresh of list *kind* finishes (e.g. after a
@@ -262,7 +228,7 @@ class Client:
 
         Cancellation: a plain wait.
         """
-        await self._cache.wait_changed(kind)
+        await self._parts.cache.wait_changed(kind)
 
     @asynccontextmanager
     async def events(
@@ -274,36 +240,27 @@ class Client:
         Events beyond *buffer* unread ones are dropped (counted in
         ``dropped_events``) rather than stalling the session.
 
-        Cancellation:
-            Entering and leaving the block never wait; leaving it, also by
-            cancellation, stops the events and closes the channel.
+        Cancellation: entering and leaving never wait; leaving (also by
+        cancellation) stops the events and closes the channel.
         """
-        channel = self._cache.subscribe(buffer)
-        try:
+        async with self._parts.cache.events(buffer) as channel:
             yield channel
-        finally:
-            self._cache.unsubscribe(channel)
-            channel.close()
 
     @property
     def dropped_events(self) -> int:
-        return self._cache.dropped_events
+        return self._parts.cache.dropped_events
 
     # ------------------------------------------------------------ requests
 
     async def ping(self) -> None:
-        """Check that the server answers: ``ping`` in the handshake era. 2026-07-28 has
-        no ping; there it sends ``server/discover``, the one request every modern server
-        must answer, and drops the result.
+        """Check that the server answers: ``ping``; in 2026-07-28, which has none,
+        ``server/discover`` (every modern server answers it), its result dropped.
 
         Cancellation: as :meth:`Session.request`.
 
         Spec: PI-01, DS-01.
         """
-        if not self._revision.ping:
-            await self.session.request("server/discover")
-            return
-        await self.session.request("ping")
+        await self._parts.requests.ping()
 
     async def call(
         self,
@@ -333,62 +290,29 @@ class Client:
 
         Cancellation: as :meth:`Session.request`.
         """
-        result = await self.session.request(
-            method,
-            params,
-            on_progress=on_progress,
-            progress_idle_timeout=progress_idle_timeout,
-            max_duration=max_duration,
-            custom=True,
+        return await self._parts.requests.call(
+            method, params, result_type, on_progress, progress_idle_timeout, max_duration
         )
-        if result_type is None or isinstance(result, result_type):
-            return result
-        try:
-            return mcp_types.converter.structure(result, result_type)
-        except Exception as exc:  # cattrs raises groups: one error for the caller
-            name = getattr(result_type, "__name__", str(result_type))
-            raise InvalidPeerResult(
-                f"the result of {method} does not fit {name}", [str(exc)]
-            ) from exc
 
     async def notify(self, method: str, params: Any = None) -> None:
         """Send a notification for any *method*, a custom one included.
 
-        In 2026-07-28 over Streamable HTTP there is no session on the server
-        for a client's notification to reach (each POST of a request is served
-        on its own; the endpoint accepts a notification and drops it), so this
-        raises there instead: send a request.
+        In 2026-07-28 over Streamable HTTP no session on the server receives a
+        client's notification, so this raises there instead: send a request.
 
         Raises:
             LocalProtocolError: 2026-07-28 over Streamable HTTP.
 
         Cancellation: as :meth:`Session.notify`.
         """
-        transport = self.session.transport
-        if (
-            self.era == "modern"
-            and isinstance(transport, EraHints)
-            and transport.answers_every_request
-        ):
-            raise LocalProtocolError(
-                f"{method} cannot reach the server: in 2026-07-28 over HTTP a client's "
-                "notification reaches no session; send it as a request instead"
-            )
-        await self.session.notify(method, params, custom=True)
+        await self._parts.requests.notify(method, params)
 
     async def list_tools(self, cursor: str | None = None) -> mcp_types.ListToolsResult:
         """One page of ``tools/list`` (the cache is not touched; see :attr:`tools`).
 
         Cancellation: as :meth:`Session.request`.
         """
-        params = {"cursor": cursor} if cursor is not None else None
-        result: mcp_types.ListToolsResult = await self.session.request("tools/list", params)
-        rules = self._tool_calls.header_rules
-        if rules is not None:
-            # Over HTTP a tool with invalid x-mcp-header annotations is not
-            # offered at all (HM-27), in a page as in the cache.
-            result = attrs.evolve(result, tools=usable_tools(rules, result.tools))
-        return result
+        return await self._parts.tool_calls.tools_page(cursor)
 
     @overload
     async def call_tool(
@@ -450,12 +374,10 @@ class Client:
             validate: check ``structuredContent`` against the tool's
                 ``outputSchema`` (default True).
             progress_idle_timeout: seconds without an answer or a progress
-                report before the call times out; each progress report restarts
-                it; None: never. Default: the session's, as given to
-                :func:`~trio_mcp.lowlevel.open_session` (60 s unless changed).
+                report before the call times out (None: never); default: the
+                session's (60 s unless changed).
             max_duration: hard cap in seconds on the call, whatever progress
-                says; None: no cap. Default: the session's (600 s unless
-                changed).
+                says (None: no cap); default: the session's (600 s unless changed).
             as_task: ask for the call to run as a task and return a
                 :class:`~trio_mcp.tasks.TaskHandle` (default False).
             ttl: with *as_task*, the milliseconds the server should keep the
@@ -468,38 +390,27 @@ class Client:
             RequestTimeout, SessionClosed: as :meth:`Session.request`.
             LocalProtocolError: *as_task* to a server that offers no tasks.
 
-        In 2026-07-28 a server may answer with an input-required result: the client
-        answers its inputs with the registered handlers (elicitation, sampling, roots;
-        all of one round before retrying), retries with a new id, the same params,
-        ``inputResponses`` and ``requestState`` echoed untouched, and returns the final
-        result; at most ``max_input_rounds`` rounds. The timeouts apply to each round.
-
-        Tasks (see :class:`~trio_mcp.tasks.TaskHandle`): with *as_task* the call may run
-        as a task and a handle on it is returned (*ttl*: the milliseconds to keep it,
-        2025-11-25 only). 2025-11-25 augments only a call to a server that declared
-        ``tasks.requests.tools.call``; 2026-07-28 declares the tasks extension in this
-        request only, and the server decides (an answer at once gives a handle already
-        completed). Without *as_task*, a call that becomes a task anyway (a 2025-11-25
-        tool whose definition says ``taskSupport: "required"``, any call with the
-        client's ``tasks=True`` in 2026-07-28, or a 2026-07-28 tool that answers -32021
-        naming the tasks extension, called once more declaring it) is polled to its end
-        here, honouring its poll interval, and returns what a plain call would have. The
-        timeouts apply to each request.
+        In 2026-07-28 the client answers an input-required result with its handlers
+        and retries, at most ``max_input_rounds`` rounds (see :doc:`/explanation/eras`).
+        A call the server makes a task without *as_task* is polled to its end here and
+        returns what a plain call would have (see :doc:`/howto/tasks`). The timeouts
+        apply to each request.
 
         Cancellation:
-            As :meth:`Session.request`: the server is told with
-            ``notifications/cancelled`` and a late result is ignored; a cancel
-            between rounds sends nothing (no request is in flight). Cancelled
-            while polling a task it did not hand back, the task is cancelled
-            (``tasks/cancel``, shielded, bounded). A handle handed back
-            (*as_task*) is the caller's: nothing cancels its task but
-            :meth:`TaskHandle.cancel`.
+            As :meth:`Session.request`, request by request (nothing is sent
+            between rounds). A task polled here is cancelled with the call; a
+            handle handed back is the caller's (see :meth:`TaskHandle.cancel`).
 
         Spec: TL-07, TL-13, TO-01..TO-05, CN-01, PG-02, PT-12..PT-15, TK-02, TK-03, TK-12, TK-14,
         TK-19.
         """
         call = ToolCall(
-            self._tool_calls, name, arguments, on_progress, progress_idle_timeout, max_duration
+            self._parts.tool_calls,
+            name,
+            arguments,
+            on_progress,
+            progress_idle_timeout,
+            max_duration,
         )
         answer = await call.send(as_task=as_task, ttl=ttl)
         if as_task:
@@ -514,7 +425,7 @@ class Client:
 
         Spec: RS-02.
         """
-        result: mcp_types.ReadResourceResult = await self._rounds.result(
+        result: mcp_types.ReadResourceResult = await self._parts.rounds.result(
             "resources/read", {"uri": uri}
         )
         return result
@@ -527,7 +438,7 @@ class Client:
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
-        result: mcp_types.GetPromptResult = await self._rounds.result("prompts/get", params)
+        result: mcp_types.GetPromptResult = await self._parts.rounds.result("prompts/get", params)
         return result
 
     async def list_tasks(self) -> list[mcp_types.Task]:
@@ -535,14 +446,13 @@ class Client:
         only where the server declared ``tasks.list``.
 
         Raises:
-            LocalProtocolError: the server offers no ``tasks/list`` (2026-07-28
-                never does).
+            LocalProtocolError: the server offers no ``tasks/list`` (2026-07-28 never does).
 
         Cancellation: as :meth:`Session.request`; a partial list is discarded.
 
         Spec: TK-15.
         """
-        return await self._tasks.list()
+        return await self._parts.tasks.list()
 
     async def complete(
         self,
@@ -561,43 +471,26 @@ class Client:
 
         Spec: CP-02, CP-03.
         """
-        context = None
-        if context_arguments is not None and self._revision.completion_context:
-            context = mcp_types.CompletionContext(arguments=context_arguments)
-        argument_ = mcp_types.CompletionArgument(name=argument, value=value)
-        params = mcp_types.CompleteRequestParams(ref=ref, argument=argument_, context=context)
-        result: mcp_types.CompleteResult = await self.session.request("completion/complete", params)
-        return result
+        return await self._parts.requests.complete(ref, argument, value, context_arguments)
 
     async def set_logging_level(self, level: mcp_types.LoggingLevel | str) -> None:
         """Ask for log messages at *level* and above; they go to the ``log_handler``.
 
-        Handshake era: ``logging/setLevel``. 2026-07-28 has no such request: from now on
-        every request carries ``io.modelcontextprotocol/logLevel``, and the server sends
-        messages only about those requests, while they run.
+        Handshake era: ``logging/setLevel``. 2026-07-28: every later request carries
+        ``io.modelcontextprotocol/logLevel`` (see :doc:`/explanation/eras`).
 
-        Cancellation:
-            As :meth:`Session.request`: ``notifications/cancelled`` follows if
-            the request was written, and ``Cancelled`` propagates. In
-            2026-07-28 a checkpoint only.
+        Cancellation: as :meth:`Session.request`; in 2026-07-28 a checkpoint only.
 
         Spec: LG-03, ME-15, LG-07.
         """
-        level = mcp_types.LoggingLevel(level)
-        if self._revision.request_scoped_logging:
-            self.session.protocol.set_request_meta(mcp_types.LOG_LEVEL_META_KEY, level.value)
-            await trio.lowlevel.checkpoint()
-            return
-        await self.session.request("logging/setLevel", {"level": level.value})
+        await self._parts.requests.set_logging_level(level)
 
     # ------------------------------------------------------- subscriptions
 
     async def subscribe(self, uri: str) -> None:
         """``resources/subscribe``; updates arrive on :meth:`resource_updates`.
 
-        Cancellation:
-            As :meth:`Session.request`: ``notifications/cancelled`` follows if
-            the request was written, and ``Cancelled`` propagates.
+        Cancellation: as :meth:`Session.request`.
 
         Spec: RS-06.
         """
@@ -606,9 +499,7 @@ class Client:
     async def unsubscribe(self, uri: str) -> None:
         """``resources/unsubscribe``.
 
-        Cancellation:
-            As :meth:`Session.request`: ``notifications/cancelled`` follows if
-            the request was written, and ``Cancelled`` propagates.
+        Cancellation: as :meth:`Session.request`.
 
         Spec: RS-06.
         """
@@ -626,21 +517,16 @@ class Client:
         stalling the session.
 
         In 2026-07-28 (a *uri* is required there) the block is one
-        ``subscriptions/listen`` stream: entering waits for the server's acknowledgment,
-        the updates are those tagged with the stream's id, and leaving cancels the
-        stream. When the server ends the stream (a draining instance completes it),
-        the channel ends: listen again to go on (on another instance behind a load
-        balancer).
+        ``subscriptions/listen`` stream (see :doc:`/explanation/eras`); when the
+        server ends it, the channel ends: listen again to go on.
 
         Raises:
             LocalProtocolError: in 2026-07-28, the server does not declare
                 ``resources.subscribe``; nothing is sent.
             ValueError: in 2026-07-28, no *uri*.
 
-        Cancellation:
-            Leaving the block unsubscribes (bounded by the session's
-            ``cancel_notify_grace``, shielded); if the session is closed by
-            then, nothing is sent.
+        Cancellation: leaving the block unsubscribes (shielded, bounded by the
+        session's ``cancel_notify_grace``; nothing once the session is closed).
 
         Spec: RS-06, SB-02, SB-06, SB-08, SB-17.
         """
@@ -650,11 +536,11 @@ class Client:
     @property
     def max_input_rounds(self) -> int:
         """Bound on the input-required rounds of one call (2026-07-28)."""
-        return self._rounds.max_rounds
+        return self._parts.rounds.max_rounds
 
     @max_input_rounds.setter
     def max_input_rounds(self, value: int) -> None:
-        self._rounds.max_rounds = value
+        self._parts.rounds.max_rounds = value
 
     # ----------------------------------------------------------- roots
 
@@ -668,35 +554,25 @@ class Client:
             ValueError: a root is not a ``file://`` URI.
             RuntimeError: the client did not declare roots.
 
-        Cancellation:
-            The roots are replaced before anything waits; the notification is
-            then sent as by :meth:`notify_roots_changed`.
+        Cancellation: the roots are replaced before anything waits; then as
+        :meth:`notify_roots_changed`.
 
         Spec: RT-03, RT-04.
         """
-        if self.handlers.roots is None:
-            raise RuntimeError("open the client with roots= to expose roots")
-        self.handlers.roots = check_roots(roots)
+        self.handlers.replace_roots(roots)
         await self.notify_roots_changed()
 
     async def notify_roots_changed(self) -> None:
         """Tell the server the roots changed (when a roots *function* now returns
         something else).
 
-        Cancellation:
-            As :meth:`Session.notify`: a checkpoint; cancelled before the
-            notification is queued, nothing is sent.
+        Cancellation: as :meth:`Session.notify` (cancelled before it is
+        queued, nothing is sent).
 
         Spec: RT-03.
         """
-        if self.handlers.roots is None:
-            raise RuntimeError("open the client with roots= to expose roots")
-        if not self._revision.server_requests:
-            # 2026-07-28 has no such notification: the server asks for the
-            # roots in each request that needs them.
-            await trio.lowlevel.checkpoint()
-            return
-        await self.session.notify("notifications/roots/list_changed")
+        self.handlers.require_roots()
+        await self._parts.requests.roots_changed()
 
     # ------------------------------------------------------ elicitation
 
@@ -707,9 +583,8 @@ class Client:
         Raises:
             KeyError: the id is neither pending nor completed.
 
-        Cancellation:
-            A checkpoint, also when the id already completed; a cancelled wait
-            leaves the elicitation tracked, so it can be waited for again.
+        Cancellation: a checkpoint, also when the id already completed; a
+        cancelled wait leaves the elicitation tracked (wait again).
 
         Spec: EL-08.
         """
@@ -750,4 +625,4 @@ class Client:
             if event.method in self._custom:
                 await self._custom.handle_notification(session, event)
                 return
-            await self._notifications.dispatch(event)
+            await self._parts.notified(event)

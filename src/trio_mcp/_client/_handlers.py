@@ -160,6 +160,21 @@ class ClientHandlers:
                 caps["tasks"] = tasks
         return caps
 
+    def replace_roots(self, roots: Sequence[mcp_types.Root]) -> None:
+        """Expose *roots* from now on (see :meth:`Client.set_roots`).
+
+        Raises:
+            RuntimeError: no roots were declared (fixed at the handshake).
+            ValueError: a root is not a ``file://`` URI.
+        """
+        self.require_roots()
+        self.roots = check_roots(roots)
+
+    def require_roots(self) -> None:
+        """Raises RuntimeError unless the client declared roots."""
+        if self.roots is None:
+            raise RuntimeError("open the client with roots= to expose roots")
+
     async def handle_request(self, ctx: RequestContext) -> Any:
         """Answer one server request (in the request's own task and cancel scope).
 

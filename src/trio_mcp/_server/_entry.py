@@ -41,6 +41,8 @@ from ._serve import SessionServer, serve_session
 # them: a server run over stdio never loads those stacks (trio-websocket and
 # wsproto alone would be most of its start-up).
 if TYPE_CHECKING:
+    import socket
+
     from .._transport import Identity
     from ..transports._http.server._app import StreamableHTTPApp
     from ..transports._http.server._drain import Drain
@@ -67,7 +69,8 @@ async def serve_stdio(
     closes the session, or on SIGTERM or SIGINT (Ctrl+C) when *handle_signals* is on
     (the default when called from the main thread). On a signal the session is cancelled
     at once: handlers stop, their records end ``CANCELLED``, and nothing more is
-    written.
+    written but the final ``complete`` result of each open 2026-07-28
+    ``subscriptions/listen`` (bounded by the session's ``cancel_notify_grace``).
 
     Args:
         server: the :class:`~trio_mcp.Server` to run.
@@ -83,7 +86,8 @@ async def serve_stdio(
 
     Cancellation:
         Cancelling the call stops serving at once (no thread to wait for) and
-        closes the private descriptors; fds 0 and 1 are restored.
+        closes the private descriptors; fds 0 and 1 are restored. As on a
+        signal, each open listen stream's final result is written first.
 
     Spec: SI-01, SI-02, SI-05, SI-11, SI-12, LC-17.
     """
@@ -264,6 +268,7 @@ async def serve_http(
     read_timeout: float | None = None,
     drain: Drain | None = None,
     drain_on_signal: bool = False,
+    sock: socket.socket | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
     **app_options: Any,
 ) -> None:
@@ -325,6 +330,12 @@ async def serve_http(
             out of service (see above); with workers, its grace and delay are
             each worker's.
         drain_on_signal: start *drain* on SIGTERM (main thread only).
+        sock: a bound TCP socket to serve on instead of binding *host* and
+            *port* (leave those at their defaults): one a supervisor made and
+            handed down, so that a restarted instance keeps the port and
+            connections made meanwhile wait in its queue. It stays yours, open
+            and listening after the call returns (hypercorn serves a
+            duplicate of its descriptor). One worker only.
         task_status: receives the base URL once the server listens (for
             ``nursery.start``).
         app_options: passed to :func:`http_app` and so to
@@ -336,22 +347,28 @@ async def serve_http(
         OSError: the address cannot be bound (in use, not this host's, no
             permission), raised as itself, never inside an exception group,
             before ``task_status.started``.
-        ValueError: *port* is outside 0-65535.
+        ValueError: *port* is outside 0-65535; *sock* given with a *host*,
+            a *port* or *workers*.
 
     Cancellation:
         Runs until cancelled; then the listener closes and every session shuts
-        down (bounded). With workers, each worker gets SIGTERM and up to 5 s to
-        finish, then SIGKILL; the call returns only once every worker process
-        it started has been reaped (no orphans).
+        down (bounded): handlers are cancelled at once, and each open
+        2026-07-28 ``subscriptions/listen`` response ends with its final
+        ``complete`` result as its last event. With workers, each worker gets
+        SIGTERM and up to 5 s to finish, then SIGKILL; the call returns only
+        once every worker process it started has been reaped (no orphans).
 
     Spec: HT-01, HT-03, ST-03, PT-08.
     """
     check_port(port)
+    if sock is not None and workers != 1:
+        raise ValueError("a socket to serve on is served by one worker: leave out workers")
     async with unwrapping():
         await _serve_http(
             server,
             host,
             port,
+            sock=sock,
             workers=workers,
             header_timeout=header_timeout,
             read_timeout=read_timeout,
@@ -367,6 +384,7 @@ async def _serve_http(
     host: str,
     port: int,
     *,
+    sock: socket.socket | None,
     workers: int,
     header_timeout: float,
     read_timeout: float | None,
@@ -413,6 +431,7 @@ async def _serve_http(
         read_timeout=read_timeout,
         drain=drain,
         drain_on_signal=drain_on_signal,
+        sock=sock,
         task_status=task_status,
     )
 
@@ -551,7 +570,8 @@ async def serve_websocket(
     Raises:
         OSError: the address cannot be bound, raised as itself (never inside
             an exception group), before ``task_status.started``.
-        ValueError: *port* is outside 0-65535.
+        ValueError: *port* is outside 0-65535; *sock* given with a *host*,
+            a *port* or *workers*.
 
     Cancellation: runs until cancelled; open sessions are then cancelled.
 

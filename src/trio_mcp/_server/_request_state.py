@@ -35,10 +35,12 @@ sets the variable to a fresh random key for its workers when it is not already
 set, so the workers of one run agree; set it yourself for a key that survives a
 restart, or that workers started by other means (the hypercorn command line, a
 second machine) share. With neither, the key is random per process, and a retry
-reaching another process (or a restarted one) is refused as tampered. Expiry
-uses the wall clock, which workers share, so their clocks must agree. Single use
-(below) needs a :class:`NonceStore` every worker shares; the in-process default
-only sees its own worker's states.
+reaching another process (or a restarted one) is refused as tampered. While the
+key rotates, ``TRIO_MCP_REQUEST_STATE_PREVIOUS_KEYS`` (:data:`PREVIOUS_KEYS_ENV`,
+comma-separated, so no key holds a comma) names the keys still accepted (see
+:class:`RequestStateSealer`). Expiry uses the wall clock, which workers share, so
+their clocks must agree. Single use (below) needs a :class:`NonceStore` every
+worker shares; the in-process default only sees its own worker's states.
 
 Cancellation: everything here is synchronous and never checkpoints, so it cannot
 be interrupted half way; a consumed nonce stays consumed.
@@ -68,6 +70,9 @@ from ..protocol import ErrorCode
 
 #: The environment variable a sealer built without ``key`` takes its key from.
 KEY_ENV = "TRIO_MCP_REQUEST_STATE_KEY"
+#: The environment variable a sealer built without ``key`` nor ``previous_keys``
+#: takes its previous keys from (comma-separated).
+PREVIOUS_KEYS_ENV = "TRIO_MCP_REQUEST_STATE_PREVIOUS_KEYS"
 _MIN_KEY = 16
 
 _VERSION = "v1"
@@ -207,6 +212,25 @@ def key_from_env(environ: Mapping[str, str] | None = None) -> bytes | None:
     return key
 
 
+def previous_keys_from_env(environ: Mapping[str, str] | None = None) -> list[bytes]:
+    """The previous keys configured by ``TRIO_MCP_REQUEST_STATE_PREVIOUS_KEYS``
+    in *environ* (default :data:`os.environ`): its comma-separated values'
+    UTF-8 bytes, in order (empty items are skipped; none when it is unset).
+
+    Raises:
+        ValueError: a key is shorter than 16 bytes (the message names the
+            variable and the key's position, never a value).
+    """
+    value = (os.environ if environ is None else environ).get(PREVIOUS_KEYS_ENV, "")
+    keys = [item.encode("utf-8", "surrogateescape") for item in value.split(",") if item]
+    for position, key in enumerate(keys, 1):
+        if len(key) < _MIN_KEY:
+            raise ValueError(
+                f"key {position} of {PREVIOUS_KEYS_ENV} must hold at least {_MIN_KEY} bytes"
+            )
+    return keys
+
+
 def _b64encode(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
@@ -278,9 +302,14 @@ class RequestStateSealer:
     flight: give every instance the new key as a previous one first, then
     make it the current key everywhere (the old one now previous), and drop
     the old one after ``ttl``. :meth:`rotate` does the second step in a
-    running process. *audience*, when given, is sealed into every state and
-    required on opening: servers sharing a key but not their states (two
-    products, one secret) refuse each other's as foreign.
+    running process. *previous_keys* None (the default) takes them, when
+    *key* is None too, from the environment variable
+    ``TRIO_MCP_REQUEST_STATE_PREVIOUS_KEYS`` (comma-separated; see
+    :func:`previous_keys_from_env`), so a deployment rotates by configuration
+    alone: restart each instance with the new ring. *audience*, when given,
+    is sealed into every state and required on opening: servers sharing a
+    key but not their states (two products, one secret) refuse each other's
+    as foreign.
 
     *key* signs every state (a ``str`` is taken as its UTF-8 bytes). None takes the
     key from the environment variable ``TRIO_MCP_REQUEST_STATE_KEY`` when it is set
@@ -305,9 +334,13 @@ class RequestStateSealer:
         nonce_store: NonceStore | None = None,
         clock: Callable[[], float] = time.time,
         max_size: int = 64 * 1024,
-        previous_keys: Sequence[bytes | str] = (),
+        previous_keys: Sequence[bytes | str] | None = None,
         audience: str | None = None,
     ) -> None:
+        if previous_keys is None:
+            # The ring is configured in one place: the environment's previous
+            # keys go with the environment's key, never with a key given here.
+            previous_keys = previous_keys_from_env() if key is None else ()
         if key is None:
             key = key_from_env()
         if key is None:

@@ -196,7 +196,9 @@ async def serve_session(
 
     Cancellation:
         Cancelling this call shuts the session down in the documented order
-        (bounded), then re-raises ``Cancelled``.
+        (bounded), then re-raises ``Cancelled``: handlers are cancelled at
+        once, and each open 2026-07-28 ``subscriptions/listen`` first gets its
+        final ``complete`` result (see :func:`~trio_mcp.lowlevel.open_session`).
     """
     tasks = getattr(server, "tasks", None)
     # The process's scopes (lifespan, tasks, bus relay) when the server has them.

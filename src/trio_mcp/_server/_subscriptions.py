@@ -25,9 +25,12 @@ In the modern era a connection is not a session (ST-07): a client that wants
 3. it ends when the client cancels it (stdio: ``notifications/cancelled``; its
    scope is cancelled and nothing more is sent, CN-16), or when the session
    begins to shut down or the instance drains (``Server.complete_listens``):
-   then it answers the listen request with a ``complete``
-   result carrying the id (SB-09). If shutdown cancels it before that, the
-   connection ends it with ``notifications/cancelled`` naming it (SB-10).
+   then it answers the listen request with a ``complete`` result carrying the
+   id (SB-09). That holds on every close of the session, the owner's cancel
+   included: the stream's scope is shielded from a cancel of the code running
+   the session, whose shutdown waits for this answer (bounded). If shutdown
+   cancels it before that, the connection ends it with
+   ``notifications/cancelled`` naming it (SB-10).
 
 :class:`Listeners` is the in-process fan-out behind a narrow interface
 (``add``/``discard``/``changed``/``resource_updated``); a server scaled over
@@ -199,8 +202,10 @@ async def listen(
     A server with nothing to listen to refuses the request -32601 (SB-16); a
     request that accepts nothing is acknowledged and answered at once (SB-15).
 
-    Cancellation: runs in the request's scope; returns the ``complete`` result
-    when the session begins to shut down or the instance drains.
+    Cancellation: runs in the request's scope, shielded from a cancel of the
+    code running the session; returns the ``complete`` result when the
+    session begins to shut down, whichever way it closes, or the instance
+    drains.
     """
     session = request.session
     params: mcp_types.SubscriptionsListenRequestParams = request.params

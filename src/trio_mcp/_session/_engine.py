@@ -35,14 +35,17 @@ callable or two), never with the session:
 Shutdown (leaving ``open_session``, or :meth:`Session.aclose`) runs in a fixed
 order, each step bounded, all of it shielded (see :meth:`Session.aclose`).
 Losing the transport instead (EOF, a broken pipe, a keepalive ping that timed
-out) closes the session at once (:meth:`Session._close`); at EOF, open
-long-lived streams first get their final result, bounded (the peer may still
-read: :meth:`Session._end_streams_at_eof`).
+out) closes the session at once (:meth:`Session._close`). Open long-lived
+streams (a 2026-07-28 ``subscriptions/listen``) end with their final result
+on every close: at shutdown they end as it stops accepting; at EOF (the
+peer may still read) and on the owner's cancel (from which their scopes are
+shielded) :meth:`Session._end_streams` waits for them first, bounded.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol, TypeVar, cast, final
 
@@ -539,10 +542,18 @@ class Session:
             Every step is bounded and shielded, so it completes (within about
             ``shutdown_grace`` + twice ``cancel_notify_grace`` seconds) even when the
             caller is being cancelled; ``Cancelled`` is re-raised afterwards.
+            When the caller is being cancelled (the owner's cancel, which has
+            reached every handler already), each open long-lived stream first
+            ends with its final result, within ``cancel_notify_grace``:
+            the streams' scopes are shielded from that cancel for this.
             A handler that outlives its shutdown cancel (it shields itself) is
             named in a warning, and leaving the session waits for it.
         """
         grace = self.cancel_notify_grace
+        # The owner's own cancel (a scope enclosing the session) has already
+        # reached every handler but the long-lived streams, which are shielded
+        # from it so that they can still end with their final result.
+        owner_cancelled = trio.current_effective_deadline() == -math.inf
         if self.closed:
             # Closed by the transport's loss: the transport itself may still
             # be open (a leaked pipe or process); its aclose is idempotent.
@@ -551,7 +562,11 @@ class Session:
                 await self.transport.aclose()
             return
         with trio.CancelScope(shield=True):
-            # 1. Stop accepting: new inbound requests are refused, new calls raise.
+            # 1. Stop accepting: new inbound requests are refused, new calls
+            # raise. When the owner was cancelled, each open stream ends now
+            # with its final result, within cancel_notify_grace.
+            if owner_cancelled and self._inbound.streams:
+                await self._end_streams(flush=False)
             self._stop_accepting()
             # 2. Cancel our outbound requests; the peer is told (bounded).
             await self._outbound.cancel_all(reason)
@@ -842,26 +857,33 @@ class Session:
                 data = None
         except trio.EndOfChannel:
             if self._inbound.streams:
-                await self._end_streams_at_eof()
+                # The peer may still read ours (a stdio client ends a session
+                # by closing the server's stdin first): each stream's final
+                # result is written before the session closes.
+                await self._end_streams(flush=True)
             self._transport_lost("the peer closed the connection")
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             self._transport_lost(f"transport failed while reading: {exc!r}", exc)
 
-    async def _end_streams_at_eof(self) -> None:
-        """The peer's input ended while long-lived streams are open. The peer
-        may still read ours (a stdio client ends a session by closing the
-        server's stdin first), so each stream ends as at shutdown, with its
-        final result (SB-09), written before the session closes; bounded by
-        ``cancel_notify_grace``. Ordinary requests are left to the close that
-        follows (cancelled, origin ``transport``), as at any end of input.
+    async def _end_streams(self, *, flush: bool) -> None:
+        """End the open long-lived streams as at shutdown, each with its
+        final result (SB-09): stop accepting, which each stream's handler
+        answers by returning its ``complete`` result, and wait for them,
+        bounded by ``cancel_notify_grace``; with *flush*, close the outgoing
+        queue and wait for it to be written in the same bound. Used at end of
+        input, and by :meth:`aclose` when the owner's scope is cancelled (the
+        streams are shielded from it, so they can still answer). Ordinary
+        requests are left to what follows (the close at end of input, the
+        rest of the shutdown).
 
         Cancellation: bounded and shielded, as the shutdown it stands for.
         """
         self._stop_accepting()
         with trio.CancelScope(shield=True), trio.move_on_after(self.cancel_notify_grace):
             await self._inbound.wait_streams_ended()
-            self._writer.close()
-            await self._writer.wait_done()
+            if flush:
+                self._writer.close()
+                await self._writer.wait_done()
 
     async def _take_frame(self, data: bytes) -> None:
         """One inbound frame, read by the reader or fed by the owner: seen by

@@ -211,10 +211,14 @@ class InboundRequests(Generic[ContextT]):
         admission = None if event.spec.long_lived else self._admission
         if admission is not None and admission.full:
             return protocol.respond_error(request.id, _TOO_MANY_REQUESTS)
-        scope = trio.CancelScope()
+        long_lived = event.spec.long_lived
+        # A long-lived stream is shielded from a scope enclosing the session:
+        # the owner's cancel must not cut it off before the session's shutdown
+        # ends it with its final result (Session.aclose); every close of the
+        # session still cancels its own scope.
+        scope = trio.CancelScope(shield=long_lived)
         protocol.attach(request.id, scope)
         self.tasks += 1
-        long_lived = event.spec.long_lived
         if long_lived:
             self.streams += 1
         params = request.params
@@ -369,6 +373,10 @@ class InboundRequest(Generic[ContextT]):
         """Run the request to its terminal state and queue its reply, if any.
 
         Cancellation:
+            A long-lived request's scope is shielded: a cancel of a scope
+            enclosing the session does not reach it, and it ends by its own
+            scope (the peer's cancel, the session's close) or by returning
+            when the session stops accepting, with a reply.
             The request's own scope absorbs its cancellation; the record ends
             CANCELLED with the origin noted by whoever cancelled it (the peer,
             shutdown, the transport) or DEADLINE when it was the scope's own

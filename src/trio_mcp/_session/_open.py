@@ -114,11 +114,16 @@ def open_session(
         Leaving the body, normally, by an exception or by cancellation, runs the
         shutdown sequence (see :meth:`Session.aclose`), bounded and shielded. An
         exception group holding a single real error is unwrapped to that error.
-        When a scope *enclosing* the session is cancelled, the session's tasks are
-        cancelled with it: handlers get no grace and nothing more is written (no
-        -32001 replies, no ``notifications/cancelled``); records still end and
-        the transport is still closed. A handler that shields itself delays the
-        exit for as long as it shields (its late reply is dropped).
+        When a scope *enclosing* the session is cancelled (the owner's cancel),
+        the session's tasks are cancelled with it: handlers get no grace and
+        nothing more is written for them (no -32001 replies, no
+        ``notifications/cancelled``); records still end and the transport is
+        still closed. The exception is an open long-lived stream (a 2026-07-28
+        ``subscriptions/listen``): it is shielded from that cancel, and the
+        shutdown first ends it with its final result, written before the
+        session closes (shielded, bounded by *cancel_notify_grace*). A handler
+        that shields itself delays the exit for as long as it shields (its
+        late reply is dropped).
 
     Spec: R-09, PI-03, PI-05, TO-07, PG-09, BP-28, PI-04.
     """

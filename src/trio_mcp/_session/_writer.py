@@ -66,7 +66,9 @@ class Writer:
 
     Cancellation: the write-through never yields. A sender blocked by a full
     queue (:meth:`queue`, :meth:`wait_for_room`) queued nothing if cancelled.
-    The writer task is cancelled with the session's nursery.
+    The writer task is cancelled with the session's nursery; cancelled while
+    idle, it leaves the write-through open (until :meth:`close`), so a frame
+    the transport takes at once is still written.
     """
 
     __slots__ = (
@@ -316,6 +318,7 @@ class Writer:
         flushing = transport if offers_flushing(transport) else None
         item: Any
         data: bytes | None = None
+        parked = False
         try:
             async with channel:
                 while True:
@@ -325,7 +328,9 @@ class Writer:
                         # Parked on an empty queue: senders may write through
                         # (see queue_nowait) until one hands us something.
                         self._idle = send_nowait is not None and not self._closed
+                        parked = True
                         item = await channel.receive()
+                        parked = False
                         self._idle = False
                     # Drain what is already queued without a scheduler round
                     # trip per message.
@@ -371,7 +376,12 @@ class Writer:
         except trio.EndOfChannel:
             pass
         finally:
-            self._idle = False
+            # Cancelled while parked (a scope enclosing the session: the
+            # owner's cancel), nothing is queued or half-written: senders
+            # still write through, as before the task was made, so what the
+            # shutdown still writes (a listen's final result) goes out. A
+            # frame the transport cannot take at once is then dropped.
+            self._idle = self._idle and parked
             self._finished = True
             if self._done is not None:
                 self._done.set()

@@ -29,7 +29,9 @@ none of them seeing the connection:
   decides (``_era.py``), as h11 re-picks its reader and writer from
   ``READERS``/``WRITERS`` when its state changes;
 * the rules both eras share: ``MessageReader`` (``_reader.py``) reads what the
-  peer sent into events, ``SendChecks`` (``_sending.py``) checks what we send,
+  peer sent into events, ``SendChecks`` (``_sending.py``) checks what we send
+  and ``OutboundMessages`` there makes it (the ids, the ``_meta``, the
+  records), ``Replies`` (``_replies.py``) answers the peer's requests,
   ``Cancellation`` (``_cancel.py``) and ``ProgressReports`` (``_progress.py``)
   apply those utilities both ways.
 
@@ -85,9 +87,9 @@ import cattrs
 from .. import types as mcp_types
 from ._book import ProtocolStatistics, RequestBook
 from ._cancel import Cancellation
-from ._codec import DEFAULT_MAX_MESSAGE_SIZE, FrameError, decode, encode, encode_result
+from ._codec import DEFAULT_MAX_MESSAGE_SIZE, FrameError, decode, encode
 from ._era import NO_CUSTOM_METHODS, UNKNOWN_PEER, Era, Peer, Side
-from ._errors import ErrorCode, LocalProtocolError, UnsupportedProtocolVersion
+from ._errors import LocalProtocolError, UnsupportedProtocolVersion
 from ._events import (
     Event,
     InvalidMessage,
@@ -110,6 +112,7 @@ from ._modern import ModernEra
 from ._observer import RequestObserver
 from ._progress import ProgressReports
 from ._reader import MessageReader
+from ._replies import Replies
 from ._requests import (
     CancelOrigin,
     Direction,
@@ -122,10 +125,9 @@ from ._requests import (
 from ._revisions import (
     ALL_VERSIONS,
     REVISIONS,
-    V2025_11_25,
     Revision,
 )
-from ._sending import SendChecks
+from ._sending import OutboundMessages, SendChecks
 
 _RELATED_TASK_KEY = mcp_types.RELATED_TASK_META_KEY
 
@@ -205,12 +207,13 @@ class Connection:
         "_lifecycle",
         "_max_message_size",
         "_modern",
-        "_next_id",
+        "_outbound",
         "_peer_capabilities",
         "_peer_info",
         "_peer_instructions",
         "_progress",
         "_reader",
+        "_replies",
         "_sending",
         "_side",
         "close_reason",
@@ -260,6 +263,7 @@ class Connection:
         self._progress = ProgressReports(self._book, progress_interval)
         self._cancellation = Cancellation(self._book)
         self._sending = SendChecks(side, lifecycle)
+        self._outbound = OutboundMessages(side, self._book)
         self._handshake = HandshakeEra(side, lifecycle)
         self._modern = ModernEra(
             side,
@@ -268,6 +272,7 @@ class Connection:
             cache_hints=cache_hints,
             result_server_info=result_server_info,
         )
+        self._replies = Replies(role, self._book, self._modern, self._outbound)
         # The era in force: the handshake's until the opening decides otherwise.
         self._era: Era = self._handshake
         self._reader = MessageReader(
@@ -285,7 +290,6 @@ class Connection:
         # three slots cost less than a tuple kept per connection).
         self._peer_capabilities, self._peer_info, self._peer_instructions = UNKNOWN_PEER
         self.close_reason: str | None = None
-        self._next_id = 1
 
     # ---------------------------------------------------------- configuration
 
@@ -422,50 +426,19 @@ class Connection:
         Spec: ME-06, ME-08, LC-05, LC-06, LC-11, PG-02, PT-14.
         """
         spec = self._check_outbound(method, Kind.REQUEST, custom)
-        lifecycle = self._lifecycle
         if method == "initialize":
             self._handshake.send_initialize()
         else:
-            lifecycle.check_send_request(method)
-        request_id = self._next_id
-        raw = self._unstructure(params)
-        era = self._era
-        request_meta = era.request_meta
-        if want_progress or request_meta is not None:
-            # Fresh dicts for the params and their _meta, built by unpacking
-            # (one lookup, no update call): the caller's dicts and
-            # our constant _meta are never written to, and no two requests
-            # share a _meta dict. The values inside are shared as before: the
-            # capabilities are the connection's own, live (ME-06).
-            raw = {**raw} if raw else {}
-            own = raw.get("_meta")
-            if own:
-                meta = {**request_meta, **own} if request_meta is not None else {**own}
-            else:
-                meta = {**request_meta} if request_meta is not None else {}
-            if want_progress:
-                meta["progressToken"] = request_id
-            raw["_meta"] = meta
-        request = Request(request_id, method, raw)
-        # Serialized now, not by the writer: params that are not JSON fail the
-        # caller here, before an id or a record is spent, and can never take
-        # the writer (and the session) down.
-        data = encode(request)
-        self._next_id += 1
-        book = self._book
-        entry = RequestEntry(
-            request_id,
+            self._lifecycle.check_send_request(method)
+        return self._outbound.request(
             method,
-            Direction.OUTBOUND,
-            book.clock(),
-            request_id if want_progress else None,
+            spec,
+            params,
+            self._era,
+            self.revision,
+            want_progress=want_progress,
+            follows=follows,
         )
-        entry.encoded = data
-        entry.follows = follows
-        if spec.task_augmentable and raw:
-            entry.task_allowed = era.asks_for_task(raw, self.revision)
-        book.add_outbound(entry)
-        return request
 
     def send_notification(
         self, method: str, params: Any = None, *, custom: bool = False
@@ -488,9 +461,7 @@ class Connection:
             )
         self._check_outbound(method, Kind.NOTIFICATION, custom)
         self._lifecycle.check_send_notification(method)
-        note = Notification(method, self._unstructure(params))
-        encode(note)  # not JSON: the caller's error, never the writer's (H-07)
-        return note
+        return self._outbound.notification(method, params)
 
     def rewrite_request(self, request: Request, params: JSONObject | None) -> Request:
         """*request*, still QUEUED, with new *params* (a middleware edited
@@ -500,17 +471,12 @@ class Connection:
             LocalProtocolError: the request is no longer QUEUED, or *params*
                 are not JSON.
         """
-        entry = self._book.outbound_entry(request.id)
-        if entry is None or entry.state is not RequestState.QUEUED:
-            raise LocalProtocolError(f"rewrite_request() for {request.id!r}, which is not queued")
-        rewritten = Request(request.id, request.method, params)
-        entry.encoded = encode(rewritten)
-        return rewritten
+        return self._outbound.rewrite(request, params)
 
     def to_json(self, value: Any) -> JSONObject | None:
         """*value* (an attrs instance of the data model, a JSON object or
         None) in its wire form, with the session's converter."""
-        return self._unstructure(value)
+        return self._outbound.to_json(value)
 
     def restructure_params(self, spec: MethodSpec, params: JSONObject | None) -> Any:
         """*params* read into *spec*'s params type, as a request's are when it
@@ -523,11 +489,6 @@ class Connection:
         return self._sending.check(
             method, kind, self.protocol_version, self._peer_capabilities, custom=custom
         )
-
-    def _unstructure(self, params: Any) -> JSONObject | None:
-        if params is None or isinstance(params, dict):
-            return params
-        return self._side.converter.unstructure(params)  # type: ignore[no-any-return]
 
     def encode(self, message: Message) -> bytes | None:
         """Bytes to write for *message*, or None when it must not be sent.
@@ -682,31 +643,7 @@ class Connection:
 
         Spec: CN-05.
         """
-        entry = self._book.inbound_entry(request_id)
-        if entry is None:
-            return None
-        if entry.state is not RequestState.RUNNING:
-            # COMPLETE is not a transition from QUEUED: the record would stay
-            # QUEUED forever while a response went out. The caller's bug, so raise.
-            raise LocalProtocolError(f"respond() for {request_id!r} before start_inbound()")
-        raw = self._unstructure(result) or {}
-        if entry.envelope is not None:
-            decorated = self._modern.result(entry, raw)
-            if isinstance(decorated, ErrorObject):
-                return self.respond_error(request_id, decorated)
-            raw = decorated
-        try:
-            data = encode_result(request_id, raw)
-        except LocalProtocolError as exc:
-            return self.respond_error(
-                request_id,
-                ErrorObject(int(ErrorCode.INTERNAL_ERROR), f"Internal error: {exc}"),
-            )
-        entry.encoded = data
-        self._book.finish(entry, RequestEvent.COMPLETE)
-        if entry.peer_cancelled:
-            return None
-        return Response(request_id, raw)
+        return self._replies.result(request_id, result, self.revision, self._peer_capabilities)
 
     def respond_error(self, request_id: RequestId, error: ErrorObject) -> ErrorResponse | None:
         """The handler failed: record FAILED; None if the peer cancelled.
@@ -717,30 +654,7 @@ class Connection:
 
         Spec: EL-10.
         """
-        entry = self._book.inbound_entry(request_id)
-        if entry is None:
-            return None
-        if error.code == ErrorCode.URL_ELICITATION_REQUIRED and not self._url_elicitation_ok():
-            error = ErrorObject(
-                int(ErrorCode.INTERNAL_ERROR),
-                "Internal error: the server needs a URL elicitation, which this client "
-                f"did not declare (elicitation.url, protocol {V2025_11_25.version})",
-            )
-        self._book.finish(entry, RequestEvent.FAIL, error=error)
-        if entry.peer_cancelled:
-            return None
-        return ErrorResponse(request_id, error)
-
-    def _url_elicitation_ok(self) -> bool:
-        caps = self._peer_capabilities.get("elicitation")
-        revision = self.revision
-        return (
-            revision is not None
-            and revision.url_elicitation
-            and self._side.role is Role.SERVER
-            and isinstance(caps, dict)
-            and isinstance(caps.get("url"), dict)
-        )
+        return self._replies.error(request_id, error, self.revision, self._peer_capabilities)
 
     def cancel_inbound(
         self, request_id: RequestId, origin: CancelOrigin, reason: str | None

@@ -1,4 +1,5 @@
-"""What one side may send: the checks of an outbound request or notification.
+"""What one side sends: the checks of an outbound request or notification,
+and the messages made once they pass.
 
 Theory of operation
 -------------------
@@ -17,15 +18,26 @@ otherwise (our own bug, never the peer's):
 
 The lifecycle's own permissions (LC-05, LC-06) are the
 :class:`~trio_mcp.protocol.Lifecycle`'s, checked by the connection next.
+
+Then :class:`OutboundMessages` makes the message: a request gets the next id
+(never reused), the era's ``_meta`` and its progress token, is serialized at
+once (params that are not JSON fail the caller, before an id or a record is
+spent, and never the writer) and gets its QUEUED record in the book.
 """
 
 from __future__ import annotations
 
-from ._era import Side
+from typing import Any
+
+from ._book import RequestBook
+from ._codec import encode
+from ._era import Era, Side
 from ._errors import LocalProtocolError
 from ._lifecycle import Lifecycle, SessionState
-from ._messages import JSONObject
+from ._messages import JSONObject, Notification, Request, RequestId
 from ._methods import Kind, MethodSpec, custom_method, lookup
+from ._requests import Direction, RequestEntry, RequestState
+from ._revisions import Revision
 
 
 class SendChecks:
@@ -117,3 +129,108 @@ class SendChecks:
             # when we declared it (LC-11).
             raise LocalProtocolError(f"{method!r} needs the {gate}, which we did not declare")
         return spec
+
+
+class OutboundMessages:
+    """The requests and notifications of one side, made once checked (see
+    the module): the ids, the ``_meta``, the records.
+
+    Args:
+        side: this end of the connection (its converter).
+        book: the connection's requests (each request's record goes there).
+    """
+
+    __slots__ = ("_book", "_converter", "_next_id")
+
+    def __init__(self, side: Side, book: RequestBook) -> None:
+        self._book = book
+        self._converter = side.converter
+        self._next_id = 1
+
+    def request(
+        self,
+        method: str,
+        spec: MethodSpec,
+        params: Any,
+        era: Era,
+        revision: Revision | None,
+        *,
+        want_progress: bool,
+        follows: RequestId | None,
+    ) -> Request:
+        """The request *method* (its row: *spec*) with *params*, in *era*, and its QUEUED
+        record (see :meth:`Connection.send_request`).
+
+        Raises:
+            LocalProtocolError: *params* are not JSON.
+        """
+        request_id = self._next_id
+        raw = self.to_json(params)
+        request_meta = era.request_meta
+        if want_progress or request_meta is not None:
+            # Fresh dicts for the params and their _meta, built by unpacking
+            # (one lookup, no update call): the caller's dicts and
+            # our constant _meta are never written to, and no two requests
+            # share a _meta dict. The values inside are shared as before: the
+            # capabilities are the connection's own, live (ME-06).
+            raw = {**raw} if raw else {}
+            own = raw.get("_meta")
+            if own:
+                meta = {**request_meta, **own} if request_meta is not None else {**own}
+            else:
+                meta = {**request_meta} if request_meta is not None else {}
+            if want_progress:
+                meta["progressToken"] = request_id
+            raw["_meta"] = meta
+        request = Request(request_id, method, raw)
+        # Serialized now, not by the writer: params that are not JSON fail the
+        # caller here, before an id or a record is spent, and can never take
+        # the writer (and the session) down.
+        data = encode(request)
+        self._next_id += 1
+        book = self._book
+        entry = RequestEntry(
+            request_id,
+            method,
+            Direction.OUTBOUND,
+            book.clock(),
+            request_id if want_progress else None,
+        )
+        entry.encoded = data
+        entry.follows = follows
+        if spec.task_augmentable and raw:
+            entry.task_allowed = era.asks_for_task(raw, revision)
+        book.add_outbound(entry)
+        return request
+
+    def notification(self, method: str, params: Any) -> Notification:
+        """The notification *method* with *params*.
+
+        Raises:
+            LocalProtocolError: *params* are not JSON.
+        """
+        note = Notification(method, self.to_json(params))
+        encode(note)  # not JSON: the caller's error, never the writer's (H-07)
+        return note
+
+    def rewrite(self, request: Request, params: JSONObject | None) -> Request:
+        """*request*, still QUEUED, with new *params* (see
+        :meth:`Connection.rewrite_request`).
+
+        Raises:
+            LocalProtocolError: the request is no longer QUEUED, or *params*
+                are not JSON.
+        """
+        entry = self._book.outbound_entry(request.id)
+        if entry is None or entry.state is not RequestState.QUEUED:
+            raise LocalProtocolError(f"rewrite_request() for {request.id!r}, which is not queued")
+        rewritten = Request(request.id, request.method, params)
+        entry.encoded = encode(rewritten)
+        return rewritten
+
+    def to_json(self, value: Any) -> JSONObject | None:
+        """*value* (an attrs instance, a JSON object or None) in its wire
+        form, with the side's converter."""
+        if value is None or isinstance(value, dict):
+            return value
+        return self._converter.unstructure(value)  # type: ignore[no-any-return]

@@ -33,6 +33,7 @@ Spec: HT-01..HT-37 (server side), SS-01..SS-05 and SS-07 (legacy endpoints, in
 from __future__ import annotations
 
 import logging
+import os
 import socket
 from collections.abc import (
     AsyncIterator,
@@ -671,6 +672,7 @@ async def serve_http_app(
     read_timeout: float | None = None,
     drain: Drain | None = None,
     drain_on_signal: bool = False,
+    sock: socket.socket | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Run *app* on hypercorn's Trio worker, with the nursery its sessions live in.
@@ -679,6 +681,13 @@ async def serve_http_app(
     port 0 picks a free port. *header_timeout* (10 s) and *read_timeout* (off)
     are hypercorn's: see :func:`hypercorn_config`. A warning is logged when
     binding a non-loopback address without an explicit ``allowed_hosts``.
+
+    *sock*, a bound TCP socket (e.g. inherited from the process that started
+    this one), is served instead of binding *host* and *port*, which must
+    then be left at their defaults. It stays the caller's: served through a
+    duplicate of its descriptor, it is still open, and still listening, when
+    this returns, so connections made until it is served again (a restarted
+    instance on the same socket) wait in its queue.
 
     With a *drain* (:class:`~trio_mcp.transports.Drain`), starting it takes the
     instance out of service in order and then returns (see its module);
@@ -692,9 +701,17 @@ async def serve_http_app(
     """
     from hypercorn.trio import serve
 
+    if sock is not None:
+        if (host, port) != ("127.0.0.1", 0):
+            raise ValueError("give either a socket or a host and port to serve on, not both")
+        host = str(sock.getsockname()[0])
     if not is_loopback_host(host) and app.policy.allowed_hosts is None:
         logger.warning("binding %s without allowed_hosts: Host is not validated", host)
     config = hypercorn_config(host, port, header_timeout=header_timeout, read_timeout=read_timeout)
+    if sock is not None:
+        # hypercorn adopts (and at the end closes) the descriptor it is given:
+        # a duplicate, so the caller's socket outlives this server.
+        config.bind = [f"fd://{os.dup(sock.fileno())}"]
     stop_accepting = trio.Event()
     if drain is not None:
         # The drain decides when connections are cut, not hypercorn's grace.

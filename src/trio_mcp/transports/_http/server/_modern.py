@@ -79,6 +79,9 @@ VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 MODERN_HEAD_DEFERRAL = 2.0
 #: Seconds between SSE keep-alive comments on a quiet modern stream.
 MODERN_KEEPALIVE = 15.0
+#: Seconds a listen POST whose server is stopping has to send what its
+#: session wrote last (the final result) to a client that may not be reading.
+FINAL_EVENTS_GRACE = 1.0
 
 #: The ``x-mcp-header`` annotations of a tool, by name (empty: none, or no such tool).
 ToolHeaders = Callable[[str], Sequence[HeaderAnnotation]]
@@ -224,8 +227,15 @@ class ModernPost:
             self._open_stateless,
             transport,
             opening_version,
-            lambda deliver: self._answer(
-                receive, tracked, transport, stream, deliver, posted.body, request_id
+            lambda deliver, stop: self._answer(
+                receive,
+                tracked,
+                transport,
+                stream,
+                deliver,
+                stop if listen else None,
+                posted.body,
+                request_id,
             ),
             identity=Identity(caller),
             fed=True,
@@ -259,6 +269,7 @@ class ModernPost:
         transport: HttpServerTransport,
         stream: Stream,
         deliver: Deliver,
+        stop: Stop | None,
         body: bytes,
         request_id: Any,
     ) -> None:
@@ -282,7 +293,7 @@ class ModernPost:
             return  # the client left: run_one_request cancels the request
         if first is _SLOW:
             # Slow to start: the head goes out now, the messages as they come.
-            await stream_sse(receive, send, transport, stream, conn, keepalive=self.keepalive)
+            await self._stream(receive, send, transport, stream, conn, stop)
             return
         if first is END:
             transport.detach(stream, conn)
@@ -292,9 +303,7 @@ class ModernPost:
         ready, ended = conn.take_ready(first)
         events = b"".join(format_event(data, event="message") for _, data in ready)
         if not ended:
-            await stream_sse(
-                receive, send, transport, stream, conn, first=events, keepalive=self.keepalive
-            )
+            await self._stream(receive, send, transport, stream, conn, stop, first=events)
             return
         transport.detach(stream, conn)
         if len(ready) == 1:
@@ -304,6 +313,61 @@ class ModernPost:
             await respond(send, modern_status(data), data, content_type=JSON)
         else:
             await respond(send, 200, events, headers=sse_headers(None))
+
+    async def _stream(
+        self,
+        receive: Receive,
+        send: Send,
+        transport: HttpServerTransport,
+        stream: Stream,
+        conn: ResponseQueue,
+        stop: Stop | None,
+        *,
+        first: bytes | None = None,
+    ) -> None:
+        """The SSE response of a request that did not answer at once; *stop*
+        is given for a ``subscriptions/listen`` stream.
+
+        Cancellation: the server is stopping (a client's leaving is no
+        cancellation here: it ends the wait). A listen stream's session is
+        then shut down while the response is still open, so that the stream
+        ends with its final ``complete`` result (SB-09; the session bounds
+        that by its ``cancel_notify_grace``), and what the session wrote is
+        sent as the body's last chunk, shielded and bounded by
+        :data:`FINAL_EVENTS_GRACE`. Then ``Cancelled`` goes on. Any other
+        request is simply cancelled with the POST.
+        """
+        try:
+            await stream_sse(
+                receive, send, transport, stream, conn, first=first, keepalive=self.keepalive
+            )
+        except trio.Cancelled:
+            if stop is not None:
+                await self._final_events(send, transport, stream, stop)
+            raise
+
+    @staticmethod
+    async def _final_events(
+        send: Send, transport: HttpServerTransport, stream: Stream, stop: Stop
+    ) -> None:
+        """Shut the session down (the owner's cancel: its listen streams end
+        with their final result) and send what it wrote to *stream* meanwhile
+        as the body's last chunk (see :meth:`_stream`)."""
+        conn = transport.attach(stream)
+        ready: list[Any] = []
+        try:
+            await stop()
+        finally:
+            item = conn.take_nowait()
+            if item is not NOTHING:
+                ready = conn.take_ready(item)[0]
+            transport.detach(stream, conn)
+            body = b"".join(format_event(data, event="message") for _, data in ready)
+            with trio.CancelScope(shield=True), trio.move_on_after(FINAL_EVENTS_GRACE):
+                if isinstance(send, TrackedSend) and not send.started:
+                    start = {"type": "http.response.start", "status": 200}
+                    await send({**start, "headers": sse_headers(None)})
+                await send({"type": "http.response.body", "body": body, "more_body": False})
 
     async def _first_message(self, receive: Receive, conn: ResponseQueue) -> Any:
         """The stream's first item (``END`` if it ended), waited for up to
@@ -348,11 +412,14 @@ class ModernPost:
 
 class FrameSink(Protocol):
     """How a stateless POST hands its one frame to a session with no reader
-    (a :class:`~trio_mcp.lowlevel.Session` opened with ``reader=False``)."""
+    (a :class:`~trio_mcp.lowlevel.Session` opened with ``reader=False``), and
+    shuts it down when the server stops."""
 
     async def feed(self, data: bytes) -> None: ...
 
     def feed_eof(self) -> None: ...
+
+    async def aclose(self, reason: str = ...) -> None: ...
 
 
 class OpenStateless(Protocol):
@@ -376,6 +443,9 @@ class OpenStateless(Protocol):
 #: Hands the POST's frame to its session: a sink's ``feed`` or the
 #: transport's ``deliver``.
 Deliver = Callable[[bytes], Awaitable[None]]
+#: Shuts the POST's session down in the calling task (a sink's ``aclose``;
+#: a checkpoint when the session reads for itself).
+Stop = Callable[[], Awaitable[None]]
 
 
 async def run_stateless_session(
@@ -399,7 +469,7 @@ async def run_stateless_session(
         open_stateless,
         transport,
         version,
-        lambda _deliver: transport.wait_peer_closed(),
+        lambda _deliver, _stop: transport.wait_peer_closed(),
         identity=identity,
     )
 
@@ -408,13 +478,14 @@ async def run_one_request(
     open_stateless: OpenStateless,
     transport: HttpServerTransport,
     version: str | None,
-    answer: Callable[[Deliver], Awaitable[None]],
+    answer: Callable[[Deliver, Stop], Awaitable[None]],
     *,
     identity: Identity,
     fed: bool = False,
 ) -> bool:
-    """Serve a stateless POST: run ``answer(deliver)`` (which delivers the
-    body with ``deliver`` and writes the response) inside the POST's
+    """Serve a stateless POST: run ``answer(deliver, stop)`` (which delivers
+    the body with ``deliver`` and writes the response; ``stop`` shuts the
+    session down while the response is still open) inside the POST's
     one-request session, in the caller's own task; True if ``answer`` ran to
     its end. *identity* is who sent the POST. With *fed*, ``deliver`` is the
     session's own ``feed`` when the session has no reader (see
@@ -433,15 +504,19 @@ async def run_one_request(
     was then cancelled, and False tells the caller to answer 500 if the
     response has not started. The transport is closed in every case.
 
-    Cancellation: cancelling the caller (the client went and the server
-    cancelled the POST) cancels the session and its request at once, as for
-    any session inside a cancelled scope.
+    Cancellation: cancelling the caller (the server stops) cancels the
+    session and its request at once, as for any session inside a cancelled
+    scope; a ``subscriptions/listen`` first ends with its final result,
+    which ``answer`` writes when it is cancelled by calling ``stop``.
     """
     answered = False
     try:
         async with open_stateless(transport, version, fed=fed, identity=identity) as sink:
             try:
-                await answer(transport.deliver if sink is None else sink.feed)
+                if sink is None:
+                    await answer(transport.deliver, trio.lowlevel.checkpoint)
+                else:
+                    await answer(sink.feed, sink.aclose)
                 answered = True
             finally:
                 transport.peer_closed()
