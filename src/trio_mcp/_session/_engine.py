@@ -30,7 +30,9 @@ callable or two), never with the session:
 * :class:`~trio_mcp._session._notifier.Notifier` runs notification handlers one
   at a time, in receive order, in a task that exists only while notifications
   wait; :class:`~trio_mcp._session._keepalive.Keepalive` pings the peer, if
-  asked to.
+  asked to;
+* with middleware, :class:`~trio_mcp._session._chained.ChainedMessages` runs
+  what the session answers, acts on or makes itself through the chain.
 
 Shutdown (leaving ``open_session``, or :meth:`Session.aclose`) runs in a fixed
 order, each step bounded, all of it shielded (see :meth:`Session.aclose`).
@@ -51,7 +53,7 @@ from typing import Any, Protocol, TypeVar, cast, final
 
 import trio
 
-from .._errors import MiddlewareError, RPCError, SessionClosed
+from .._errors import MiddlewareError, SessionClosed
 from .._transport import (
     ANONYMOUS,
     Caller,
@@ -87,6 +89,7 @@ from ..protocol import (
     ResponseReceived,
     SessionState,
 )
+from ._chained import ChainedMessages
 from ._inbound import SESSION_ANSWERED, InboundRequests, NamesRequest
 from ._keepalive import Keepalive
 from ._middleware import Call, Chain, Middleware
@@ -150,6 +153,7 @@ class Session:
     __slots__ = (
         "__weakref__",
         "_accepting",
+        "_chained",
         "_closed",
         "_context_factory",
         "_frames_in",
@@ -214,8 +218,6 @@ class Session:
         )
         self._outbound = OutboundCalls(protocol, self._writer, cancel_notify_grace)
         self._middleware = middleware = middleware_of(dispatcher)
-        if middleware:
-            self._outbound.through = self._through
         self._inbound = InboundRequests(
             protocol,
             nursery,
@@ -227,6 +229,20 @@ class Session:
             middleware=middleware,
             origins=transport if middleware and offers_origin(transport) else None,
         )
+        # The session's own messages through the chain (None: no middleware).
+        self._chained: ChainedMessages | None = None
+        if middleware:
+            writer = self._writer
+            self._chained = chained = ChainedMessages(
+                self,
+                protocol,
+                middleware,
+                self._inbound,
+                self._outbound,
+                writer.queue,
+                writer.queue_reply,
+            )
+            self._outbound.through = chained.through
         self._notifier = Notifier(nursery, self._handle_notification, outgoing_buffer)
         self._accepting = True
         # Flags, not Events: an Event is made only if a task waits for one.
@@ -386,8 +402,8 @@ class Session:
 
         Cancellation: as :meth:`notify`.
         """
-        if self._middleware:
-            await self._through(message, self._send_notification)
+        if self._chained is not None:
+            await self._chained.through(message, self._send_notification)
             return
         await self._send_notification(message)
 
@@ -408,8 +424,8 @@ class Session:
         """
         self._check_open()
         note = self.protocol.task_progress_notification(token, progress, total, message, meta=meta)
-        if self._middleware:
-            await self._through(note, self._send_notification)
+        if self._chained is not None:
+            await self._chained.through(note, self._send_notification)
             return
         await self._send_notification(note)
 
@@ -645,7 +661,7 @@ class Session:
     def _make_context(
         self, request_id: RequestId, method: str, params: Any, meta: JSONObject | None
     ) -> NamesRequest:
-        queue = self._queue_through if self._middleware else self._writer.queue
+        queue = self._writer.queue if self._chained is None else self._chained.queue
         return self._context_factory(
             self, self.protocol, queue, request_id, method, params, meta, self.caller
         )
@@ -735,108 +751,6 @@ class Session:
         async with Chain(self._middleware, call):
             await self.dispatcher.handle_notification(self, event)
 
-    async def _through(
-        self, message: Notification, send: Callable[[Message], Awaitable[None]]
-    ) -> None:
-        """An outbound notification the session or the protocol layer made
-        (``notifications/initialized``, a handler's progress, a cancel) inside
-        the chain: sent with *send*, with the params the middleware left."""
-        params = message.params
-        call = Call(
-            self.protocol,
-            Direction.OUTBOUND,
-            "notification",
-            message.method,
-            None,
-            None if params is None else {**params},
-            session=self,
-        )
-        async with Chain(self._middleware, call):
-            if call.params != params:
-                message = Notification(message.method, call.params)
-            await send(message)
-
-    async def _queue_through(self, message: Message) -> None:
-        """A handler's context's queue with middleware: its notifications
-        (progress) pass through the chain."""
-        if type(message) is Notification:
-            await self._through(message, self._writer.queue)
-        else:
-            await self._writer.queue(message)
-
-    async def _answer_through(self, event: RequestReceived) -> None:
-        """A request the reader answers itself (``ping``, ``initialize``,
-        ``server/discover``) inside the chain, in the reader's task, so it is
-        still answered before the next frame is read. A middleware's error
-        answers it as it answers any request."""
-        request = event.request
-        protocol = self.protocol
-        call = Call(
-            protocol,
-            Direction.INBOUND,
-            "request",
-            request.method,
-            request.id,
-            request.params,
-            session=self,
-            origin=self._inbound.origin(),
-        )
-        protocol.start_inbound(request.id)
-        reply: Message | None
-        try:
-            async with Chain(self._middleware, call):
-                call.result = self._inbound.answer_itself(event)
-        except RPCError as exc:
-            reply = protocol.respond_error(request.id, exc.to_error())
-        else:
-            reply = protocol.respond(request.id, call.result)
-        if reply is not None:
-            await self._writer.queue_reply(reply)
-
-    async def _cancel_through(self, event: CancelReceived) -> None:
-        """The peer's ``notifications/cancelled`` inside the chain, acted on
-        inside it."""
-        call = Call(
-            self.protocol,
-            Direction.INBOUND,
-            "notification",
-            "notifications/cancelled",
-            None,
-            event.raw_params,
-            session=self,
-            origin=self._inbound.origin(),
-        )
-        async with Chain(self._middleware, call):
-            self._inbound.on_cancel(event)
-
-    async def _progress_through(self, event: ProgressReceived) -> None:
-        """The peer's ``notifications/progress`` for one of our requests inside
-        the chain, acted on inside it."""
-        call = Call(
-            self.protocol,
-            Direction.INBOUND,
-            "notification",
-            "notifications/progress",
-            None,
-            event.raw_params,
-            session=self,
-            origin=self._inbound.origin(),
-        )
-        async with Chain(self._middleware, call):
-            self._outbound.on_progress(event)
-
-    def _on_cancel(self, event: CancelReceived) -> Awaitable[None] | None:
-        if self._middleware:
-            return self._cancel_through(event)
-        self._inbound.on_cancel(event)
-        return None
-
-    def _on_progress(self, event: ProgressReceived) -> Awaitable[None] | None:
-        if self._middleware:
-            return self._progress_through(event)
-        self._outbound.on_progress(event)
-        return None
-
     async def _reader(self) -> None:
         data: bytes | None
         # The transport contract's optional fast path (see src/trio_mcp/_transport.py).
@@ -899,8 +813,8 @@ class Session:
                 await wait_for
 
     def _on_request(self, event: RequestReceived) -> Awaitable[None] | None:
-        if self._middleware and event.request.method in SESSION_ANSWERED:
-            return self._answer_through(event)
+        if self._chained is not None and event.request.method in SESSION_ANSWERED:
+            return self._chained.answer(event)
         reply = self._inbound.start(event)
         return None if reply is None else self._writer.queue_reply(reply)
 
@@ -948,8 +862,22 @@ _HANDLERS: dict[type[object], _EventHandler] = dict(
         _on(ResponseReceived, lambda session, event: session._outbound.on_response(event)),
         _on(RequestReceived, Session._on_request),
         _on(ErrorReceived, lambda session, event: session._outbound.on_error(event)),
-        _on(CancelReceived, Session._on_cancel),
-        _on(ProgressReceived, Session._on_progress),
+        _on(
+            CancelReceived,
+            lambda session, event: (
+                session._inbound.on_cancel(event)
+                if session._chained is None
+                else session._chained.cancel(event)
+            ),
+        ),
+        _on(
+            ProgressReceived,
+            lambda session, event: (
+                session._outbound.on_progress(event)
+                if session._chained is None
+                else session._chained.progress(event)
+            ),
+        ),
         _on(NotificationReceived, lambda session, event: session._notifier.queue(event)),
         _on(InvalidMessage, Session._on_invalid_message),
         _on(Ignored, lambda _, event: logger.debug("ignored (%s): %s", event.reason, event.detail)),

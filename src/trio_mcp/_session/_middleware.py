@@ -95,9 +95,10 @@ class Call:
         session: the :class:`~trio_mcp.lowlevel.Session` the message passes
             through (its ``transport``, its ``protocol``).
         origin: inbound, where the frame that carried it came from (a
-            :class:`~trio_mcp.lowlevel.FrameOrigin`), when the transport says (Streamable HTTP: the POST's client address and W3C
-            trace headers); None otherwise, and for the notifications that
-            reach a handler (read later than their frame).
+            :class:`~trio_mcp.lowlevel.FrameOrigin`), when the transport says
+            (Streamable HTTP: the POST's client address and W3C trace
+            headers); None otherwise, and for the notifications that reach a
+            handler (read later than their frame).
         result: after the inner part ran: an inbound request's result as the
             JSON object to be sent (edits are sent); an outbound request's
             result as the caller gets it (typed for core methods, a JSON
