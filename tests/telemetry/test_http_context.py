@@ -9,7 +9,15 @@ from typing import Any
 
 import orjson
 import pytest
-from http_helpers import init_body, open_raw_session, post_headers, raw_client, running
+import trio
+from http_helpers import (
+    init_body,
+    legacy_sse_stream,
+    open_raw_session,
+    post_headers,
+    raw_client,
+    running,
+)
 from otel_sdk import Sdk
 from test_spans import named, observed
 
@@ -130,6 +138,25 @@ async def test_the_initialize_post_parents_the_initialize_span() -> None:
         headers = {**post_headers(), "traceparent": HEADER}
         answer = await http.post("/mcp", content=init_body(), headers=headers)
         assert answer.status_code == 200, answer.text
+    span = served(sdk, "initialize", 1)
+    assert (span["trace_id"], span["parent_id"]) == (HEADER_TRACE, HEADER_SPAN)
+    assert span["attributes"]["client.address"] == "127.0.0.1"
+
+
+async def test_the_legacy_sse_post_parents_the_span() -> None:
+    # HTTP+SSE: the answer comes on the GET stream; the POST carries the headers.
+    sdk = Sdk()
+    headers = {"content-type": "application/json", "traceparent": HEADER}
+    async with (
+        running(echo_server(sdk)) as (url, _),
+        raw_client(url) as http,
+        legacy_sse_stream(url) as (stream, endpoint, seen),
+    ):
+        answer = await http.post(endpoint, content=init_body(), headers=headers)
+        assert answer.status_code == 202
+        with trio.fail_after(10):
+            while b"protocolVersion" not in seen:
+                seen += await stream.receive_some()
     span = served(sdk, "initialize", 1)
     assert (span["trace_id"], span["parent_id"]) == (HEADER_TRACE, HEADER_SPAN)
     assert span["attributes"]["client.address"] == "127.0.0.1"
