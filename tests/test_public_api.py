@@ -70,6 +70,8 @@ KERNEL = {
     "BoundedTransport",
     "EraHints",
     "HeaderMirroringTransport",
+    "OriginTransport",
+    "FrameOrigin",
     "RequestObserver",
     "FrameDirection",
     "SlowStepReporter",

@@ -108,12 +108,21 @@ Who is asking (optional)
     request of the same principal presents a new token. Each request's
     context keeps the :class:`Caller` current when it arrived.
 
+Where a frame came from (optional)
+    A transport that knows, per frame, who sent it and in what outer context
+    (Streamable HTTP: the POST's peer address and its W3C trace headers) is an
+    :class:`OriginTransport`: its ``frame_origin`` is the
+    :class:`FrameOrigin` of the frame ``receive`` returned last (or of the one
+    request a per-POST transport carries). The session reads it as it takes
+    that frame, before the next ``receive``; telemetry puts the peer's address
+    on the spans and the trace headers in the spans' parentage.
+
 Spec: TR-01 (UTF-8 messages), TR-03 (a custom transport documents its framing).
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeGuard, final, runtime_checkable
 
 import attrs
@@ -225,6 +234,36 @@ class Identity:
         self._caller = caller
 
 
+@final
+@attrs.frozen
+class FrameOrigin:
+    """Where one inbound frame came from, as its transport knows.
+
+    Attributes:
+        peer: the sender's address and port (an HTTP request's client), or None.
+        trace_context: the W3C trace context the outer request carried
+            (``traceparent``, ``tracestate``, ``baggage`` headers, by
+            lower-case name), or None when it carried none.
+    """
+
+    peer: tuple[str, int] | None = None
+    trace_context: Mapping[str, str] | None = None
+
+
+@runtime_checkable
+class OriginTransport(Protocol):
+    """A transport that says where each frame came from (see "Where a frame
+    came from" in the module docstring).
+
+    Cancellation: no I/O; nothing waits.
+    """
+
+    @property
+    def frame_origin(self) -> FrameOrigin | None:
+        """The origin of the frame received last (None: not known)."""
+        ...
+
+
 @runtime_checkable
 class NowaitSendTransport(Protocol):
     """A transport that can send a frame without yielding (the fast path)."""
@@ -294,6 +333,11 @@ def offers_nowait_receive(transport: Transport) -> TypeGuard[NowaitReceiveTransp
 def offers_flushing(transport: Transport) -> TypeGuard[FlushingTransport]:
     """Whether *transport*'s class offers :class:`FlushingTransport`."""
     return offers(transport, FlushingTransport)
+
+
+def offers_origin(transport: Transport) -> TypeGuard[OriginTransport]:
+    """Whether *transport*'s class offers :class:`OriginTransport`."""
+    return offers(transport, OriginTransport)
 
 
 def offers_bound(transport: Transport) -> TypeGuard[BoundedTransport]:

@@ -32,10 +32,12 @@ from ._transport import (
     Caller,
     EraHints,
     FlushingTransport,
+    FrameOrigin,
     HeaderMirroringTransport,
     Identity,
     NowaitReceiveTransport,
     NowaitSendTransport,
+    OriginTransport,
     Transport,
 )
 from .protocol import (
@@ -70,6 +72,8 @@ __all__ = [
     "BoundedTransport",
     "EraHints",
     "HeaderMirroringTransport",
+    "OriginTransport",
+    "FrameOrigin",
     # the records of requests, and who watches them
     "RequestRecord",
     "RequestState",

@@ -157,6 +157,81 @@ async def test_notifications_pass_through_both_ways() -> None:
     assert ("client", "before", "inbound", "notification", "notifications/message") in notes
 
 
+async def test_the_sessions_own_messages_pass_through_too(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # What the session answers or acts on itself, before any handler: the
+    # handshake, ping, the peer's progress and its cancel.
+    log: Log = []
+    server = server_with_tools()
+
+    @server.tool()
+    async def steps(ctx: Context) -> str:
+        await ctx.report_progress(1, 2)
+        return "done"
+
+    server.add_middleware(recording("server", log))
+    async with open_memory_client(
+        server, era="legacy", middleware=[recording("client", log)]
+    ) as client:
+        await client.ping()
+        await client.call_tool("steps", {}, on_progress=lambda _: None)
+        with trio.move_on_after(1):
+            await client.call_tool("forever", {})
+        await client.ping()  # the cancel has been read by now
+    before = {entry[:5] for entry in log if entry[1] == "before"}
+    for method in ("initialize", "ping"):
+        assert ("server", "before", "inbound", "request", method) in before
+        assert ("client", "before", "outbound", "request", method) in before
+    assert ("client", "before", "outbound", "notification", "notifications/initialized") in before
+    assert ("server", "before", "inbound", "notification", "notifications/initialized") in before
+    assert ("client", "before", "inbound", "notification", "notifications/progress") in before
+    assert ("server", "before", "outbound", "notification", "notifications/progress") in before
+    assert ("server", "before", "inbound", "notification", "notifications/cancelled") in before
+    assert ("client", "before", "outbound", "notification", "notifications/cancelled") in before
+    # The answer is given after the chain unwound: the record completed then.
+    ((_, _, _, error, record),) = [
+        entry for entry in only(log, "initialize") if entry[:2] == ("server", "after")
+    ]
+    assert error is None
+    assert record.state is RequestState.RUNNING
+
+
+async def test_server_discover_passes_through_and_its_result_may_be_edited() -> None:
+    seen: Log = []
+
+    @asynccontextmanager
+    async def stamp(call: Call) -> AsyncIterator[None]:
+        seen.append((call.direction.value, call.method, call.context is None))
+        yield
+        if call.method in ("server/discover", "ping"):
+            call.result.setdefault("_meta", {})["com.example/stamped"] = True
+
+    server = server_with_tools()
+    server.add_middleware(stamp)
+    async with open_memory_client(server, era="modern") as client:
+        assert client.discover_result is not None
+        assert client.discover_result.meta is not None
+        assert client.discover_result.meta["com.example/stamped"] is True
+    assert ("inbound", "server/discover", True) in seen
+
+
+async def test_an_rpc_error_from_a_middleware_answers_ping() -> None:
+    @asynccontextmanager
+    async def no_pings(call: Call) -> AsyncIterator[None]:
+        if call.method == "ping":
+            raise RPCError(-32001, "no pings here")
+        yield
+
+    server = server_with_tools()
+    server.add_middleware(no_pings)
+    async with open_memory_client(server, era="legacy") as client:
+        with pytest.raises(RPCError, match="no pings here"):
+            await client.ping()
+        result = await client.call_tool("echo", {"text": "still here"})
+    assert result.content[0].text == "still here"  # type: ignore[union-attr]
+
+
 # ------------------------------------------------------------- the five outcomes
 
 

@@ -5,6 +5,7 @@ alone, so no other test sees trace context in its frames)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Literal
@@ -43,9 +44,15 @@ def shop(sdk: Sdk, mode: Mode = "native", name: str = "shop") -> Server:
     return server
 
 
-def observed(sdk: Sdk, role: Literal["client", "server"], mode: Mode = "native") -> Telemetry:
+def observed(
+    sdk: Sdk, role: Literal["client", "server"], mode: Mode = "native", *, capture: bool = False
+) -> Telemetry:
     return Telemetry(
-        role, mode, tracer_provider=sdk.tracer_provider, meter_provider=sdk.meter_provider
+        role,
+        mode,
+        tracer_provider=sdk.tracer_provider,
+        meter_provider=sdk.meter_provider,
+        capture=capture,
     )
 
 
@@ -95,6 +102,65 @@ async def test_a_call_is_a_client_span_and_its_child_server_span(era: str) -> No
         assert child["name"] == "tools/list"
         assert child["kind"] == "SERVER"
     assert not [s for s in spans if "mcp.session.id" in s["attributes"]]
+
+
+@ERAS
+async def test_the_sessions_own_requests_have_their_pair_of_spans(era: str) -> None:
+    # Answered by the session before any handler runs, and still observed.
+    sdk = Sdk()
+    async with connected(sdk, era) as client:
+        await client.ping()
+    spans = sdk.spans()
+    # 2026-07-28 has no ping: the client's ping asks server/discover again.
+    opening = "initialize" if era == "legacy" else "server/discover"
+    for method in (opening, "ping" if era == "legacy" else opening):
+        sent_spans = named(spans, method, "CLIENT")
+        assert len(sent_spans) == (2 if era == "modern" else 1)
+        for sent in sent_spans:
+            [served] = [s for s in spans if s["parent_id"] == sent["span_id"]]
+            assert served["name"] == method
+            assert served["kind"] == "SERVER"
+            assert served["trace_id"] == sent["trace_id"]
+            assert served["attributes"]["mcp.method.name"] == method
+            request_id = sent["attributes"]["jsonrpc.request.id"]
+            assert served["attributes"]["jsonrpc.request.id"] == request_id
+            assert served["status"] == "UNSET"
+    if era == "legacy":
+        # The handshake's closing notification: a span on each side, one trace.
+        [told] = named(spans, "notifications/initialized", "CLIENT")
+        [heard] = named(spans, "notifications/initialized", "SERVER")
+        assert heard["parent_id"] == told["span_id"]
+    points = sdk.points()["mcp.server.operation.duration"]
+    assert {attributes["mcp.method.name"] for attributes, _ in points} >= {opening}
+
+
+async def test_the_peers_progress_and_cancel_have_server_spans(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    sdk = Sdk()
+    server = shop(sdk)
+
+    @server.tool()
+    async def steps(ctx: Context) -> str:
+        await ctx.report_progress(1, 2)
+        return "done"
+
+    async with connected(sdk, "legacy", server) as client:
+        await client.call_tool("steps", {}, on_progress=lambda _: None)
+        with trio.move_on_after(1):
+            await client.call_tool("slow", {"seconds": 10})
+        await client.ping()  # the cancel has been read by now
+    spans = sdk.spans()
+    [progress] = named(spans, "notifications/progress", "SERVER")
+    [cancel] = named(spans, "notifications/cancelled", "SERVER")
+    # Each has its CLIENT span on the sending side, and is its child.
+    [told] = named(spans, "notifications/progress", "CLIENT")
+    assert progress["parent_id"] == told["span_id"]
+    [told] = named(spans, "notifications/cancelled", "CLIENT")
+    assert cancel["parent_id"] == told["span_id"]
+    assert progress["attributes"]["mcp.method.name"] == "notifications/progress"
+    assert cancel["attributes"]["mcp.method.name"] == "notifications/cancelled"
+    assert "jsonrpc.request.id" not in cancel["attributes"]
 
 
 @ERAS
@@ -404,3 +470,41 @@ async def test_a_handshake_era_session_records_its_duration(era: str) -> None:
         assert "mcp.server.session.duration" not in points
         return
     assert points["mcp.server.session.duration"] == [({"mcp.protocol.version": "2025-11-25"}, 1)]
+
+
+@ERAS
+async def test_captured_tool_arguments_and_results_only_when_asked(era: str) -> None:
+    sdk = Sdk()
+    server = Server("shop", telemetry="off")
+    server.add_middleware(observed(sdk, "server", capture=True))
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        return text
+
+    @server.tool()
+    async def refuse() -> str:
+        raise ToolError("no such order")
+
+    async with open_memory_client(
+        server, era=era, telemetry="off", middleware=[observed(sdk, "client", capture=True)]
+    ) as client:
+        await client.call_tool("echo", {"text": "hi"})
+        await client.call_tool("refuse", {})
+        await client.list_tools()
+    spans = sdk.spans()
+    for kind in ("CLIENT", "SERVER"):
+        [span] = named(spans, "tools/call echo", kind)
+        attributes = span["attributes"]
+        assert json.loads(attributes["gen_ai.tool.call.arguments"]) == {"text": "hi"}
+        result = json.loads(attributes["gen_ai.tool.call.result"])
+        assert result["content"] == [{"type": "text", "text": "hi"}]
+        [refused] = named(spans, "tools/call refuse", kind)
+        assert "gen_ai.tool.call.arguments" in refused["attributes"]
+        assert json.loads(refused["attributes"]["gen_ai.tool.call.result"])["isError"] is True
+    # Only tools/call has them, and no metric ever does.
+    for span in named(spans, "tools/list", "SERVER"):
+        assert not [key for key in span["attributes"] if key.startswith("gen_ai.tool.call")]
+    for points in sdk.points().values():
+        for attributes, _ in points:
+            assert not [key for key in attributes if key.startswith("gen_ai.tool.call")]

@@ -12,7 +12,7 @@ import pytest
 
 from trio_mcp import Server
 from trio_mcp._telemetry._middleware import Telemetry
-from trio_mcp._telemetry._switch import ENVIRONMENT_VARIABLE, resolve
+from trio_mcp._telemetry._switch import CAPTURE_VARIABLE, ENVIRONMENT_VARIABLE, resolve
 from trio_mcp.testing import open_memory_client
 
 
@@ -108,3 +108,39 @@ def test_off_never_imports_opentelemetry() -> None:
         check=False,
     )
     assert done.stdout.strip() == "False", done.stderr
+
+
+def captures(server: Server) -> list[bool]:
+    return [m.capture for m in server.middleware if isinstance(m, Telemetry)]
+
+
+def test_capture_is_off_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENVIRONMENT_VARIABLE, raising=False)
+    monkeypatch.delenv(CAPTURE_VARIABLE, raising=False)
+    assert captures(Server("s")) == [False]
+    assert captures(Server("s", telemetry_capture=True)) == [True]
+    monkeypatch.setenv(CAPTURE_VARIABLE, " True ")
+    assert captures(Server("s")) == [True]
+    assert captures(Server("s", telemetry_capture=False)) == [False]  # the argument wins
+    monkeypatch.setenv(CAPTURE_VARIABLE, "0")
+    assert captures(Server("s")) == [False]
+    monkeypatch.setenv(CAPTURE_VARIABLE, "everything")
+    with pytest.raises(
+        ValueError,
+        match=r"^TRIO_MCP_TELEMETRY_CAPTURE must be 1 or 0 \(true or false\), not 'everything'$",
+    ):
+        Server("s")
+
+
+async def test_the_client_takes_the_capture_switch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENVIRONMENT_VARIABLE, raising=False)
+    monkeypatch.delenv(CAPTURE_VARIABLE, raising=False)
+    server = Server("s", telemetry="off")
+    async with open_memory_client(server, telemetry_capture=True) as client:
+        [first] = client.middleware
+        assert isinstance(first, Telemetry)
+        assert first.capture
+    async with open_memory_client(server) as client:
+        [first] = client.middleware
+        assert isinstance(first, Telemetry)
+        assert not first.capture

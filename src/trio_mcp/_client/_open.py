@@ -70,6 +70,7 @@ async def open_client(
     custom_requests: Mapping[str, RequestHandler] | None = None,
     custom_notifications: Mapping[str, NotificationHandler] | None = None,
     telemetry: TelemetryMode | None = None,
+    telemetry_capture: bool | None = None,
     **session_options: Any,
 ) -> AsyncIterator[Client]:
     """Open a session over *transport*, choose the era, discover, yield the :class:`Client`.
@@ -138,6 +139,10 @@ async def open_client(
             ``"propagation"`` or ``"off"``; default ``TRIO_MCP_TELEMETRY``,
             else ``"native"`` when the OpenTelemetry API is installed. Its
             middleware is the outermost.
+        telemetry_capture: put each ``tools/call``'s arguments and result on
+            its span (``gen_ai.tool.call.arguments``, ``gen_ai.tool.call.result``),
+            as ``Server(telemetry_capture=...)``. Default
+            ``TRIO_MCP_TELEMETRY_CAPTURE``, else off.
         session_options: passed to :func:`open_session`.
 
     Raises:
@@ -159,7 +164,9 @@ async def open_client(
     SI-16, DS-04, ME-06, ME-08, SB-02.
     """
     receiver = ReceiverTasks() if accept_tasks else None
-    observed = telemetry_middleware(telemetry, "client", transport=transport)
+    observed = telemetry_middleware(
+        telemetry, "client", transport=transport, capture=telemetry_capture
+    )
     if observed is not None:
         middleware = (observed, *middleware)
     handlers = ClientHandlers(

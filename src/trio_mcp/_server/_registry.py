@@ -204,6 +204,12 @@ class Server:
             when the OpenTelemetry API is installed (the ``otel`` extra), a
             no-op until an SDK is configured. Raises :class:`MissingExtra`
             for a mode other than ``"off"`` without the API.
+        telemetry_capture: put each ``tools/call``'s arguments and result on
+            its spans (``gen_ai.tool.call.arguments``,
+            ``gen_ai.tool.call.result``): off by default, as they may hold
+            what must not leave the process. Default: the
+            ``TRIO_MCP_TELEMETRY_CAPTURE`` environment variable (``1`` or
+            ``true`` to capture), else off.
 
     Spec: CA-01, CA-05, ME-11, ME-14, PT-08..PT-10, TK-18, ST-06, VR-13, BP-04, C-02.
     """
@@ -234,6 +240,7 @@ class Server:
         session_lifespan: Lifespan | None = None,
         bus: Bus | None = None,
         telemetry: TelemetryMode | None = None,
+        telemetry_capture: bool | None = None,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -281,7 +288,7 @@ class Server:
         #: The middleware chain, in registration order (see :meth:`add_middleware`).
         self.middleware: list[Middleware] = []
         # Telemetry is the outermost middleware: its span covers what the others do.
-        observed = telemetry_middleware(telemetry, "server")
+        observed = telemetry_middleware(telemetry, "server", capture=telemetry_capture)
         #: The telemetry middleware (None: off), which also times each session.
         self.telemetry = observed
         if observed is not None:

@@ -30,7 +30,9 @@ callable or two), never with the session:
 * :class:`~trio_mcp._session._notifier.Notifier` runs notification handlers one
   at a time, in receive order, in a task that exists only while notifications
   wait; :class:`~trio_mcp._session._keepalive.Keepalive` pings the peer, if
-  asked to.
+  asked to;
+* with middleware, :class:`~trio_mcp._session._chained.ChainedMessages` runs
+  what the session answers, acts on or makes itself through the chain.
 
 Shutdown (leaving ``open_session``, or :meth:`Session.aclose`) runs in a fixed
 order, each step bounded, all of it shielded (see :meth:`Session.aclose`).
@@ -52,7 +54,14 @@ from typing import Any, Protocol, TypeVar, cast, final
 import trio
 
 from .._errors import MiddlewareError, SessionClosed
-from .._transport import ANONYMOUS, Caller, Identity, Transport, offers_nowait_receive
+from .._transport import (
+    ANONYMOUS,
+    Caller,
+    Identity,
+    Transport,
+    offers_nowait_receive,
+    offers_origin,
+)
 from .._util import Flag
 from ..protocol import (
     CancelOrigin,
@@ -80,7 +89,8 @@ from ..protocol import (
     ResponseReceived,
     SessionState,
 )
-from ._inbound import InboundRequests, NamesRequest
+from ._chained import ChainedMessages
+from ._inbound import SESSION_ANSWERED, InboundRequests, NamesRequest
 from ._keepalive import Keepalive
 from ._middleware import Call, Chain, Middleware
 from ._notifier import Notifier
@@ -143,6 +153,7 @@ class Session:
     __slots__ = (
         "__weakref__",
         "_accepting",
+        "_chained",
         "_closed",
         "_context_factory",
         "_frames_in",
@@ -216,7 +227,22 @@ class Session:
             max_concurrent=max_concurrent,
             max_queued=max_queued,
             middleware=middleware,
+            origins=transport if middleware and offers_origin(transport) else None,
         )
+        # The session's own messages through the chain (None: no middleware).
+        self._chained: ChainedMessages | None = None
+        if middleware:
+            writer = self._writer
+            self._chained = chained = ChainedMessages(
+                self,
+                protocol,
+                middleware,
+                self._inbound,
+                self._outbound,
+                writer.queue,
+                writer.queue_reply,
+            )
+            self._outbound.through = chained.through
         self._notifier = Notifier(nursery, self._handle_notification, outgoing_buffer)
         self._accepting = True
         # Flags, not Events: an Event is made only if a task waits for one.
@@ -376,6 +402,9 @@ class Session:
 
         Cancellation: as :meth:`notify`.
         """
+        if self._chained is not None:
+            await self._chained.through(message, self._send_notification)
+            return
         await self._send_notification(message)
 
     async def notify_task_progress(
@@ -395,6 +424,9 @@ class Session:
         """
         self._check_open()
         note = self.protocol.task_progress_notification(token, progress, total, message, meta=meta)
+        if self._chained is not None:
+            await self._chained.through(note, self._send_notification)
+            return
         await self._send_notification(note)
 
     def requests(self) -> list[RequestRecord]:
@@ -629,8 +661,9 @@ class Session:
     def _make_context(
         self, request_id: RequestId, method: str, params: Any, meta: JSONObject | None
     ) -> NamesRequest:
+        queue = self._writer.queue if self._chained is None else self._chained.queue
         return self._context_factory(
-            self, self.protocol, self._writer.queue, request_id, method, params, meta, self.caller
+            self, self.protocol, queue, request_id, method, params, meta, self.caller
         )
 
     def _handle_notification(self, event: NotificationReceived) -> Awaitable[None]:
@@ -661,6 +694,7 @@ class Session:
             message.id,
             # A copy: the caller's own dict is never written to.
             None if params is None else {**params},
+            session=self,
         )
         if params is not None and isinstance(params.get("_meta"), dict):
             call.params["_meta"] = {**params["_meta"]}  # type: ignore[index]
@@ -696,6 +730,7 @@ class Session:
             method,
             None,
             None if raw is None else {**raw},
+            session=self,
         )
         async with Chain(self._middleware, call):
             await self._send_notification(
@@ -705,7 +740,13 @@ class Session:
     async def _notification_through(self, event: NotificationReceived) -> None:
         """An inbound notification's handler inside the chain."""
         call = Call(
-            self.protocol, Direction.INBOUND, "notification", event.method, None, event.raw_params
+            self.protocol,
+            Direction.INBOUND,
+            "notification",
+            event.method,
+            None,
+            event.raw_params,
+            session=self,
         )
         async with Chain(self._middleware, call):
             await self.dispatcher.handle_notification(self, event)
@@ -772,6 +813,8 @@ class Session:
                 await wait_for
 
     def _on_request(self, event: RequestReceived) -> Awaitable[None] | None:
+        if self._chained is not None and event.request.method in SESSION_ANSWERED:
+            return self._chained.answer(event)
         reply = self._inbound.start(event)
         return None if reply is None else self._writer.queue_reply(reply)
 
@@ -819,8 +862,22 @@ _HANDLERS: dict[type[object], _EventHandler] = dict(
         _on(ResponseReceived, lambda session, event: session._outbound.on_response(event)),
         _on(RequestReceived, Session._on_request),
         _on(ErrorReceived, lambda session, event: session._outbound.on_error(event)),
-        _on(CancelReceived, lambda session, event: session._inbound.on_cancel(event)),
-        _on(ProgressReceived, lambda session, event: session._outbound.on_progress(event)),
+        _on(
+            CancelReceived,
+            lambda session, event: (
+                session._inbound.on_cancel(event)
+                if session._chained is None
+                else session._chained.cancel(event)
+            ),
+        ),
+        _on(
+            ProgressReceived,
+            lambda session, event: (
+                session._outbound.on_progress(event)
+                if session._chained is None
+                else session._chained.progress(event)
+            ),
+        ),
         _on(NotificationReceived, lambda session, event: session._notifier.queue(event)),
         _on(InvalidMessage, Session._on_invalid_message),
         _on(Ignored, lambda _, event: logger.debug("ignored (%s): %s", event.reason, event.detail)),

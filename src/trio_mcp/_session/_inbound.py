@@ -49,6 +49,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import trio
 
 from .._errors import MiddlewareError, RPCError
+from .._transport import FrameOrigin, OriginTransport
 from ..protocol import (
     CancelOrigin,
     CancelReceived,
@@ -66,6 +67,10 @@ from ._admission import Admission, Ticket
 from ._middleware import Call, Chain, Middleware, replaced_params, suppressed
 
 logger = logging.getLogger("trio_mcp.session")
+
+#: The requests the reader answers itself, before any handler (promptly
+#: however busy the handlers are).
+SESSION_ANSWERED = frozenset({"ping", "initialize", "server/discover"})
 
 _INTERNAL = ErrorObject(int(ErrorCode.INTERNAL_ERROR), "Internal error")
 _CLOSING = ErrorObject(int(ErrorCode.SESSION_CLOSED), "The session is closing")
@@ -114,6 +119,8 @@ class InboundRequests(Generic[ContextT]):
         max_concurrent, max_queued: the admission limits (see ``open_session``).
         middleware: the chain each request's handler runs in (registration
             order, outermost first; empty: none).
+        origins: the transport, when it says where each frame came from and
+            there is middleware to tell (each :class:`Call`'s ``origin``).
     """
 
     __slots__ = (
@@ -124,6 +131,7 @@ class InboundRequests(Generic[ContextT]):
         "_make_context",
         "_middleware",
         "_nursery",
+        "_origins",
         "_protocol",
         "_queue_reply",
         "_streams_idle",
@@ -144,9 +152,11 @@ class InboundRequests(Generic[ContextT]):
         max_concurrent: int | None,
         max_queued: int | None,
         middleware: tuple[Middleware, ...] = (),
+        origins: OriginTransport | None = None,
     ) -> None:
         self._protocol = protocol
         self._middleware = middleware
+        self._origins = origins
         self._nursery = nursery
         self._queue_reply = queue_reply
         self._make_context = make_context
@@ -192,11 +202,7 @@ class InboundRequests(Generic[ContextT]):
             )
         if method == "ping" or method == "initialize" or method == "server/discover":
             protocol.start_inbound(request.id)
-            if method == "ping":
-                return protocol.respond(request.id, {})
-            if method == "server/discover":
-                return protocol.respond(request.id, protocol.discover_result())
-            return protocol.respond(request.id, protocol.accept_initialize(event.params))
+            return protocol.respond(request.id, self.answer_itself(event))
         if not self._accepting:
             return protocol.respond_error(request.id, _CLOSING)
         # A long-lived request (a 2026-07-28 subscriptions/listen stream) waits
@@ -231,9 +237,27 @@ class InboundRequests(Generic[ContextT]):
                 params,
                 context=ctx,
                 spec=event.spec,
+                origin=self.origin(),
             )
         self._nursery.start_soon(runner.run, name=_TASK_NAME)
         return None
+
+    def origin(self) -> FrameOrigin | None:
+        """Where the frame being taken came from, if the transport says
+        (read while the reader takes it: the transport's frame received last)."""
+        origins = self._origins
+        return None if origins is None else origins.frame_origin
+
+    def answer_itself(self, event: RequestReceived) -> JSONObject:
+        """The result of a request the reader answers itself (one of
+        :data:`SESSION_ANSWERED`, already started): ``ping``'s empty one, the
+        ``server/discover`` result, or the negotiated ``initialize`` one."""
+        method = event.request.method
+        if method == "ping":
+            return {}
+        if method == "server/discover":
+            return self._protocol.discover_result()
+        return self._protocol.accept_initialize(event.params)
 
     def on_cancel(self, event: CancelReceived) -> None:
         """The peer cancelled one of its requests: cancel its scope (the

@@ -19,6 +19,14 @@ enters the chain around each request and notification, in both directions:
   result the caller will get is in :attr:`Call.result` after;
 * an **outbound notification**, in the sender's task, before it is made.
 
+The session's own messages pass through it too: inbound ``ping``,
+``initialize`` and ``server/discover`` (in the reader's task, around the
+answer the session makes), the peer's progress and cancel notifications (in
+the reader's task, around what the session does with them), and the
+notifications the session sends itself (``notifications/initialized``, a
+handler's progress, and a cancel, whose chain runs shielded and bounded by
+``cancel_notify_grace``).
+
 The order is the registration order: the first middleware registered is the
 outermost, so its "before" runs first and its "after" runs last.
 
@@ -40,6 +48,7 @@ from types import TracebackType
 from typing import Any, Literal, Protocol, final
 
 from .._errors import MiddlewareError, RPCError
+from .._transport import FrameOrigin
 from ..protocol import (
     Connection,
     Direction,
@@ -79,9 +88,17 @@ class Call:
         kind: ``"request"`` or ``"notification"``.
         method: the method name.
         request_id: the request's id (None for a notification).
-        context: for an inbound request, the handler's
+        context: for an inbound request a handler answers, the handler's
             :class:`~trio_mcp.lowlevel.RequestContext` (its session, caller,
-            revision, capabilities); None otherwise.
+            revision, capabilities); None otherwise (and for the requests the
+            session answers itself: ``ping``, ``initialize``, ``server/discover``).
+        session: the :class:`~trio_mcp.lowlevel.Session` the message passes
+            through (its ``transport``, its ``protocol``).
+        origin: inbound, where the frame that carried it came from (a
+            :class:`~trio_mcp.lowlevel.FrameOrigin`), when the transport says
+            (Streamable HTTP: the POST's client address and W3C trace
+            headers); None otherwise, and for the notifications that reach a
+            handler (read later than their frame).
         result: after the inner part ran: an inbound request's result as the
             JSON object to be sent (edits are sent); an outbound request's
             result as the caller gets it (typed for core methods, a JSON
@@ -101,8 +118,10 @@ class Call:
         "direction",
         "kind",
         "method",
+        "origin",
         "request_id",
         "result",
+        "session",
     )
 
     def __init__(
@@ -115,6 +134,8 @@ class Call:
         params: JSONObject | None,
         context: Any = None,
         spec: MethodSpec | None = None,
+        session: Any = None,
+        origin: FrameOrigin | None = None,
     ) -> None:
         self._protocol = protocol
         # An inbound request's method, to read replaced params into its type.
@@ -126,6 +147,8 @@ class Call:
         self._params = params
         self._params_replaced = False
         self.context = context
+        self.session: Any = session if session is not None or context is None else context.session
+        self.origin = origin
         self.result: Any = None
         self._state: dict[str, Any] | None = None
 

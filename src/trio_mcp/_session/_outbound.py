@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, Protocol
 
 import trio
@@ -48,6 +48,8 @@ from ..protocol import (
     ErrorCode,
     ErrorObject,
     ErrorReceived,
+    Message,
+    Notification,
     Progress,
     ProgressReceived,
     Request,
@@ -124,6 +126,12 @@ class PendingCall(Parking):
     scope: trio.CancelScope
 
 
+#: The session's middleware chain around an outbound notification it makes:
+#: ``through(note, send)`` runs the chain and sends the note (as the chain
+#: left its params) with ``send``.
+Through = Callable[[Notification, Callable[[Message], Awaitable[None]]], Awaitable[None]]
+
+
 class OutboundCalls:
     """The requests we sent that a caller still waits for. Not constructed directly.
 
@@ -135,13 +143,16 @@ class OutboundCalls:
         cancel_notify_grace: that bound, in seconds.
     """
 
-    __slots__ = ("_cancel_notify_grace", "_pending", "_protocol", "_writer")
+    __slots__ = ("_cancel_notify_grace", "_pending", "_protocol", "_writer", "through")
 
     def __init__(self, protocol: Connection, writer: Writer, cancel_notify_grace: float) -> None:
         self._protocol = protocol
         self._writer = writer
         self._cancel_notify_grace = cancel_notify_grace
         self._pending: dict[RequestId, PendingCall] = {}
+        #: The session's middleware chain around an outbound notification
+        #: (``through(note, send)``), None without middleware.
+        self.through: Through | None = None
 
     async def call(
         self,
@@ -200,13 +211,23 @@ class OutboundCalls:
         """End an outbound request's record as CANCELLED and tell the peer.
 
         Cancellation: waits at most ``cancel_notify_grace`` seconds (shielded) for
-        room in the outgoing queue; if there is none by then, the peer is not told.
+        room in the outgoing queue, and for the session's middleware around
+        the notification; if there is none by then, the peer is not told.
 
         Spec: CN-01, CN-03.
         """
         note = self._protocol.cancel_outbound(request_id, origin, reason)
         if note is None:
             return
+        through = self.through
+        if through is None:
+            await self._tell(note)
+            return
+        with trio.CancelScope(shield=True), trio.move_on_after(self._cancel_notify_grace):
+            await through(note, self._tell)
+
+    async def _tell(self, note: Message) -> None:
+        """Queue a cancel notification, waiting (bounded, shielded) for room."""
         try:
             self._writer.queue_nowait(note)
         except trio.WouldBlock:

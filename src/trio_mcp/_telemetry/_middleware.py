@@ -28,6 +28,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+import orjson
 import trio
 from opentelemetry import baggage, metrics, propagate, trace
 from opentelemetry import context as otel_context
@@ -60,6 +61,17 @@ def transport_attributes(transport: object, role: sc.Role) -> dict[str, Any]:
     if "WebSocketTransport" in kinds:
         return sc.network_attributes("tcp", protocol="websocket", role=role)
     return {}
+
+
+def _trace_headers(call: Call) -> Mapping[str, str] | None:
+    """The W3C trace headers of the HTTP request that carried *call*, if any."""
+    origin = call.origin
+    return None if origin is None else origin.trace_context
+
+
+def _json_text(value: object) -> str:
+    """*value* as compact JSON text (what cannot be JSON, as its string)."""
+    return orjson.dumps(value, default=str).decode()
 
 
 def _carries_context(meta: object) -> bool:
@@ -212,7 +224,8 @@ class Telemetry:
     """The telemetry middleware of one role (``"client"`` or ``"server"``).
 
     Made by the ``telemetry=`` switch of :class:`~trio_mcp.Server` and the
-    clients; *transport* (a client's) gives the ``network.*`` and
+    clients (*capture*: their ``telemetry_capture=``, see
+    :meth:`_captured`); *transport* (a client's) gives the ``network.*`` and
     ``server.*`` attributes, which a server reads from each session's own.
     Spans and metrics go to the global providers unless *tracer_provider* or
     *meter_provider* are given.
@@ -230,9 +243,13 @@ class Telemetry:
         transport: object = None,
         tracer_provider: trace.TracerProvider | None = None,
         meter_provider: metrics.MeterProvider | None = None,
+        capture: bool = False,
     ) -> None:
         self.role: sc.Role = role
         self.mode: Mode = mode
+        #: Whether ``tools/call`` spans carry the arguments and the result
+        #: (opt-in: they may hold what must not leave the process).
+        self.capture = capture
         self._native = mode == "native"
         self._network = transport_attributes(transport, role) if transport is not None else None
         self._by_session: weakref.WeakKeyDictionary[Any, dict[str, Any]] = (
@@ -309,7 +326,10 @@ class Telemetry:
                 return _NOTHING
             params = call.params
             meta = params.get("_meta") if params is not None else None
-            return _Adopted(meta) if _carries_context(meta) else _NOTHING
+            if _carries_context(meta):
+                return _Adopted(meta)
+            headers = _trace_headers(call)
+            return _NOTHING if headers is None else _Adopted(headers)
         if call.direction is Direction.OUTBOUND:
             return self._send(call)
         return self._receive(call)
@@ -347,9 +367,8 @@ class Telemetry:
         params = call.params
         network = self._network
         session_id = None
-        context = call.context
-        if context is not None:
-            session = context.session
+        session = call.session
+        if session is not None and self._network is None:
             known = self._by_session.get(session)
             if known is None:
                 transport = session.transport
@@ -359,7 +378,7 @@ class Telemetry:
                 }
                 self._by_session[session] = known
             network, session_id = known["network"], known["session_id"]
-        return sc.request_attributes(
+        attributes = sc.request_attributes(
             call.method,
             params,
             request_id=call.request_id,
@@ -367,6 +386,10 @@ class Telemetry:
             session_id=session_id if isinstance(session_id, str) else None,
             network=network,
         )
+        origin = call.origin
+        if origin is not None and origin.peer is not None and self.role == "server":
+            attributes[sc.CLIENT_ADDRESS], attributes[sc.CLIENT_PORT] = origin.peer
+        return attributes
 
     @asynccontextmanager
     async def _send(self, call: Call) -> AsyncIterator[None]:
@@ -374,6 +397,8 @@ class Telemetry:
         span = self._tracer.start_span(
             sc.span_name(call.method, call.params), kind=SpanKind.CLIENT, attributes=attributes
         )
+        if self.capture:
+            self._captured(call, span, None)
         self._inject(call, trace.set_span_in_context(span))
         async with self._measured(call, span, attributes):
             yield
@@ -385,11 +410,19 @@ class Telemetry:
         meta = params.get("_meta") if params is not None else None
         parent: otel_context.Context | None = None
         links: list[Link] = []
+        # The context current as it arrived (an instrumented HTTP request's),
+        # or else the one its HTTP request's trace headers carry.
+        ambient = trace.get_current_span().get_span_context()
+        headers = _trace_headers(call)
+        if not ambient.is_valid and headers is not None:
+            ambient = trace.get_current_span(propagate.extract(headers)).get_span_context()
+            if not _carries_context(meta) and ambient.is_valid:
+                # Nothing in _meta: the HTTP request's context is the parent.
+                parent = propagate.extract(headers)
         if _carries_context(meta):
             parent = propagate.extract(meta)
-            # The context current as it arrived (an instrumented HTTP
-            # request's) is another trace's: linked, not the parent.
-            ambient = trace.get_current_span().get_span_context()
+            # The ambient context is another trace's (one HTTP request may
+            # carry several messages): linked, not the parent.
             if ambient.is_valid:
                 links.append(Link(ambient))
         span = self._tracer.start_span(
@@ -399,6 +432,8 @@ class Telemetry:
             attributes=attributes,
             links=links,
         )
+        if self.capture:
+            self._captured(call, span, None)
         token = otel_context.attach(trace.set_span_in_context(span, parent))
         try:
             async with self._measured(call, span, attributes):
@@ -428,6 +463,8 @@ class Telemetry:
             outcome = _outcome(failure, call)
             if request:
                 self._link(call, span)
+                if self.capture and failure is None:
+                    self._captured(call, span, call.result)
             self._finish(span, outcome)
             measured = sc.metric_attributes(attributes, self.role)
             if outcome.error_type is not None:
@@ -444,16 +481,31 @@ class Telemetry:
                 if record is not None and record.started_at is not None:
                     self._queued.record(record.started_at - record.queued_at, kind)
 
+    @staticmethod
+    def _captured(call: Call, span: Span, result: object) -> None:
+        """Puts a ``tools/call``'s arguments (*result* None: as it starts) or
+        its *result* (as it ends) on *span*, as JSON text: only with
+        ``telemetry_capture``, and never on a metric."""
+        if call.method != "tools/call":
+            return
+        if result is None:
+            params = call.params
+            arguments = params.get("arguments") if params is not None else None
+            if arguments is not None:
+                span.set_attribute(sc.GEN_AI_TOOL_CALL_ARGUMENTS, _json_text(arguments))
+            return
+        if not isinstance(result, Mapping) and call.session is not None:
+            result = call.session.protocol.to_json(result)  # a client's typed result
+        span.set_attribute(sc.GEN_AI_TOOL_CALL_RESULT, _json_text(result))
+
     def _link(self, call: Call, span: Span) -> None:
         """Links *span* to the round of the same call it follows (2026-07-28
         input-required rounds) and, for a request about a task, to the
         request that made the task; remembers it for the ones to come."""
-        context = call.context
         calls = self._own_calls
-        if context is not None:
-            calls = self._calls.get(context.session) or self._calls.setdefault(
-                context.session, _Recent()
-            )
+        if call.context is not None:
+            session = call.session
+            calls = self._calls.get(session) or self._calls.setdefault(session, _Recent())
         record = call.record
         if record is not None and record.follows is not None:
             previous = calls.get(record.follows)

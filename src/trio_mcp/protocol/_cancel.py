@@ -113,11 +113,13 @@ class Cancellation:
                 IgnoredReason.NOT_CANCELLABLE, f"{entry.method} cannot be cancelled (CN-03)"
             )
         if entry.state.is_terminal:
-            return self.late(entry, reason)
+            return self.late(entry, reason, params)
         entry.request_cancel(CancelOrigin.PEER, reason)  # sets peer_cancelled
-        return CancelReceived(entry.id, reason)
+        return CancelReceived(entry.id, reason, params)
 
-    def late(self, entry: RequestEntry, reason: str | None) -> Event:
+    def late(
+        self, entry: RequestEntry, reason: str | None, params: JSONObject | None = None
+    ) -> Event:
         """A peer cancel for a request whose handler already finished.
 
         If its reply has not been written yet (it waits in the writer's queue),
@@ -134,7 +136,7 @@ class Cancellation:
             entry.cancel_origin = CancelOrigin.PEER
             entry.cancel_reason = reason
         entry.note_late(f"cancel by peer in {entry.state.value}: the unwritten reply is suppressed")
-        return CancelReceived(entry.id, reason)
+        return CancelReceived(entry.id, reason, params)
 
     def _end_subscription(self, request_id: RequestId, reason: str | None) -> Event:
         """Client, 2026-07-28: the server tore down one of our

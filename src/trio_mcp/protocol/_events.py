@@ -77,6 +77,9 @@ class CancelReceived:
 
     request_id: RequestId
     reason: str | None
+    #: The notification's params as received (its ``_meta`` too); not
+    #: compared.
+    raw_params: dict[str, Any] | None = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen(slots=True)
@@ -88,6 +91,9 @@ class ProgressReceived:
 
     request_id: RequestId
     progress: Progress
+    #: The notification's params as received (its ``_meta`` too); not
+    #: compared.
+    raw_params: dict[str, Any] | None = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen(slots=True)

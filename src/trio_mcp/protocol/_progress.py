@@ -144,7 +144,7 @@ class ProgressReports:
                 IgnoredReason.NON_MONOTONIC, f"progress {value!r} did not increase (PG-04)"
             )
         entry.progress = Progress(value, total, message)  # type: ignore[arg-type]
-        return ProgressReceived(entry.id, entry.progress)
+        return ProgressReceived(entry.id, entry.progress, params)
 
     def _ignore(self, reason: IgnoredReason, detail: str) -> Ignored:
         self._book.count_ignored()

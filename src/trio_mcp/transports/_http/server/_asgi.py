@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import orjson
 import trio
 
+from ...._transport import FrameOrigin
 from ....protocol._codec import duplicate_routing_key
 from ....protocol._head import HEAD_SCAN_SIZE, TAIL_SCAN_SIZE, scan_frame
 from .._common import Headers, Sniffed, error_body, is_json_content_type, sniff
@@ -253,16 +254,39 @@ async def refuse_slow_body(send: Send, time_limit: float | None) -> None:
     )
 
 
+#: The W3C trace context headers, by their ASGI (lower-case) names.
+_TRACE_HEADERS = {b"traceparent": "traceparent", b"tracestate": "tracestate", b"baggage": "baggage"}
+
+
+def origin_of(scope: Scope) -> FrameOrigin:
+    """Where an HTTP request's frames come from: its client's address and port
+    (as the ASGI server tells), and its W3C trace context headers."""
+    client = scope.get("client")
+    peer = None
+    if client is not None and len(client) == 2 and isinstance(client[1], int):
+        peer = (str(client[0]), client[1])
+    trace: dict[str, str] | None = None
+    for name, value in scope.get("headers", ()):
+        key = _TRACE_HEADERS.get(name)
+        if key is not None:
+            if trace is None:
+                trace = {}
+            trace[key] = value.decode("latin-1")
+    return FrameOrigin(peer, trace)
+
+
 class PostedMessage:
     """A POST body that passed :class:`JsonPostReader`'s checks: its bytes, its
-    parsed JSON and what :func:`~trio_mcp.transports._http._common.sniff` saw."""
+    parsed JSON, what :func:`~trio_mcp.transports._http._common.sniff` saw,
+    and where it came from (:func:`origin_of` its request, set by the endpoint)."""
 
-    __slots__ = ("body", "parsed", "sniffed")
+    __slots__ = ("body", "origin", "parsed", "sniffed")
 
     def __init__(self, body: bytes, parsed: Any, sniffed: Sniffed) -> None:
         self.body = body
         self.parsed = parsed
         self.sniffed = sniffed
+        self.origin: FrameOrigin | None = None
 
 
 class JsonPostReader:

@@ -64,6 +64,7 @@ from ._asgi import (
     Receive,
     Scope,
     Send,
+    origin_of,
     refuse,
     refuse_with,
     respond,
@@ -223,6 +224,7 @@ class Endpoint:
         posted = await self._reader.read(receive, send, declared, initialize_in_batch=False)
         if posted is None:
             return
+        posted.origin = origin_of(scope)
         # Before the body reaches a session (so before any SSE head, in
         # either era): a request the token has no scope for is a 403 with the
         # step-up challenge (AU-12). The body decides, not the Mcp-Name header.
@@ -312,7 +314,7 @@ class Endpoint:
         version: str,
         caller: Caller,
     ) -> None:
-        transport = HttpServerTransport(None)
+        transport = HttpServerTransport(None, origin=posted.origin)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(
                 run_stateless_session,
@@ -346,7 +348,7 @@ class Endpoint:
         )
         if not sniffed.request_ids:
             try:
-                await transport.deliver(posted.body)
+                await transport.deliver(posted.body, posted.origin)
             except trio.ClosedResourceError:
                 await refuse(send, 404, "Session not found")
                 return
@@ -366,14 +368,14 @@ class Endpoint:
             initialize=sniffed.has_initialize,
         )
         if self.json_response:
-            await self._answer_json(receive, send, transport, stream, posted.body, sid_headers)
+            await self._answer_json(receive, send, transport, stream, posted, sid_headers)
             return
         conn = transport.attach(stream)
         prime_id = None
         if version in PRIMING_VERSIONS and transport.event_store is not None:
             prime_id = await transport.prime(stream)
         try:
-            await transport.deliver(posted.body)
+            await transport.deliver(posted.body, posted.origin)
         except trio.ClosedResourceError:
             transport.detach(stream, conn)
             await refuse(send, 404, "Session not found")
@@ -409,11 +411,11 @@ class Endpoint:
         send: Send,
         transport: HttpServerTransport,
         stream: Stream,
-        body: bytes,
+        posted: PostedMessage,
         sid_headers: Headers,
     ) -> None:
         try:
-            await transport.deliver(body)
+            await transport.deliver(posted.body, posted.origin)
         except trio.ClosedResourceError:
             await refuse(send, 404, "Session not found")
             return

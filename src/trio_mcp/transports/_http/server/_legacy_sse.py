@@ -23,7 +23,17 @@ import trio
 
 from .._common import accepts, one_header
 from .._sse import format_event
-from ._asgi import JsonPostReader, Receive, Scope, Send, refuse, refuse_with, respond, stream_sse
+from ._asgi import (
+    JsonPostReader,
+    Receive,
+    Scope,
+    Send,
+    origin_of,
+    refuse,
+    refuse_with,
+    respond,
+    stream_sse,
+)
 from ._endpoint import SessionHost
 
 
@@ -118,7 +128,7 @@ class LegacyEndpoint:
         self._host.admit(transport, scope)
         transport.touch()
         try:
-            await transport.deliver(posted.body)
+            await transport.deliver(posted.body, origin_of(scope))
         except trio.ClosedResourceError:
             await refuse(send, 404, "Session not found")
             return

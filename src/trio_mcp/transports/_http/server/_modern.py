@@ -209,7 +209,7 @@ class ModernPost:
             )
             await respond(send, 400, body, content_type=JSON)
             return
-        transport = HttpServerTransport(None)
+        transport = HttpServerTransport(None, origin=posted.origin)
         sniffed = posted.sniffed
         # subscriptions/listen is answered by a stream that stays open: one JSON
         # body would never come (the POST hung, found by bench/fuzz.py), so it

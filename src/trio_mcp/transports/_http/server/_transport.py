@@ -57,6 +57,7 @@ import outcome
 import trio
 
 from ...._parking import Parking
+from ...._transport import FrameOrigin
 from ...._util import Flag
 from .._common import PRIMING_VERSIONS, id_key
 from ._event_store import EventStore, split_event_id
@@ -69,6 +70,8 @@ END: Any = object()
 NOTHING: Any = object()
 #: Error code of the synthesized answer to an undeliverable server request.
 UNDELIVERABLE = -32000
+#: The origin of a frame the transport makes itself.
+_HERE = FrameOrigin()
 #: The standalone GET stream's id.
 GET_STREAM = "0"
 
@@ -219,6 +222,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         "_inbox_size",
         "_initialize_key",
         "_next_stream",
+        "_origin",
         "_peer_closed",
         "_reader",
         "_senders",
@@ -242,17 +246,22 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         connection_buffer: int = 1024,
         backlog: int = 1024,
         single_stream: bool = False,
+        origin: FrameOrigin | None = None,
     ) -> None:
         self.session_id = session_id
+        # Where the frame received last came from (a per-POST transport's one
+        # request: given here; a frame delivered without one keeps it); see
+        # frame_origin.
+        self._origin = origin
         self.event_store = event_store if session_id is not None else None
         # The inbound FIFO (see _deliver_nowait and receive): POSTed frames
         # waiting for the session's reader, made with the first one that waits
         # and dropped when it empties; the reader parked on it; POSTs waiting
         # for room, oldest first, with their frames.
-        self._inbox: deque[bytes] | None = None
+        self._inbox: deque[tuple[bytes, FrameOrigin | None]] | None = None
         self._inbox_size = inbound_buffer
         self._reader: Parking | None = None
-        self._senders: OrderedDict[Parking, bytes] | None = None
+        self._senders: OrderedDict[Parking, tuple[bytes, FrameOrigin | None]] | None = None
         self.connection_buffer = connection_buffer
         self._streams: dict[str, Stream] = {}
         self._by_request: dict[tuple[bool, Any], Stream] = {}
@@ -329,8 +338,17 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         # frame goes to the inbox, not to it (see _deliver_nowait).
         await reader.park()
         assert reader.outcome is not None  # park() returns once woken
-        received: bytes = reader.outcome.unwrap()
+        received: bytes
+        received, origin = reader.outcome.unwrap()
+        if origin is not None:
+            self._origin = origin
         return received
+
+    @property
+    def frame_origin(self) -> FrameOrigin | None:
+        """Where the frame received last came from: its POST's client address
+        and trace headers (:class:`~trio_mcp.lowlevel.OriginTransport`)."""
+        return self._origin
 
     def _receive_nowait(self) -> bytes:
         if self._closed.is_set():
@@ -338,7 +356,9 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         inbox = self._inbox
         senders = self._senders
         if inbox:
-            frame = inbox.popleft()
+            frame, origin = inbox.popleft()
+            if origin is not None:
+                self._origin = origin
             if senders:
                 # Room again: the oldest waiting POST's frame moves in.
                 sender, waiting = senders.popitem(last=False)
@@ -348,21 +368,23 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
                 self._inbox = None
             return frame
         if senders:  # a zero-size inbox: straight from the oldest POST
-            sender, frame = senders.popitem(last=False)
+            sender, (frame, origin) = senders.popitem(last=False)
+            if origin is not None:
+                self._origin = origin
             sender.wake()
             return frame
         if self._peer_closed.is_set():
             raise trio.EndOfChannel
         raise trio.WouldBlock
 
-    def _deliver_nowait(self, frame: bytes) -> None:
+    def _deliver_nowait(self, frame: bytes, origin: FrameOrigin | None) -> None:
         """Queue *frame* for the reader, or raise WouldBlock (full) or
         ClosedResourceError (the session ended or the transport is closed)."""
         if self._peer_closed.is_set():
             raise trio.ClosedResourceError("session closed")
         reader, self._reader = self._reader, None
         if reader is not None and reader.parked:
-            reader.wake(outcome.Value(frame))
+            reader.wake(outcome.Value((frame, origin)))
             return
         inbox = self._inbox
         if inbox is None:
@@ -371,7 +393,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
             inbox = self._inbox = deque()
         elif len(inbox) >= self._inbox_size:
             raise trio.WouldBlock
-        inbox.append(frame)
+        inbox.append((frame, origin))
 
     def _end_inbox(self) -> None:
         """No more frames: a parked reader reads end-of-channel (it parks only
@@ -543,8 +565,9 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         if not self._by_request:
             self._by_request = {}
 
-    async def deliver(self, frame: bytes) -> None:
-        """Hand a POSTed frame to the session (waits while its inbound queue is full).
+    async def deliver(self, frame: bytes, origin: FrameOrigin | None = None) -> None:
+        """Hand a POSTed frame to the session (waits while its inbound queue is
+        full), with where it came from (*origin*: its POST's).
 
         Raises ``ClosedResourceError`` when the session has ended (or ends while
         this waits).
@@ -553,7 +576,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         """
         await trio.lowlevel.checkpoint_if_cancelled()
         try:
-            self._deliver_nowait(frame)
+            self._deliver_nowait(frame, origin)
         except trio.WouldBlock:
             pass
         else:
@@ -565,7 +588,7 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         senders = self._senders
         if senders is None:
             senders = self._senders = OrderedDict()
-        senders[sender] = frame
+        senders[sender] = (frame, origin)
 
         def leave_the_line() -> None:
             waiting = self._senders
@@ -738,7 +761,8 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
             }
         )
         try:
-            self._deliver_nowait(reply)
+            # Made here, not POSTed: it has no origin of its own.
+            self._deliver_nowait(reply, _HERE)
         except (trio.WouldBlock, trio.ClosedResourceError):
             logger.debug("could not refuse an undeliverable server request")
 
