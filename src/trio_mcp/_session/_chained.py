@@ -3,10 +3,14 @@
 Theory of operation
 -------------------
 The chain wraps every message (:mod:`._middleware`). Inbound requests a
-handler answers are :class:`~._inbound.InboundRequests`' business, and the
-requests and notifications user code sends the session's; what is left are the
-messages the session handles or makes itself, and :class:`ChainedMessages`
-runs each of them inside the chain:
+handler answers are :class:`~._inbound.InboundRequests`' business (the chain
+runs in the request's own task there); every other message passes through
+:class:`ChainedMessages`, which the session holds only when it has middleware:
+
+* the requests and notifications user code sends, in the caller's task: the
+  middleware may edit a request's params before it is written and its result
+  after; a notification is made from the params it leaves;
+* the peer's notifications, around their handler, in the notifier's task;
 
 * the requests the reader answers itself (``ping``, ``initialize``,
   ``server/discover``), in the reader's task, so each is still answered
@@ -26,14 +30,18 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, final
 
-from .._errors import RPCError
+from .._errors import MiddlewareError, RPCError
 from ..protocol import (
+    CancelOrigin,
     CancelReceived,
     Connection,
     Direction,
     Message,
     Notification,
+    NotificationReceived,
+    Progress,
     ProgressReceived,
+    Request,
     RequestReceived,
 )
 from ._inbound import InboundRequests
@@ -53,15 +61,20 @@ class ChainedMessages:
         inbound, outbound: its inbound requests and outbound calls (what the
             reader does with a cancel and a progress, the answers it makes).
         queue, queue_reply: its writer's ``queue`` and ``queue_reply``.
+        send_notification: how the session sends a notification it made.
+        handle_notification: its dispatcher's handler of the peer's
+            notifications.
     """
 
     __slots__ = (
+        "_handle_notification",
         "_inbound",
         "_middleware",
         "_outbound",
         "_protocol",
         "_queue",
         "_queue_reply",
+        "_send_notification",
         "_session",
     )
 
@@ -74,6 +87,8 @@ class ChainedMessages:
         outbound: OutboundCalls,
         queue: Callable[[Message], Awaitable[None]],
         queue_reply: Callable[[Message], Awaitable[None]],
+        send_notification: Callable[[Message], Awaitable[None]],
+        handle_notification: Callable[[Any, NotificationReceived], Awaitable[None]],
     ) -> None:
         self._session = session
         self._protocol = protocol
@@ -82,6 +97,8 @@ class ChainedMessages:
         self._outbound = outbound
         self._queue = queue
         self._queue_reply = queue_reply
+        self._send_notification = send_notification
+        self._handle_notification = handle_notification
 
     def _inbound_call(self, method: str, request_id: Any, params: Any) -> Call:
         kind: Any = "notification" if request_id is None else "request"
@@ -95,6 +112,88 @@ class ChainedMessages:
             session=self._session,
             origin=self._inbound.origin(),
         )
+
+    async def request(
+        self,
+        message: Request,
+        on_progress: Callable[[Progress], None] | None,
+        idle: float | None,
+        total: float | None,
+    ) -> Any:
+        """An outbound request inside the chain: the middleware may edit its
+        params before it is written, and its result after.
+
+        Cancellation: as the session's ``request``; a request failed or
+        cancelled in a middleware before it was written ends its record
+        there (the peer never saw it)."""
+        protocol = self._protocol
+        params = message.params
+        call = Call(
+            protocol,
+            Direction.OUTBOUND,
+            "request",
+            message.method,
+            message.id,
+            # A copy: the caller's own dict is never written to.
+            None if params is None else {**params},
+            session=self._session,
+        )
+        if params is not None and isinstance(params.get("_meta"), dict):
+            call.params["_meta"] = {**params["_meta"]}  # type: ignore[index]
+        sent = False
+        try:
+            async with Chain(self._middleware, call):
+                message = protocol.rewrite_request(message, call.params)
+                sent = True
+                call.result = await self._outbound.call(message, on_progress, idle, total)
+        except MiddlewareError as exc:
+            # Recorded on the request, unless it had ended already.
+            protocol.fail_outbound(message.id, exc.to_error())
+            raise
+        except BaseException:
+            if not sent:
+                protocol.cancel_outbound(
+                    message.id, CancelOrigin.CALLER, "ended by a middleware before it was sent"
+                )
+            raise
+        return call.result
+
+    async def notify(self, method: str, params: Any, custom: bool) -> None:
+        """An outbound notification user code sends, inside the chain: made
+        from the params as the middleware left them.
+
+        Cancellation: as the session's ``notify``."""
+        protocol = self._protocol
+        raw = protocol.to_json(params)
+        call = Call(
+            protocol,
+            Direction.OUTBOUND,
+            "notification",
+            method,
+            None,
+            None if raw is None else {**raw},
+            session=self._session,
+        )
+        async with Chain(self._middleware, call):
+            await self._send_notification(
+                protocol.send_notification(method, call.params, custom=custom)
+            )
+
+    async def notification(self, event: NotificationReceived) -> None:
+        """The peer's notification, its handler inside the chain, in the
+        notifier's task. Cancellation: cancelled with the notifier."""
+        # No origin: the notifier runs after the frame it came in has gone.
+        call = Call(
+            self._protocol,
+            Direction.INBOUND,
+            "notification",
+            event.method,
+            None,
+            event.raw_params,
+            session=self._session,
+        )
+        async with Chain(self._middleware, call):
+            await self._handle_notification(self._session, event)
 
     async def through(
         self, message: Notification, send: Callable[[Message], Awaitable[None]]

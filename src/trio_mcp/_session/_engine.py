@@ -53,7 +53,7 @@ from typing import Any, Protocol, TypeVar, cast, final
 
 import trio
 
-from .._errors import MiddlewareError, SessionClosed
+from .._errors import SessionClosed
 from .._transport import (
     ANONYMOUS,
     Caller,
@@ -67,7 +67,6 @@ from ..protocol import (
     CancelOrigin,
     CancelReceived,
     Connection,
-    Direction,
     ErrorCode,
     ErrorObject,
     ErrorReceived,
@@ -92,7 +91,7 @@ from ..protocol import (
 from ._chained import ChainedMessages
 from ._inbound import SESSION_ANSWERED, InboundRequests, NamesRequest
 from ._keepalive import Keepalive
-from ._middleware import Call, Chain, Middleware
+from ._middleware import Middleware
 from ._notifier import Notifier
 from ._outbound import DEFAULT, OutboundCalls, SessionDefault, time_limits
 from ._statistics import SessionStatistics
@@ -160,7 +159,6 @@ class Session:
         "_identity",
         "_inbound",
         "_max_concurrent",
-        "_middleware",
         "_notifier",
         "_nursery",
         "_outbound",
@@ -217,7 +215,7 @@ class Session:
             closed_error=self._closed_error,
         )
         self._outbound = OutboundCalls(protocol, self._writer, cancel_notify_grace)
-        self._middleware = middleware = middleware_of(dispatcher)
+        middleware = middleware_of(dispatcher)
         self._inbound = InboundRequests(
             protocol,
             nursery,
@@ -241,6 +239,8 @@ class Session:
                 self._outbound,
                 writer.queue,
                 writer.queue_reply,
+                self._send_notification,
+                dispatcher.handle_notification,
             )
             self._outbound.through = chained.through
         self._notifier = Notifier(nursery, self._handle_notification, outgoing_buffer)
@@ -329,8 +329,8 @@ class Session:
             method, params, want_progress=on_progress is not None, follows=follows, custom=custom
         )
         idle, total = time_limits(method, progress_idle_timeout, max_duration, self)
-        if self._middleware:
-            return await self._call_through(message, on_progress, idle, total)
+        if self._chained is not None:
+            return await self._chained.request(message, on_progress, idle, total)
         # Straight to the calls (not via call_prepared): one coroutine frame
         # less, resumed on every wake-up.
         return await self._outbound.call(message, on_progress, idle, total)
@@ -376,8 +376,8 @@ class Session:
         including none for a long-lived request).
         """
         idle, total = time_limits(message.method, progress_idle_timeout, max_duration, self)
-        if self._middleware:
-            return self._call_through(message, on_progress, idle, total)
+        if self._chained is not None:
+            return self._chained.request(message, on_progress, idle, total)
         return self._outbound.call(message, on_progress, idle, total)
 
     async def notify(self, method: str, params: Any = None, *, custom: bool = False) -> None:
@@ -387,8 +387,8 @@ class Session:
         outgoing queue is full, nothing is sent; once queued it is sent.
         """
         self._check_open()
-        if self._middleware:
-            await self._notify_through(method, params, custom)
+        if self._chained is not None:
+            await self._chained.notify(method, params, custom)
             return
         await self._send_notification(
             self.protocol.send_notification(method, params, custom=custom)
@@ -667,89 +667,9 @@ class Session:
         )
 
     def _handle_notification(self, event: NotificationReceived) -> Awaitable[None]:
-        if self._middleware:
-            return self._notification_through(event)
+        if self._chained is not None:
+            return self._chained.notification(event)
         return self.dispatcher.handle_notification(self, event)
-
-    # The middleware chain around the messages that are not inbound requests
-    # (those are :class:`InboundRequest`'s): each makes the call's Call and
-    # runs the plain path inside the chain.
-
-    async def _call_through(
-        self,
-        message: Request,
-        on_progress: Callable[[Progress], None] | None,
-        idle: float | None,
-        total: float | None,
-    ) -> Any:
-        """An outbound request inside the chain: the middleware may edit its
-        params before it is written, and its result after."""
-        protocol = self.protocol
-        params = message.params
-        call = Call(
-            protocol,
-            Direction.OUTBOUND,
-            "request",
-            message.method,
-            message.id,
-            # A copy: the caller's own dict is never written to.
-            None if params is None else {**params},
-            session=self,
-        )
-        if params is not None and isinstance(params.get("_meta"), dict):
-            call.params["_meta"] = {**params["_meta"]}  # type: ignore[index]
-        sent = False
-        try:
-            async with Chain(self._middleware, call):
-                message = protocol.rewrite_request(message, call.params)
-                sent = True
-                call.result = await self._outbound.call(message, on_progress, idle, total)
-        except MiddlewareError as exc:
-            # Recorded on the request, unless it had ended already.
-            protocol.fail_outbound(message.id, exc.to_error())
-            raise
-        except BaseException:
-            if not sent:
-                # Failed or cancelled in a middleware before it was written:
-                # the record ends here (the peer never saw it).
-                protocol.cancel_outbound(
-                    message.id, CancelOrigin.CALLER, "ended by a middleware before it was sent"
-                )
-            raise
-        return call.result
-
-    async def _notify_through(self, method: str, params: Any, custom: bool) -> None:
-        """An outbound notification inside the chain: made from the params as
-        the middleware left them."""
-        protocol = self.protocol
-        raw = protocol.to_json(params)
-        call = Call(
-            protocol,
-            Direction.OUTBOUND,
-            "notification",
-            method,
-            None,
-            None if raw is None else {**raw},
-            session=self,
-        )
-        async with Chain(self._middleware, call):
-            await self._send_notification(
-                protocol.send_notification(method, call.params, custom=custom)
-            )
-
-    async def _notification_through(self, event: NotificationReceived) -> None:
-        """An inbound notification's handler inside the chain."""
-        call = Call(
-            self.protocol,
-            Direction.INBOUND,
-            "notification",
-            event.method,
-            None,
-            event.raw_params,
-            session=self,
-        )
-        async with Chain(self._middleware, call):
-            await self.dispatcher.handle_notification(self, event)
 
     async def _reader(self) -> None:
         data: bytes | None
