@@ -72,6 +72,8 @@ KERNEL = {
     "HeaderMirroringTransport",
     "OriginTransport",
     "FrameOrigin",
+    "NetworkTransport",
+    "Network",
     "RequestObserver",
     "FrameDirection",
     "SlowStepReporter",

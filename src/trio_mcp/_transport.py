@@ -123,7 +123,7 @@ Spec: TR-01 (UTF-8 messages), TR-03 (a custom transport documents its framing).
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeGuard, final, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, TypeGuard, final, runtime_checkable
 
 import attrs
 import trio
@@ -264,6 +264,40 @@ class OriginTransport(Protocol):
         ...
 
 
+@final
+@attrs.frozen
+class Network:
+    """What carries a session, as its transport knows (telemetry's
+    ``network.*`` attributes).
+
+    Attributes:
+        transport: ``"pipe"`` (stdio) or ``"tcp"``.
+        protocol: the protocol over TCP (``"http"``, ``"websocket"``), or None.
+        peer: the other side's address and port, when the transport knows it
+            for the whole session (a client's server), else None.
+        session_id: the handshake-era HTTP session's id (``Mcp-Session-Id``)
+            at the time of asking, or None.
+    """
+
+    transport: Literal["pipe", "tcp"]
+    protocol: str | None = None
+    peer: tuple[str, int] | None = None
+    session_id: str | None = None
+
+
+@runtime_checkable
+class NetworkTransport(Protocol):
+    """A transport that says what carries it.
+
+    Cancellation: no I/O; nothing waits.
+    """
+
+    @property
+    def network(self) -> Network:
+        """What carries this transport now."""
+        ...
+
+
 @runtime_checkable
 class NowaitSendTransport(Protocol):
     """A transport that can send a frame without yielding (the fast path)."""
@@ -338,6 +372,11 @@ def offers_flushing(transport: Transport) -> TypeGuard[FlushingTransport]:
 def offers_origin(transport: Transport) -> TypeGuard[OriginTransport]:
     """Whether *transport*'s class offers :class:`OriginTransport`."""
     return offers(transport, OriginTransport)
+
+
+def offers_network(transport: object) -> TypeGuard[NetworkTransport]:
+    """Whether *transport*'s class offers :class:`NetworkTransport`."""
+    return offers(transport, NetworkTransport)
 
 
 def offers_bound(transport: Transport) -> TypeGuard[BoundedTransport]:

@@ -35,6 +35,8 @@ from ._transport import (
     FrameOrigin,
     HeaderMirroringTransport,
     Identity,
+    Network,
+    NetworkTransport,
     NowaitReceiveTransport,
     NowaitSendTransport,
     OriginTransport,
@@ -74,6 +76,8 @@ __all__ = [
     "HeaderMirroringTransport",
     "OriginTransport",
     "FrameOrigin",
+    "NetworkTransport",
+    "Network",
     # the records of requests, and who watches them
     "RequestRecord",
     "RequestState",

@@ -15,6 +15,7 @@ import pytest
 import trio
 
 from trio_mcp._transport import Transport
+from trio_mcp.lowlevel import Network
 from trio_mcp.testing import (
     MemoryTransport,
     PairFactory,
@@ -218,6 +219,12 @@ class _BoundNotSettable(_Wrapped):
         pass  # the bug under test: the bound stays as it was
 
 
+class _NetworkOfNoKind(_Wrapped):
+    @property
+    def network(self) -> Network:
+        return Network("carrier pigeon")  # type: ignore[arg-type]  # the bug under test
+
+
 def _factory(broken: type[_Wrapped], buffer: int = 64) -> PairFactory:
     @asynccontextmanager
     async def pair() -> AsyncIterator[tuple[Transport, Transport]]:
@@ -252,6 +259,7 @@ BROKEN = [
     (_NowaitSendsAfterClose, "send_nowait on a closed end", False),
     (_FlushPendingOnAFreshEnd, r"flush_pending\(\) is True on an end that sent nothing", False),
     (_BoundNotSettable, "set_max_message_size did not change the bound", False),
+    (_NetworkOfNoKind, "network.transport is 'carrier pigeon'", False),
     (_CloseDoesNotWakeSend, "did not wake the task blocked in send", True),
     (_NowaitIgnoresClog, "send_nowait on a clogged pair returned", True),
     (_SwallowsCancelledSend, "returned with nobody receiving", True),

@@ -26,7 +26,6 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Hashable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 import orjson
 import trio
@@ -36,6 +35,7 @@ from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, Statu
 
 from .._errors import RequestTimeout, RPCError, SessionClosed
 from .._session._middleware import Call
+from .._transport import offers_network
 from .._version import __version__
 from ..protocol import CancelOrigin, Direction, RequestRecord
 from . import _semconv as sc
@@ -44,23 +44,19 @@ Mode = Literal["native", "propagation"]
 
 
 def transport_attributes(transport: object, role: sc.Role) -> dict[str, Any]:
-    """The ``network.*`` (and peer address) attributes of a session's transport:
+    """The ``network.*`` (and, for a client, the server's address) attributes
+    of a session's transport, from its :class:`~trio_mcp.lowlevel.Network`:
     ``pipe`` for stdio, ``tcp`` for HTTP and WebSocket, none in memory."""
-    kinds = {klass.__name__ for klass in type(transport).__mro__}
-    if "LineChannel" in kinds:
-        return sc.network_attributes("pipe", role=role)
-    if kinds & {"HttpClientTransport", "HttpServerTransport"}:
-        peer = None
-        url = getattr(transport, "url", None)
-        if isinstance(url, str) and role == "client":
-            parts = urlsplit(url)
-            if parts.hostname:
-                port = parts.port or (443 if parts.scheme == "https" else 80)
-                peer = (parts.hostname, port)
-        return sc.network_attributes("tcp", protocol="http", peer=peer, role=role)
-    if "WebSocketTransport" in kinds:
-        return sc.network_attributes("tcp", protocol="websocket", role=role)
-    return {}
+    if not offers_network(transport):
+        return {}
+    network = transport.network
+    peer = network.peer if role == "client" else None
+    return sc.network_attributes(network.transport, protocol=network.protocol, peer=peer, role=role)
+
+
+def session_id_of(transport: object) -> str | None:
+    """The handshake-era HTTP session id the transport carries, if any."""
+    return transport.network.session_id if offers_network(transport) else None
 
 
 def _trace_headers(call: Call) -> Mapping[str, str] | None:
@@ -374,7 +370,7 @@ class Telemetry:
                 transport = session.transport
                 known = {
                     "network": transport_attributes(transport, self.role),
-                    "session_id": getattr(transport, "session_id", None),
+                    "session_id": session_id_of(transport),
                 }
                 self._by_session[session] = known
             network, session_id = known["network"], known["session_id"]

@@ -19,6 +19,8 @@ from trio.testing import assert_checkpoints, assert_no_checkpoints, wait_all_tas
 from .._transport import (
     BoundedTransport,
     FlushingTransport,
+    Network,
+    NetworkTransport,
     NowaitReceiveTransport,
     NowaitSendTransport,
     Transport,
@@ -78,7 +80,9 @@ async def check_transport(
     pending on a fresh end and ``flush`` is then a checkpoint; with
     :class:`~trio_mcp.lowlevel.BoundedTransport`, ``max_message_size`` is
     positive, ``set_max_message_size`` changes it and refuses 0 with
-    ``ValueError``.
+    ``ValueError``; with :class:`~trio_mcp.lowlevel.NetworkTransport`,
+    ``network`` is a :class:`~trio_mcp.lowlevel.Network` whose transport is
+    ``pipe`` or ``tcp``.
 
     *clogged*, if given, makes pairs whose first end's ``send`` blocks until the
     second end receives. With it: a blocked ``send`` returns once the peer
@@ -108,6 +112,7 @@ async def check_transport(
         _nowait_fast_path,
         _flushing_starts_empty,
         _bound_is_settable,
+        _network_is_described,
     ]
     if large:
         checks.append(_large_frame)
@@ -371,6 +376,16 @@ async def _bound_is_settable(a: Transport, b: Transport) -> None:
         with _raises(ValueError, doing="set_max_message_size(0)"):
             end.set_max_message_size(0)
         end.set_max_message_size(bound)
+
+
+async def _network_is_described(a: Transport, b: Transport) -> None:
+    for end in (a, b):
+        if not isinstance(end, NetworkTransport):
+            continue
+        network = end.network
+        assert isinstance(network, Network), f"network is {network!r}, not a Network"
+        assert network.transport in ("pipe", "tcp"), f"network.transport is {network.transport!r}"
+    await trio.lowlevel.checkpoint()
 
 
 async def _clogged_send_waits_for_receive(a: Transport, b: Transport) -> None:

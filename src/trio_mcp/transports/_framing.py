@@ -38,6 +38,7 @@ import os
 import attrs
 import trio
 
+from .._transport import Network
 from ..protocol._codec import DEFAULT_MAX_MESSAGE_SIZE
 from ..protocol._head import HEAD_SCAN_SIZE, TAIL_SCAN_SIZE, OversizeFrame, scan_frame
 
@@ -140,6 +141,12 @@ class LineChannel(trio.abc.Channel[bytes]):
         self._discarded_tail = 0
         # What send_nowait could not write of its line, for flush (or the next send).
         self._tail: memoryview | None = None
+
+    @property
+    def network(self) -> Network:
+        """A pipe: stdio is what lines are framed over
+        (:class:`~trio_mcp.lowlevel.NetworkTransport`)."""
+        return Network("pipe")
 
     async def send(self, value: bytes) -> None:
         if self._closed or self.send_stream is None:

@@ -65,6 +65,7 @@ from wsproto import ConnectionType, WSConnection
 from wsproto.connection import ConnectionState
 from wsproto.events import BytesMessage, CloseConnection, TextMessage
 
+from .._transport import Network
 from ..protocol._head import HEAD_SCAN_SIZE, TAIL_SCAN_SIZE, OversizeFrame, scan_frame
 from ._bounds import (
     CLOSE_TIMEOUT,
@@ -97,6 +98,11 @@ class WebSocketTransport(trio.abc.Channel[bytes]):
         self.ws = ws
         self.close_timeout = close_timeout
         self._closed = False
+
+    @property
+    def network(self) -> Network:
+        """TCP and WebSocket (:class:`~trio_mcp.lowlevel.NetworkTransport`)."""
+        return Network("tcp", "websocket")
 
     async def send(self, value: bytes) -> None:
         if self._closed:

@@ -71,6 +71,7 @@ import orjson
 import trio
 
 from ...._tls import default_tls_context
+from ...._transport import Network
 from ...._util import unwrapping
 from ....protocol._codec import DEFAULT_MAX_MESSAGE_SIZE
 from ....protocol._headers import ToolHeaderRules
@@ -205,6 +206,15 @@ class HttpClientTransport(trio.abc.Channel[bytes]):
     def url(self) -> str:
         """The MCP endpoint (changed by a same-origin redirect)."""
         return self._keeper.url
+
+    @property
+    def network(self) -> Network:
+        """TCP, HTTP, the endpoint's host and port, and the current session id
+        (:class:`~trio_mcp.lowlevel.NetworkTransport`)."""
+        url = httpx.URL(self.url)
+        port = url.port or (443 if url.scheme == "https" else 80)
+        peer = (url.host, port) if url.host else None
+        return Network("tcp", "http", peer=peer, session_id=self.session_id)
 
     @property
     def session_id(self) -> str | None:

@@ -57,7 +57,7 @@ import outcome
 import trio
 
 from ...._parking import Parking
-from ...._transport import FrameOrigin
+from ...._transport import FrameOrigin, Network
 from ...._util import Flag
 from .._common import PRIMING_VERSIONS, id_key
 from ._event_store import EventStore, split_event_id
@@ -343,6 +343,12 @@ class HttpServerTransport(trio.abc.Channel[bytes]):
         if origin is not None:
             self._origin = origin
         return received
+
+    @property
+    def network(self) -> Network:
+        """TCP, HTTP, and the session's id if it has one
+        (:class:`~trio_mcp.lowlevel.NetworkTransport`)."""
+        return Network("tcp", "http", session_id=self.session_id)
 
     @property
     def frame_origin(self) -> FrameOrigin | None:
