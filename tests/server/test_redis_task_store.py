@@ -446,14 +446,21 @@ def test_coredis_is_imported_by_the_redis_store_only() -> None:
                 name.endswith(("_redis_store", "_bus._redis", "_redis_nonces")) for name in names
             ):
                 importers.add(f"imports the store: {path.relative_to(ROOT).as_posix()}")
+            if any(name in ("_redis", "trio_mcp._redis") for name in names):
+                importers.add(f"imports the setup: {path.relative_to(ROOT).as_posix()}")
     # trio_mcp.tasks names it, importing it only when asked for (the
     # subprocess below proves the import of trio_mcp.tasks does not load coredis).
     assert importers == {
+        # The connection setup the three share, imported by them alone.
+        "src/trio_mcp/_redis.py",
         "src/trio_mcp/_tasks/_redis_store.py",
         "src/trio_mcp/_bus/_redis.py",
         "src/trio_mcp/_server/_redis_nonces.py",
         "imports the store: src/trio_mcp/tasks.py",
         "imports the store: src/trio_mcp/bus.py",
+        "imports the setup: src/trio_mcp/_tasks/_redis_store.py",
+        "imports the setup: src/trio_mcp/_bus/_redis.py",
+        "imports the setup: src/trio_mcp/_server/_redis_nonces.py",
     }
     code = (
         "import sys, trio_mcp, trio_mcp.lowlevel, trio_mcp.tasks, trio_mcp.bus, trio_mcp._server;"

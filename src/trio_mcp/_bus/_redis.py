@@ -50,8 +50,8 @@ import attrs
 import coredis
 import coredis.exceptions
 import trio
-from coredis.retry import NoRetryPolicy
 
+from .._redis import RedisService, redis_client
 from ._base import MAX_BUFFER, BusUnavailable, Subscription
 
 __all__ = ["DEFAULT_PREFIX", "RedisBus", "RedisBusStatistics"]
@@ -116,23 +116,13 @@ class RedisBus:
     ) -> None:
         if not prefix:
             raise ValueError("the channel prefix must not be empty")
-        if isinstance(redis, str):
-            self._client: coredis.Redis[bytes] = coredis.Redis.from_url(
-                redis, retry_policy=NoRetryPolicy()
-            )
-            self._owns_client = True
-        else:
-            if redis.decode_responses:
-                raise ValueError("the Redis client must not decode responses (messages are bytes)")
-            self._client = redis
-            self._owns_client = False
+        self._client, self._owns_client = redis_client(redis, "messages")
         self.prefix = prefix
         self.max_buffer = max_buffer
         # Glob characters in the prefix match themselves.
         self._pattern = re.sub(r"([*?\[\]\\])", r"\\\1", prefix).encode() + b"*"
         self._subscriptions: dict[str, set[Subscription]] = {}
-        self._manager: AbstractAsyncContextManager[trio.Nursery] | None = None
-        self._stop = trio.Event()
+        self._service = RedisService(BusUnavailable)
         self._first_subscribed = trio.Event()
         self._stopping = False
         self._waiting = trio.CancelScope()
@@ -143,7 +133,7 @@ class RedisBus:
     @property
     def is_open(self) -> bool:
         """Whether the bus has been entered and not left."""
-        return self._manager is not None
+        return self._service.is_open
 
     def statistics(self) -> RedisBusStatistics:
         return RedisBusStatistics(
@@ -159,7 +149,7 @@ class RedisBus:
         """``PUBLISH`` *data* on *topic*. Raises :class:`BusUnavailable` when
         the bus is not open or Redis cannot be reached (then the message may
         or may not have been sent; it is never sent twice)."""
-        if self._manager is None:
+        if not self._service.is_open:
             raise BusUnavailable("the RedisBus is not open: use 'async with RedisBus(...)'")
         await trio.lowlevel.checkpoint_if_cancelled()
         with trio.CancelScope(shield=True):
@@ -169,7 +159,7 @@ class RedisBus:
                 raise BusUnavailable(f"cannot publish on the bus: {error}") from error
 
     def subscribe(self, topic: str) -> AbstractAsyncContextManager[Subscription]:
-        if self._manager is None:
+        if not self._service.is_open:
             raise BusUnavailable("the RedisBus is not open: use 'async with RedisBus(...)'")
         return self._subscribe(topic)
 
@@ -191,24 +181,9 @@ class RedisBus:
     # -- the bus's life
 
     async def __aenter__(self) -> Self:
-        if self._manager is not None:
-            raise BusUnavailable("this RedisBus is already open")
-        self._stop = trio.Event()
         self._first_subscribed = trio.Event()
         self._stopping = False
-        manager = trio.open_nursery()
-        nursery = await manager.__aenter__()
-        try:
-            await nursery.start(self._serve)
-        except BaseException as error:
-            await manager.__aexit__(None, None, None)
-            lone = error
-            while isinstance(lone, BaseExceptionGroup) and len(lone.exceptions) == 1:
-                lone = lone.exceptions[0]
-            if isinstance(lone, BusUnavailable):
-                raise lone from lone.__cause__
-            raise
-        self._manager = manager
+        await self._service.open(self._serve, "RedisBus")
         return self
 
     async def __aexit__(
@@ -217,16 +192,13 @@ class RedisBus:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> bool | None:
-        manager, self._manager = self._manager, None
-        assert manager is not None, "__aexit__ without __aenter__"
-        self._stop.set()
         for subscribers in self._subscriptions.values():
             for subscription in subscribers:
                 subscription.end()
-        return await manager.__aexit__(exc_type, exc, traceback)
+        return await self._service.close(exc_type, exc, traceback)
 
     async def _serve(
-        self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+        self, stop: trio.Event, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
         client: AbstractAsyncContextManager[object] = (
             self._client if self._owns_client else nullcontext()
@@ -243,7 +215,7 @@ class RedisBus:
                     nursery.start_soon(self._keep_subscribed)
                     await self._first_subscribed.wait()
                     task_status.started()
-                    await self._stop.wait()
+                    await stop.wait()
                     # Only the wait is cancelled: the subscription then ends
                     # in order (unsubscribe, leave coredis's pubsub).
                     self._stopping = True

@@ -9,7 +9,7 @@ so of two instances opening the same state at once exactly one is told it is
 the first. The key expires with the state (a state past its expiry is refused
 as expired before its nonce is looked at), so nothing needs cleaning.
 
-The connection setup is the task store's and the bus's: a URL (the store makes
+The connection setup is the task store's and the bus's (``trio_mcp._redis``): a URL (the store makes
 its own client, which never retries: a retried ``SET NX`` whose first reply was
 lost would refuse a fresh state as replayed) or a ready ``coredis.Redis``
 client shared with them. A server given it (``RequestStateSealer(single_use=True,
@@ -32,10 +32,10 @@ import anyio
 import coredis
 import coredis.exceptions
 import trio
-from coredis.retry import NoRetryPolicy
 from coredis.tokens import PureToken
 
 from .._errors import MCPError
+from .._redis import RedisService, redis_client
 
 __all__ = ["DEFAULT_PREFIX", "NonceStoreUnavailable", "RedisNonceStore"]
 
@@ -63,21 +63,13 @@ class RedisNonceStore:
     def __init__(self, redis: str | coredis.Redis[bytes], *, prefix: str = DEFAULT_PREFIX) -> None:
         if not prefix:
             raise ValueError("the key prefix must not be empty")
-        if isinstance(redis, str):
-            self._client: coredis.Redis[bytes] = coredis.Redis.from_url(
-                redis, retry_policy=NoRetryPolicy()
-            )
-            self._owns_client = True
-        else:
-            self._client = redis
-            self._owns_client = False
+        self._client, self._owns_client = redis_client(redis, "nonces")
         self.prefix = prefix
-        self._manager: AbstractAsyncContextManager[trio.Nursery] | None = None
-        self._stop = trio.Event()
+        self._service = RedisService(NonceStoreUnavailable)
 
     @property
     def is_open(self) -> bool:
-        return self._manager is not None
+        return self._service.is_open
 
     async def consume(self, nonce: str, expires_at: float, now: float) -> bool:
         """True the first time *nonce* is consumed by any instance, False after.
@@ -85,7 +77,7 @@ class RedisNonceStore:
         Raises:
             NonceStoreUnavailable: the store is not open or Redis cannot be reached.
         """
-        if self._manager is None:
+        if not self._service.is_open:
             raise NonceStoreUnavailable(
                 "the RedisNonceStore is not open: use 'async with RedisNonceStore(...)'"
             )
@@ -101,22 +93,7 @@ class RedisNonceStore:
         return bool(done)
 
     async def __aenter__(self) -> Self:
-        if self._manager is not None:
-            raise NonceStoreUnavailable("this RedisNonceStore is already open")
-        self._stop = trio.Event()
-        manager = trio.open_nursery()
-        nursery = await manager.__aenter__()
-        try:
-            await nursery.start(self._serve)
-        except BaseException as error:
-            await manager.__aexit__(None, None, None)
-            lone = error
-            while isinstance(lone, BaseExceptionGroup) and len(lone.exceptions) == 1:
-                lone = lone.exceptions[0]
-            if isinstance(lone, NonceStoreUnavailable):
-                raise lone from lone.__cause__
-            raise
-        self._manager = manager
+        await self._service.open(self._serve, "RedisNonceStore")
         return self
 
     async def __aexit__(
@@ -125,13 +102,10 @@ class RedisNonceStore:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> bool | None:
-        manager, self._manager = self._manager, None
-        assert manager is not None, "__aexit__ without __aenter__"
-        self._stop.set()
-        return await manager.__aexit__(exc_type, exc, traceback)
+        return await self._service.close(exc_type, exc, traceback)
 
     async def _serve(
-        self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+        self, stop: trio.Event, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
         client: AbstractAsyncContextManager[object] = (
             self._client if self._owns_client else nullcontext()
@@ -145,4 +119,4 @@ class RedisNonceStore:
                 # Shielded once open: the client closes through the exit, in order.
                 scope.shield = True
                 task_status.started()
-                await self._stop.wait()
+                await stop.wait()

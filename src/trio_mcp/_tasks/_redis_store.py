@@ -134,8 +134,8 @@ import coredis.patterns.pubsub
 import orjson
 import trio
 from cattrs.preconf.orjson import make_converter
-from coredis.retry import NoRetryPolicy
 
+from .._redis import RedisService, redis_client
 from ..protocol import TaskRecord
 from ..protocol._tasks import expire_task
 from ._store import (
@@ -202,13 +202,6 @@ def encode_record(record: TaskRecord) -> bytes:
 def decode_record(raw: bytes) -> TaskRecord:
     """The record :func:`encode_record` made *raw* from (an equal one)."""
     return _converter.structure(orjson.loads(raw), TaskRecord)
-
-
-def _lone_store_error(error: BaseException) -> TaskStoreError | None:
-    """*error* if it is a store error, alone or alone in (nested) groups."""
-    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
-        error = error.exceptions[0]
-    return error if isinstance(error, TaskStoreError) else None
 
 
 def _owner_ok(owner: object) -> bool:
@@ -471,17 +464,7 @@ class RedisTaskStore:
             raise ValueError("the key prefix must not be empty")
         if not key_margin >= 0:
             raise ValueError("key_margin must be at least 0")
-        if isinstance(redis, str):
-            # No retries: a script whose reply was lost must not run twice.
-            self._client: coredis.Redis[bytes] = coredis.Redis.from_url(
-                redis, retry_policy=NoRetryPolicy()
-            )
-            self._owns_client = True
-        else:
-            if redis.decode_responses:
-                raise ValueError("the Redis client must not decode responses (records are bytes)")
-            self._client = redis
-            self._owns_client = False
+        self._client, self._owns_client = redis_client(redis, "records")
         self.prefix = prefix
         self.clock = clock
         self.max_tasks = max_tasks
@@ -495,8 +478,7 @@ class RedisTaskStore:
             for name in ("seq", "order", "owners", "due", "expired", "expired-seq")
         ]
         self._script = self._client.register_script(_SCRIPT)
-        self._nursery_manager: AbstractAsyncContextManager[trio.Nursery] | None = None
-        self._stop = trio.Event()
+        self._service = RedisService(TaskStoreError)
         self._open = False
         #: Task id -> the event its current waiters park on; set (and dropped)
         #: by the listener when the task changes.
@@ -510,27 +492,12 @@ class RedisTaskStore:
     @property
     def is_open(self) -> bool:
         """Whether the store has been entered and not left (it can be used)."""
-        return self._nursery_manager is not None
+        return self._service.is_open
 
     # -- the store's life: client, subscription, listener
 
     async def __aenter__(self) -> Self:
-        if self._nursery_manager is not None:
-            raise TaskStoreError("this RedisTaskStore is already open")
-        self._stop = trio.Event()
-        manager = trio.open_nursery()
-        nursery = await manager.__aenter__()
-        try:
-            await nursery.start(self._serve)
-        except BaseException as error:
-            await manager.__aexit__(None, None, None)  # nothing runs in it any more
-            lone = _lone_store_error(error)
-            if lone is None:
-                raise
-            # The coredis client is a task group, so a failure to open comes
-            # out grouped; a lone store error is raised as itself.
-            raise lone from lone.__cause__
-        self._nursery_manager = manager
+        await self._service.open(self._serve, "RedisTaskStore")
         return self
 
     async def __aexit__(
@@ -539,13 +506,10 @@ class RedisTaskStore:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> bool | None:
-        manager, self._nursery_manager = self._nursery_manager, None
-        assert manager is not None, "__aexit__ without __aenter__"
-        self._stop.set()
-        return await manager.__aexit__(exc_type, exc, traceback)
+        return await self._service.close(exc_type, exc, traceback)
 
     async def _serve(
-        self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+        self, stop: trio.Event, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
         """Open the client (for a URL) and the subscription, run the listener
         until the store is closed, then close them in order."""
@@ -575,7 +539,7 @@ class RedisTaskStore:
                         self._open = True
                         task_status.started()
                         try:
-                            await self._stop.wait()
+                            await stop.wait()
                         finally:
                             self._open = False
                             listener.cancel_scope.cancel()
