@@ -17,6 +17,8 @@ library carries no fault switches:
 * ``drops-malformed``: frames that are not JSON are dropped without a reply;
 * ``exits-on-malformed``: a frame that is not JSON ends the session (the
   process exits), which the checker's later checks must survive;
+* ``pads-ping``: the answer to ``ping`` carries a member besides ``_meta``,
+  so it is not the empty result the spec asks for;
 * ``holds-empty-listen``: a 2026-07-28 ``subscriptions/listen`` that asks for
   nothing reaches the session as one asking for tool list changes, so it is
   held open, as the other SDKs hold an empty listen.
@@ -44,6 +46,7 @@ FAULTS = (
     "drops-malformed",
     "exits-on-malformed",
     "holds-empty-listen",
+    "pads-ping",
 )
 
 
@@ -62,6 +65,7 @@ class FaultyChannel(trio.abc.Channel[bytes]):
         self.fault = fault
         self.in_flight: set[object] = set()
         self.renamed: dict[str, object] = {}
+        self.pings: set[object] = set()
 
     async def receive(self) -> bytes:
         while True:
@@ -85,6 +89,10 @@ class FaultyChannel(trio.abc.Channel[bytes]):
                 if params.get("notifications") == {}:
                     params["notifications"] = {"toolsListChanged": True}
                     return json.dumps(message).encode()
+            if self.fault == "pads-ping" and message.get("method") == "ping":
+                rid = message.get("id")
+                if isinstance(rid, (int, str)):
+                    self.pings.add(rid)
             cancel = message.get("method") == "notifications/cancelled"
             if self.fault == "answers-after-cancel" and cancel:
                 continue
@@ -100,6 +108,14 @@ class FaultyChannel(trio.abc.Channel[bytes]):
             return frame
 
     async def send(self, value: bytes) -> None:
+        if self.fault == "pads-ping":
+            message = _parse(value)
+            rid = message.get("id") if isinstance(message, dict) else None
+            if isinstance(rid, (int, str)) and rid in self.pings:
+                self.pings.discard(rid)
+                if isinstance(message.get("result"), dict):
+                    message["result"]["pong"] = True
+                    value = json.dumps(message).encode()
         if self.fault == "crosses-duplicate-ids":
             message = _parse(value)
             if isinstance(message, dict) and "method" not in message and "id" in message:

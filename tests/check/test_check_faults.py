@@ -22,6 +22,7 @@ FAULTS = {
     "ignores-eof": {"shutdown.end-of-input", "shutdown.parent-death"},
     "leaves-child-alive": {"shutdown.no-leftovers"},
     "drops-malformed": {"jsonrpc.parse-error"},
+    "pads-ping": {"handshake.ping-first"},
 }
 
 

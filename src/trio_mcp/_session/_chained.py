@@ -235,6 +235,7 @@ class ChainedMessages:
         (the session is closing)."""
         request = event.request
         protocol = self._protocol
+        self._inbound.note_reuse(event)
         call = self._inbound_call(request.method, request.id, request.params)
         protocol.start_inbound(request.id)
         reply: Message | None

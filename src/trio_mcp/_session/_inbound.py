@@ -190,16 +190,7 @@ class InboundRequests(Generic[ContextT]):
         request = event.request
         method = request.method
         protocol = self._protocol
-        if event.reused_id:
-            # Once per session at WARNING (a client that reuses ids reuses them
-            # all the time), then at DEBUG.
-            level = logging.DEBUG if self._warned_reuse else logging.WARNING
-            self._warned_reuse = True
-            logger.log(
-                level,
-                "the peer reused request id %r (accepted: its first use was answered)",
-                request.id,
-            )
+        self.note_reuse(event)
         if method == "ping" or method == "initialize" or method == "server/discover":
             protocol.start_inbound(request.id)
             return protocol.respond(request.id, self.answer_itself(event))
@@ -247,6 +238,20 @@ class InboundRequests(Generic[ContextT]):
         (read while the reader takes it: the transport's frame received last)."""
         origins = self._origins
         return None if origins is None else origins.frame_origin
+
+    def note_reuse(self, event: RequestReceived) -> None:
+        """Log a request that reuses the id of an answered one (accepted).
+        Spec: C-02."""
+        if event.reused_id:
+            # Once per session at WARNING (a client that reuses ids reuses them
+            # all the time), then at DEBUG.
+            level = logging.DEBUG if self._warned_reuse else logging.WARNING
+            self._warned_reuse = True
+            logger.log(
+                level,
+                "the peer reused request id %r (accepted: its first use was answered)",
+                event.request.id,
+            )
 
     def answer_itself(self, event: RequestReceived) -> JSONObject:
         """The result of a request the reader answers itself (one of
