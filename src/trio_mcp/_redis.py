@@ -20,7 +20,8 @@ as itself.
 
 from __future__ import annotations
 
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from types import TracebackType
 from typing import Protocol
 
@@ -98,6 +99,32 @@ class RedisService:
                 raise lone from lone.__cause__
             raise
         self._manager = manager
+
+    @asynccontextmanager
+    async def connected(
+        self,
+        client: coredis.Redis[bytes],
+        owned: bool,
+        gone: tuple[type[BaseException], ...],
+        unavailable: type[Exception],
+    ) -> AsyncIterator[trio.CancelScope]:
+        """Inside the service: *client* opened (when the part owns it) and
+        Redis answering a ``PING``; yields the service's cancel scope, which
+        the part shields once it is open, so that a cancellation around it
+        ends it through its exit, in order (coredis's clean-up trips on its
+        own closed connection when its tasks are torn down all at once).
+
+        Raises:
+            *unavailable*: the ``PING`` failed with one of *gone*.
+        """
+        opened: AbstractAsyncContextManager[object] = client if owned else nullcontext()
+        with trio.CancelScope() as scope:
+            async with opened:
+                try:
+                    await client.ping()
+                except gone as error:
+                    raise unavailable(f"cannot reach Redis: {error}") from error
+                yield scope
 
     async def close(
         self,

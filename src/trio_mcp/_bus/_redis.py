@@ -41,7 +41,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext, suppress
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from types import TracebackType
 from typing import Final, Self
 
@@ -200,26 +200,20 @@ class RedisBus:
     async def _serve(
         self, stop: trio.Event, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        client: AbstractAsyncContextManager[object] = (
-            self._client if self._owns_client else nullcontext()
-        )
-        with trio.CancelScope() as scope:
-            async with client:
-                try:
-                    await self._client.ping()
-                except _CONNECTION_GONE as error:
-                    raise BusUnavailable(f"cannot reach Redis: {error}") from error
-                # Shielded once open: the exit ends it in order (see the module docstring).
-                scope.shield = True
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(self._keep_subscribed)
-                    await self._first_subscribed.wait()
-                    task_status.started()
-                    await stop.wait()
-                    # Only the wait is cancelled: the subscription then ends
-                    # in order (unsubscribe, leave coredis's pubsub).
-                    self._stopping = True
-                    self._waiting.cancel()
+        async with self._service.connected(
+            self._client, self._owns_client, _CONNECTION_GONE, BusUnavailable
+        ) as scope:
+            # Shielded once open: the exit ends it in order (see the module docstring).
+            scope.shield = True
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._keep_subscribed)
+                await self._first_subscribed.wait()
+                task_status.started()
+                await stop.wait()
+                # Only the wait is cancelled: the subscription then ends
+                # in order (unsubscribe, leave coredis's pubsub).
+                self._stopping = True
+                self._waiting.cancel()
 
     async def _keep_subscribed(self) -> None:
         """Subscribe; on a loss, wait (backoff), subscribe again, resync."""

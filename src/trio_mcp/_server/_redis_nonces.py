@@ -24,7 +24,6 @@ consumed by a call that reports being cancelled.
 from __future__ import annotations
 
 import math
-from contextlib import AbstractAsyncContextManager, nullcontext
 from types import TracebackType
 from typing import Final, Self
 
@@ -107,16 +106,10 @@ class RedisNonceStore:
     async def _serve(
         self, stop: trio.Event, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        client: AbstractAsyncContextManager[object] = (
-            self._client if self._owns_client else nullcontext()
-        )
-        with trio.CancelScope() as scope:
-            async with client:
-                try:
-                    await self._client.ping()
-                except _CONNECTION_GONE as error:
-                    raise NonceStoreUnavailable(f"cannot reach Redis: {error}") from error
-                # Shielded once open: the client closes through the exit, in order.
-                scope.shield = True
-                task_status.started()
-                await stop.wait()
+        async with self._service.connected(
+            self._client, self._owns_client, _CONNECTION_GONE, NonceStoreUnavailable
+        ) as scope:
+            # Shielded once open: the client closes through the exit, in order.
+            scope.shield = True
+            task_status.started()
+            await stop.wait()

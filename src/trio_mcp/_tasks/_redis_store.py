@@ -122,7 +122,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from contextlib import AbstractAsyncContextManager, nullcontext, suppress
+from contextlib import suppress
 from types import TracebackType
 from typing import Any, Final, Self
 
@@ -184,6 +184,8 @@ _CONNECTION_GONE: Final = (
     anyio.ClosedResourceError,
     anyio.BrokenResourceError,
 )
+#: What a failed ``PING`` on opening raises: the store is then unavailable.
+_PING_FAILED: Final = (coredis.exceptions.RedisError, TimeoutError)
 
 
 # -- records as canonical bytes
@@ -513,40 +515,36 @@ class RedisTaskStore:
     ) -> None:
         """Open the client (for a URL) and the subscription, run the listener
         until the store is closed, then close them in order."""
-        client: AbstractAsyncContextManager[object] = (
-            self._client if self._owns_client else nullcontext()
-        )
-        with trio.CancelScope() as scope:
-            async with client:
-                # Fail at once if Redis cannot be reached: the subscription
-                # would retry forever (once made, it reconnects by itself).
+        # connected() PINGs first, so an unreachable Redis fails at once (the
+        # subscription would retry forever; once made, it reconnects by
+        # itself). Entering the pubsub waits for the subscription's
+        # acknowledgement: no waiter registers before changes reach the
+        # listener.
+        async with (
+            self._service.connected(
+                self._client, self._owns_client, _PING_FAILED, TaskStoreUnavailable
+            ) as scope,
+            self._client.pubsub(channels=[self._channel]) as pubsub,
+        ):
+            async with trio.open_nursery() as listener:
+                listener.start_soon(self._listen, pubsub)
+                # Open now, and shielded: a cancellation of the body
+                # around the store ends it through its exit, in order
+                # (unsubscribe, then close), rather than tearing
+                # coredis's tasks down all at once (its clean-up then
+                # trips on its own closed connection).
+                scope.shield = True
+                self._open = True
+                task_status.started()
                 try:
-                    await self._client.ping()
-                except (coredis.exceptions.RedisError, TimeoutError) as error:
-                    raise TaskStoreUnavailable(f"cannot reach Redis: {error}") from error
-                # Entering the pubsub waits for the subscription's
-                # acknowledgement: no waiter registers before changes reach
-                # the listener.
-                async with self._client.pubsub(channels=[self._channel]) as pubsub:
-                    async with trio.open_nursery() as listener:
-                        listener.start_soon(self._listen, pubsub)
-                        # Open now, and shielded: a cancellation of the body
-                        # around the store ends it through its exit, in order
-                        # (unsubscribe, then close), rather than tearing
-                        # coredis's tasks down all at once (its clean-up then
-                        # trips on its own closed connection).
-                        scope.shield = True
-                        self._open = True
-                        task_status.started()
-                        try:
-                            await stop.wait()
-                        finally:
-                            self._open = False
-                            listener.cancel_scope.cancel()
-                    # Unsubscribed here, coredis's own exit has nothing left to
-                    # wait for; if the connection is gone, nothing is left at all.
-                    with suppress(*_CONNECTION_GONE):
-                        await pubsub.unsubscribe()
+                    await stop.wait()
+                finally:
+                    self._open = False
+                    listener.cancel_scope.cancel()
+            # Unsubscribed here, coredis's own exit has nothing left to
+            # wait for; if the connection is gone, nothing is left at all.
+            with suppress(*_CONNECTION_GONE):
+                await pubsub.unsubscribe()
 
     async def _listen(self, pubsub: coredis.patterns.pubsub.PubSub[bytes]) -> None:
         subscribed = False
