@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import orjson
 import trio
+from http_helpers import start_asgi
 
 from trio_mcp import Server, serve_stdio
 from trio_mcp.protocol._headers import encode_header_value
@@ -159,41 +160,7 @@ class Bridge(httpx.AsyncBaseTransport):
             raise httpx.ConnectError("the server is gone")
         if self.mode == "black-hole":
             await trio.sleep_forever()
-        out_send, out_receive = trio.open_memory_channel[Message](256)
-        gone = trio.Event()
-        delivered = False
-
-        async def receive() -> Message:
-            nonlocal delivered
-            if not delivered:
-                delivered = True
-                return {"type": "http.request", "body": content, "more_body": False}
-            await gone.wait()
-            return {"type": "http.disconnect"}
-
-        async def send(message: Message) -> None:
-            await out_send.send(message)
-
-        scope: dict[str, Any] = {
-            "type": "http",
-            "asgi": {"version": "3.0"},
-            "http_version": "1.1",
-            "method": request.method,
-            "scheme": "http",
-            "path": request.url.path,
-            "raw_path": request.url.raw_path,
-            "query_string": request.url.query,
-            "root_path": "",
-            "headers": [(k.lower(), v) for k, v in request.headers.raw],
-            "server": ("127.0.0.1", 8000),
-            "client": ("127.0.0.1", 50000),
-        }
-
-        async def serve() -> None:
-            async with out_send:
-                await self.app(scope, receive, send)
-
-        self.nursery.start_soon(serve)
+        out_receive, gone = start_asgi(self.app, self.nursery, request, content)
         start = None
         try:
             with trio.CancelScope() as waiting:

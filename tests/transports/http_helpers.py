@@ -16,6 +16,7 @@ from trio_mcp import Client, Server, http_app, serve_http
 from trio_mcp.lowlevel import Identity
 from trio_mcp.transports._http.client._transport import HttpClientTransport
 from trio_mcp.transports._http.server._app import StreamableHTTPApp
+from trio_mcp.transports._http.server._asgi import ASGIApp, Message
 from trio_mcp.transports._http.server._transport import HttpServerTransport
 
 ACCEPT_BOTH = "application/json, text/event-stream"
@@ -176,3 +177,48 @@ async def legacy_sse_stream(
             while (found := endpoint_event.search(seen)) is None:
                 seen += await stream.receive_some()
         yield stream, found.group(1).decode(), seen
+
+
+def start_asgi(
+    app: ASGIApp, nursery: trio.Nursery, request: httpx.Request, content: bytes
+) -> tuple[trio.MemoryReceiveChannel[Message], trio.Event]:
+    """Run *app* on *request* (its body *content* already read) in *nursery*,
+    as an ASGI server would: the app's messages arrive on the returned
+    channel, which ends when the app returns; setting the returned event is
+    the client's disconnect."""
+    out_send, out_receive = trio.open_memory_channel[Message](256)
+    gone = trio.Event()
+    delivered = False
+
+    async def receive() -> Message:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": content, "more_body": False}
+        await gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: Message) -> None:
+        await out_send.send(message)
+
+    scope: dict[str, Any] = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": request.method,
+        "scheme": "http",
+        "path": request.url.path,
+        "raw_path": request.url.raw_path,
+        "query_string": request.url.query,
+        "root_path": "",
+        "headers": [(k.lower(), v) for k, v in request.headers.raw],
+        "server": ("127.0.0.1", 8000),
+        "client": ("127.0.0.1", 50000),
+    }
+
+    async def serve() -> None:
+        async with out_send:
+            await app(scope, receive, send)
+
+    nursery.start_soon(serve)
+    return out_receive, gone

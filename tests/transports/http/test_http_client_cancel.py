@@ -17,7 +17,7 @@ import orjson
 import pytest
 import trio
 import trio.testing
-from http_helpers import http_transport_of
+from http_helpers import http_transport_of, start_asgi
 
 from trio_mcp import Server, http_app, open_http_client
 from trio_mcp.lowlevel import Identity, open_session
@@ -72,41 +72,7 @@ class HeadHoldingBridge(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         content = await request.aread()
-        out_send, out_receive = trio.open_memory_channel[Message](256)
-        gone = trio.Event()
-        delivered = False
-
-        async def receive() -> Message:
-            nonlocal delivered
-            if not delivered:
-                delivered = True
-                return {"type": "http.request", "body": content, "more_body": False}
-            await gone.wait()
-            return {"type": "http.disconnect"}
-
-        async def send(message: Message) -> None:
-            await out_send.send(message)
-
-        scope: dict[str, Any] = {
-            "type": "http",
-            "asgi": {"version": "3.0"},
-            "http_version": "1.1",
-            "method": request.method,
-            "scheme": "http",
-            "path": request.url.path,
-            "raw_path": request.url.raw_path,
-            "query_string": request.url.query,
-            "root_path": "",
-            "headers": [(k.lower(), v) for k, v in request.headers.raw],
-            "server": ("127.0.0.1", 8000),
-            "client": ("127.0.0.1", 50000),
-        }
-
-        async def serve() -> None:
-            async with out_send:
-                await self.app(scope, receive, send)
-
-        self.nursery.start_soon(serve)
+        out_receive, gone = start_asgi(self.app, self.nursery, request, content)
         try:
             start = await out_receive.receive()
             first: Message | None = None
