@@ -36,6 +36,7 @@ def extension(identifier: str = "com.example/shout", **options: Any) -> Extensio
 # ------------------------------------------------------------------ refusals
 
 
+@pytest.mark.spec("ME-16")
 @pytest.mark.parametrize(
     "identifier", ["shout", "example/shout", "com.example", "com.example/", "/shout", "com. x/y"]
 )
